@@ -1,0 +1,79 @@
+-- Idempotent append + projection update in one atomic step (DESIGN.md: "Append is idempotent").
+-- KEYS[1] stream, KEYS[2] dedupe key, KEYS[3] aggregate index, KEYS[4..] keys the ops touch.
+-- ARGV: mode ("append" | "project"), dedupe ttl (0 = none), entry id (used in "project" mode),
+--       nfields, field/value pairs,
+--       nexpect (0|1) [, key#, field, kind ("in"|"not_in"), nvalues, values...],
+--       nops, then per op: name, key#, nargs, args...   ("\0id" in an arg is replaced by the entry id),
+--       readback key# (0 = none), readback field.
+-- Returns {status, entry id, readback}: 1 appended, 0 duplicate (id of the first), -1 expectation failed.
+local mode, ttl = ARGV[1], tonumber(ARGV[2])
+local i = 4
+
+local nfields = tonumber(ARGV[i]); i = i + 1
+local fields = {}
+for j = 1, nfields * 2 do fields[j] = ARGV[i]; i = i + 1 end
+
+local expect = nil
+if tonumber(ARGV[i]) == 1 then
+  expect = {key = KEYS[tonumber(ARGV[i + 1])], field = ARGV[i + 2], kind = ARGV[i + 3], values = {}}
+  local n = tonumber(ARGV[i + 4])
+  for j = 1, n do expect.values[ARGV[i + 4 + j]] = true end
+  i = i + 5 + n
+else
+  i = i + 1
+end
+
+local ops = {}
+local nops = tonumber(ARGV[i]); i = i + 1
+for o = 1, nops do
+  local nargs = tonumber(ARGV[i + 2])
+  local args = {}
+  for j = 1, nargs do args[j] = ARGV[i + 2 + j] end
+  ops[o] = {name = ARGV[i], key = KEYS[tonumber(ARGV[i + 1])], args = args}
+  i = i + 3 + nargs
+end
+local readback_key, readback_field = tonumber(ARGV[i]), ARGV[i + 1]
+
+local function readback()
+  if readback_key == 0 then return false end
+  return redis.call('HGET', KEYS[readback_key], readback_field)
+end
+
+local function holds(e)
+  local cur = redis.call('HGET', e.key, e.field) or ''
+  local found = e.values[cur] == true
+  if e.kind == 'not_in' then return not found, cur end
+  return found, cur
+end
+
+local function hsetif(key, args)
+  -- HSETIF guard_field nforbidden forbidden... field value ...: skipped when the guard holds a forbidden value
+  local cur = redis.call('HGET', key, args[1]) or ''
+  local nf = tonumber(args[2])
+  for j = 3, 2 + nf do if args[j] == cur then return end end
+  if #args > 2 + nf then redis.call('HSET', key, unpack(args, 3 + nf)) end
+end
+
+local function apply_ops(id)
+  for _, op in ipairs(ops) do
+    for j, a in ipairs(op.args) do if a == '\0id' then op.args[j] = id end end
+    if op.name == 'HSETIF' then hsetif(op.key, op.args) else redis.call(op.name, op.key, unpack(op.args)) end
+  end
+end
+
+local id
+if mode == 'append' then
+  local first = redis.call('GET', KEYS[2])
+  if first then return {0, first, readback()} end
+  if expect then
+    local ok, cur = holds(expect)
+    if not ok then return {-1, cur, readback()} end
+  end
+  id = redis.call('XADD', KEYS[1], '*', unpack(fields))
+  if ttl > 0 then redis.call('SET', KEYS[2], id, 'EX', ttl) else redis.call('SET', KEYS[2], id) end
+else
+  id = ARGV[3]
+end
+redis.call('RPUSH', KEYS[3], id)
+apply_ops(id)
+return {1, id, readback()}

@@ -1,0 +1,151 @@
+"""The call-status projection: one hash per call (`…:p:call:<id>`) folded from the `tool.*` events."""
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, JsonValue
+
+from eventlog.append import Op, hset, hset_unless
+from eventlog.projections import projector
+from eventlog.streams import ProjectionKeys
+from schemas.events import (
+    Event,
+    OutputRef,
+    ToolCancelRequested,
+    ToolFailed,
+    ToolProgress,
+    ToolRequested,
+    ToolStarted,
+    ToolSucceeded,
+)
+
+TERMINAL = ("succeeded", "failed")
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+@projector("tool.requested")
+def _requested(event: Event, keys: ProjectionKeys) -> list[Op]:
+    data = event.data
+    assert isinstance(data, ToolRequested)
+    return [
+        hset(
+            keys.call(data.call_id),
+            {
+                "status": "requested",
+                "tool": data.tool,
+                "queue": data.queue,
+                "actor": event.actor,
+                "trace_id": event.trace_id,
+                "requested_at": event.ts.isoformat(),
+                "args": _json(data.args),
+                "timeout_s": repr(data.timeout_s),
+            },
+        )
+    ]
+
+
+@projector("tool.started")
+def _started(event: Event, keys: ProjectionKeys) -> list[Op]:
+    data = event.data
+    assert isinstance(data, ToolStarted)
+    key = keys.call(data.call_id)
+    update = {"status": "running", "started_at": event.ts.isoformat(), "worker": data.worker}
+    return [hset_unless(key, "status", TERMINAL, update), Op("HINCRBY", key, ("attempts", 1))]
+
+
+@projector("tool.progress")
+def _progress(event: Event, keys: ProjectionKeys) -> list[Op]:
+    data = event.data
+    assert isinstance(data, ToolProgress)
+    update = {"progress": repr(data.progress), "total": _json(data.total), "message": data.message or ""}
+    return [hset_unless(keys.call(data.call_id), "status", TERMINAL, update)]
+
+
+@projector("tool.succeeded")
+def _succeeded(event: Event, keys: ProjectionKeys) -> list[Op]:
+    data = event.data
+    assert isinstance(data, ToolSucceeded)
+    ref = data.output_ref.model_dump(mode="json") if data.output_ref else None
+    update = {
+        "status": "succeeded",
+        "finished_at": event.ts.isoformat(),
+        "result": _json(data.result),
+        "text": data.text,
+        "output_ref": _json(ref),
+        "duration_ms": repr(data.duration_ms),
+    }
+    return [hset(keys.call(data.call_id), update)]
+
+
+@projector("tool.failed")
+def _failed(event: Event, keys: ProjectionKeys) -> list[Op]:
+    data = event.data
+    assert isinstance(data, ToolFailed)
+    update = {
+        "status": "failed",
+        "finished_at": event.ts.isoformat(),
+        "error_code": data.code,
+        "error_message": data.message,
+        "error_field": data.field or "",
+        "retryable": "1" if data.retryable else "0",
+        "duration_ms": repr(data.duration_ms),
+    }
+    return [hset(keys.call(data.call_id), update)]
+
+
+@projector("tool.cancel_requested")
+def _cancel(event: Event, keys: ProjectionKeys) -> list[Op]:
+    data = event.data
+    assert isinstance(data, ToolCancelRequested)
+    return [hset(keys.call(data.call_id), {"cancel": "1", "cancel_reason": data.reason})]
+
+
+class CallState(BaseModel):
+    """A call as the projection knows it; what `tasks/get`, `/ops` and timeouts read."""
+
+    call_id: str
+    status: str
+    tool: str
+    actor: str = ""
+    attempts: int = 0
+    worker: str = ""
+    cancel: bool = False
+    result: JsonValue = None
+    text: str = ""
+    output_ref: OutputRef | None = None
+    error_code: str = ""
+    error_message: str = ""
+    error_field: str = ""
+    requested_at: str = ""
+    finished_at: str = ""
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    @classmethod
+    def from_hash(cls, call_id: str, raw: dict[bytes, bytes]) -> "CallState | None":
+        if not raw:
+            return None
+        h = {k.decode(): v.decode() for k, v in raw.items()}
+        ref = json.loads(h.get("output_ref", "null"))
+        return cls(
+            call_id=call_id,
+            status=h.get("status", "unknown"),
+            tool=h.get("tool", ""),
+            actor=h.get("actor", ""),
+            attempts=int(h.get("attempts", "0")),
+            worker=h.get("worker", ""),
+            cancel=h.get("cancel") == "1",
+            result=json.loads(h.get("result", "null")),
+            text=h.get("text", ""),
+            output_ref=OutputRef.model_validate(ref) if ref else None,
+            error_code=h.get("error_code", ""),
+            error_message=h.get("error_message", ""),
+            error_field=h.get("error_field", ""),
+            requested_at=h.get("requested_at", ""),
+            finished_at=h.get("finished_at", ""),
+        )

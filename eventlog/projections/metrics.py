@@ -1,0 +1,19 @@
+"""The metrics projection: counters folded from the log (events by type, outcomes, failure codes, run time)."""
+
+from eventlog.append import Op
+from eventlog.projections import projector
+from eventlog.streams import ProjectionKeys
+from schemas.events import Event, ToolFailed, ToolSucceeded
+
+COUNTED = ("tool.requested", "tool.started", "tool.succeeded", "tool.failed", "tool.cancel_requested")
+
+
+@projector(*COUNTED)
+def _count(event: Event, keys: ProjectionKeys) -> list[Op]:
+    ops = [Op("HINCRBY", keys.metrics(), (f"events:{event.type}", 1))]
+    data = event.data
+    if isinstance(data, ToolSucceeded | ToolFailed):
+        ops.append(Op("HINCRBYFLOAT", keys.metrics(), (f"duration_ms_sum:{event.type}", repr(data.duration_ms))))
+    if isinstance(data, ToolFailed):
+        ops.append(Op("HINCRBY", keys.metrics(), (f"failed:{data.code}", 1)))
+    return ops

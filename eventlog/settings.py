@@ -1,0 +1,59 @@
+"""Typed settings, read once at an entry point (`geogate …`) and passed explicitly; env prefix `GEOGATE_`."""
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class RetentionPolicy(BaseSettings):
+    """How much of the log to keep. Trimming never passes a registered consumer's checkpoint."""
+
+    model_config = SettingsConfigDict(env_prefix="GEOGATE_RETENTION_", extra="ignore")
+
+    max_age_s: int | None = None
+    """Drop events older than this (MINID ~). None keeps everything (the default)."""
+    maxlen: int | None = None
+    """Keep about this many events per stream (MAXLEN ~). None keeps everything."""
+
+
+class Settings(BaseSettings):
+    """Every knob of Geogate. Tests build `Settings(redis_url=…)` directly."""
+
+    model_config = SettingsConfigDict(env_prefix="GEOGATE_", extra="ignore", populate_by_name=True)
+
+    redis_url: str | None = Field(default=None, validation_alias=AliasChoices("GEOGATE_REDIS_URL", "REDIS_URL"))
+    """Redis for the log, projections and the Celery broker. None in `geogate dev` starts a private one."""
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workspaces: str = "."
+    """Colon-separated roots that tools may read and write under."""
+    prefix: str = "geogate"
+    """Prefix of every Redis key Geogate owns (not the Celery queues)."""
+    call_timeout_s: float = 300.0
+    """Longest a client waits for a call before getting an error naming the call id."""
+    dedupe_ttl_s: int = 7 * 86400
+    inline_result_max_bytes: int = 256 * 1024
+    """Results larger than this go to the blob store and the event holds a reference."""
+    blob_ttl_s: int = 86400
+    job_time_limit_s: int = 900
+    visibility_timeout_s: int = 1200
+    """Celery/Redis redelivery timeout; must exceed the longest job (`job_time_limit_s`)."""
+    data_dir: Path = Path(".geogate")
+    log_level: str = "INFO"
+    retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
+
+    def workspace_roots(self) -> list[Path]:
+        """The workspace roots, resolved (symlinks followed) and de-duplicated, in order."""
+        roots: list[Path] = []
+        for part in self.workspaces.split(":"):
+            if part.strip():
+                root = Path(part.strip()).expanduser().resolve()
+                if root not in roots:
+                    roots.append(root)
+        return roots
+
+    def require_redis_url(self) -> str:
+        if not self.redis_url:
+            raise SystemExit("REDIS_URL (or GEOGATE_REDIS_URL) is not set; `geogate dev` starts everything locally")
+        return self.redis_url

@@ -1,0 +1,197 @@
+"""EventStore (sync, for Celery prefork children) and AsyncEventStore (gateway): thin I/O over one shared core."""
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+import redis.asyncio as aredis
+
+from eventlog.append import SCRIPT, Expect, Op, Readback, script_call, stream_fields
+from eventlog.errors import BlobMissing
+from eventlog.projections import ops_for
+from eventlog.projections.calls import CallState
+from eventlog.settings import Settings
+from eventlog.streams import Keys, ProjectionKeys
+from schemas.codec import decode
+from schemas.events import Event, OutputRef
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """What an append did: `status` 1 appended, 0 duplicate of `entry_id`, -1 expectation failed."""
+
+    status: int
+    entry_id: str
+    readback: str | None = None
+
+    @property
+    def new(self) -> bool:
+        return self.status == 1
+
+    @property
+    def refused(self) -> bool:
+        return self.status == -1
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """An event with its position in its stream."""
+
+    stream: str
+    entry_id: str
+    event: Event
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _parse_result(raw: list[Any]) -> AppendResult:
+    status, entry_id, readback = int(raw[0]), _text(raw[1]), raw[2]
+    return AppendResult(status, entry_id, None if readback in (None, False) else _text(readback))
+
+
+def _parse_entries(stream: str, entries: list[Any]) -> list[StoredEvent]:
+    return [StoredEvent(stream, _text(eid), decode(fields[b"event"])) for eid, fields in entries]
+
+
+class _Core:
+    """Everything but I/O: key layout, script arguments, decoding."""
+
+    def __init__(self, keys: Keys, dedupe_ttl_s: int) -> None:
+        self.keys = keys
+        self.live = keys.projections()
+        self.dedupe_ttl_s = dedupe_ttl_s
+
+    def _append_call(
+        self, event: Event, dedupe_key: str, effects: Sequence[Op], expect: Expect | None, readback: Readback | None
+    ) -> tuple[list[str], list[Any]]:
+        call = script_call(
+            mode="append",
+            stream=self.keys.stream_for(event.aggregate),
+            dedupe=self.keys.dedupe(dedupe_key),
+            index=self.live.index(event.aggregate),
+            fields=stream_fields(event, dedupe_key),
+            ops=[*ops_for(event, self.live), *effects],
+            ttl=self.dedupe_ttl_s,
+            expect=expect,
+            readback=readback,
+        )
+        return call.keys, call.args
+
+    def _project_call(self, stored: StoredEvent, target: ProjectionKeys) -> tuple[list[str], list[Any]]:
+        call = script_call(
+            mode="project",
+            stream=stored.stream,
+            dedupe=self.keys.dedupe("-"),
+            index=target.index(stored.event.aggregate),
+            fields=[],
+            ops=ops_for(stored.event, target),
+            entry_id=stored.entry_id,
+        )
+        return call.keys, call.args
+
+
+class EventStore(_Core):
+    """Synchronous store (Celery workers, CLI, replay)."""
+
+    def __init__(self, client: redis.Redis, keys: Keys | None = None, dedupe_ttl_s: int = 7 * 86400) -> None:
+        super().__init__(keys or Keys(), dedupe_ttl_s)
+        self.redis = client
+        self._script = client.register_script(SCRIPT)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "EventStore":
+        client = redis.Redis.from_url(settings.require_redis_url(), decode_responses=False)
+        return cls(client, Keys(settings.prefix), settings.dedupe_ttl_s)
+
+    def append(
+        self,
+        event: Event,
+        dedupe_key: str,
+        *,
+        effects: Sequence[Op] = (),
+        expect: Expect | None = None,
+        readback: Readback | None = None,
+    ) -> AppendResult:
+        """Append `event` unless `dedupe_key` was seen, updating projections and running `effects` atomically."""
+        keys, args = self._append_call(event, dedupe_key, effects, expect, readback)
+        return _parse_result(self._script(keys=keys, args=args))
+
+    def project(self, events: Sequence[StoredEvent], target: ProjectionKeys) -> None:
+        """Apply already-stored events to the projections under `target` (replay), pipelined."""
+        pipe = self.redis.pipeline(transaction=False)
+        for stored in events:
+            keys, args = self._project_call(stored, target)
+            self._script(keys=keys, args=args, client=pipe)
+        pipe.execute()
+
+    def read(self, category: str, start: str = "-", end: str = "+", count: int | None = None) -> list[StoredEvent]:
+        stream = self.keys.stream(category)
+        return _parse_entries(stream, self.redis.xrange(stream, start, end, count=count))
+
+    def read_aggregate(self, aggregate: str) -> list[Event]:
+        """The events of one aggregate, in append order (via the aggregate index)."""
+        ids = [_text(i) for i in self.redis.lrange(self.live.index(aggregate), 0, -1)]
+        if not ids:
+            return []
+        stream = self.keys.stream_for(aggregate)
+        pipe = self.redis.pipeline(transaction=False)
+        for entry_id in ids:
+            pipe.xrange(stream, entry_id, entry_id)
+        return [e.event for entries in pipe.execute() for e in _parse_entries(stream, entries)]
+
+    def call_state(self, call_id: str) -> CallState | None:
+        return CallState.from_hash(call_id, self.redis.hgetall(self.live.call(call_id)))
+
+    def put_blob(self, data: bytes, ttl_s: int, media_type: str = "application/json") -> OutputRef:
+        digest = hashlib.sha256(data).hexdigest()
+        self.redis.set(self.keys.blob(digest), data, ex=ttl_s)
+        return OutputRef(uri=f"blob://sha256:{digest}", size=len(data), sha256=digest, media_type=media_type)
+
+    def get_blob(self, ref: OutputRef) -> bytes:
+        data = self.redis.get(self.keys.blob(ref.sha256))
+        if data is None:
+            raise BlobMissing(ref.uri)
+        return bytes(data)
+
+
+class AsyncEventStore(_Core):
+    """Asynchronous store for the gateway's event loop."""
+
+    def __init__(self, client: aredis.Redis, keys: Keys | None = None, dedupe_ttl_s: int = 7 * 86400) -> None:
+        super().__init__(keys or Keys(), dedupe_ttl_s)
+        self.redis = client
+        self._script = client.register_script(SCRIPT)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "AsyncEventStore":
+        client = aredis.Redis.from_url(settings.require_redis_url(), decode_responses=False)
+        return cls(client, Keys(settings.prefix), settings.dedupe_ttl_s)
+
+    async def append(
+        self,
+        event: Event,
+        dedupe_key: str,
+        *,
+        effects: Sequence[Op] = (),
+        expect: Expect | None = None,
+        readback: Readback | None = None,
+    ) -> AppendResult:
+        """Append `event` unless `dedupe_key` was seen, updating projections and running `effects` atomically."""
+        keys, args = self._append_call(event, dedupe_key, effects, expect, readback)
+        return _parse_result(await self._script(keys=keys, args=args))
+
+    async def call_state(self, call_id: str) -> CallState | None:
+        return CallState.from_hash(call_id, await self.redis.hgetall(self.live.call(call_id)))
+
+    async def get_blob(self, ref: OutputRef) -> bytes:
+        data = await self.redis.get(self.keys.blob(ref.sha256))
+        if data is None:
+            raise BlobMissing(ref.uri)
+        return bytes(data)
+
+    async def aclose(self) -> None:
+        await self.redis.aclose()

@@ -1,0 +1,102 @@
+"""Every Redis key and stream name Geogate owns, and every dedupe-key builder. No other module spells a key.
+
+Streams are per category (`calls`, `justifications`, `workflows`, `llm`); moving to one stream per aggregate
+(the Redis Cluster path) is a change to `stream_for` alone.
+"""
+
+from dataclasses import dataclass
+
+from schemas.ids import CallId
+
+CATEGORIES: dict[str, str] = {
+    "call": "calls",
+    "justification": "justifications",
+    "workflow": "workflows",
+    "conversation": "llm",
+}
+"""Aggregate kind (the part before the first colon) → stream category. All events of one aggregate share a
+stream, so an aggregate's order is its stream's order."""
+
+DEFAULT_CATEGORY = "events"
+
+
+def category_of(aggregate: str) -> str:
+    return CATEGORIES.get(aggregate.split(":", 1)[0], DEFAULT_CATEGORY)
+
+
+def all_categories() -> list[str]:
+    return sorted({*CATEGORIES.values(), DEFAULT_CATEGORY})
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Key builders for one deployment prefix."""
+
+    prefix: str = "geogate"
+
+    def stream(self, category: str) -> str:
+        return f"{self.prefix}:log:{category}"
+
+    def stream_for(self, aggregate: str) -> str:
+        return self.stream(category_of(aggregate))
+
+    def dedupe(self, dedupe_key: str) -> str:
+        return f"{self.prefix}:dedupe:{dedupe_key}"
+
+    def blob(self, sha256: str) -> str:
+        return f"{self.prefix}:blob:{sha256}"
+
+    def checkpoints(self) -> str:
+        """Hash `consumer → last absorbed entry id per stream`, consulted before trimming."""
+        return f"{self.prefix}:checkpoints"
+
+    def projections(self, namespace: str = "p") -> "ProjectionKeys":
+        return ProjectionKeys(f"{self.prefix}:{namespace}")
+
+    def rate(self, scope: str, subject: str, window: int) -> str:
+        return f"{self.prefix}:rate:{scope}:{subject}:{window}"
+
+
+@dataclass(frozen=True)
+class ProjectionKeys:
+    """Keys of the read models, under one namespace so that replay can rebuild them beside the live ones."""
+
+    base: str
+
+    def pattern(self) -> str:
+        return f"{self.base}:*"
+
+    def index(self, aggregate: str) -> str:
+        """List of the entry ids of one aggregate's events, in order."""
+        return f"{self.base}:idx:{aggregate}"
+
+    def call(self, call_id: CallId) -> str:
+        return f"{self.base}:call:{call_id}"
+
+    def metrics(self) -> str:
+        return f"{self.base}:metrics"
+
+    def key(self, *parts: str) -> str:
+        """A key for a family's own projection (`key("justification", h)`)."""
+        return ":".join((self.base, *parts))
+
+
+def requested_key(call_id: CallId) -> str:
+    return f"call:{call_id}:requested"
+
+
+def started_key(call_id: CallId, attempt: str) -> str:
+    return f"call:{call_id}:started:{attempt}"
+
+
+def progress_key(call_id: CallId, attempt: str, seq: int) -> str:
+    return f"call:{call_id}:progress:{attempt}:{seq}"
+
+
+def outcome_key(call_id: CallId) -> str:
+    """One outcome per call: `tool.succeeded` and `tool.failed` share it, so only the first lands."""
+    return f"call:{call_id}:outcome"
+
+
+def cancel_key(call_id: CallId) -> str:
+    return f"call:{call_id}:cancel"

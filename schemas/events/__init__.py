@@ -1,0 +1,62 @@
+"""Every event payload type, the `AnyEventData` union discriminated on `type`, and the `Event` envelope."""
+
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from schemas.events.base import EventData
+from schemas.events.tool import (
+    OutputRef,
+    ToolCancelRequested,
+    ToolFailed,
+    ToolProgress,
+    ToolRequested,
+    ToolStarted,
+    ToolSucceeded,
+)
+from schemas.ids import EventId
+
+AnyEventData = Annotated[
+    ToolRequested | ToolStarted | ToolProgress | ToolSucceeded | ToolFailed | ToolCancelRequested,
+    Field(discriminator="type"),
+]
+
+SCHEMA_VERSION = 1
+
+
+class Event(BaseModel):
+    """The envelope appended to a stream (DESIGN.md, "The event log")."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: EventId
+    aggregate: str
+    ts: datetime
+    trace_id: str
+    causation_id: EventId | None = None
+    actor: str = "system"
+    v: int = SCHEMA_VERSION
+    data: AnyEventData
+
+    @property
+    def type(self) -> str:
+        return self.data.type
+
+
+event_data_adapter: TypeAdapter[AnyEventData] = TypeAdapter(AnyEventData)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AnyEventData",
+    "Event",
+    "EventData",
+    "OutputRef",
+    "ToolCancelRequested",
+    "ToolFailed",
+    "ToolProgress",
+    "ToolRequested",
+    "ToolStarted",
+    "ToolSucceeded",
+    "event_data_adapter",
+]

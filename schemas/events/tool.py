@@ -1,0 +1,94 @@
+"""Events of the tool-call aggregate (`call:<id>`): requested → started → progress* → succeeded | failed."""
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from schemas.events.base import EventData
+from schemas.ids import CallId
+
+
+class OutputRef(BaseModel):
+    """A large output kept outside the log: where it is, how big, and its digest."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    uri: str
+    """`blob://sha256:<hex>` for outputs kept in the blob store, or a workspace path for files."""
+    size: int
+    sha256: str
+    media_type: str = "application/json"
+
+
+class ToolRequested(EventData):
+    """The gateway accepted a `tools/call` and validated its arguments."""
+
+    type: Literal["tool.requested"] = "tool.requested"
+    call_id: CallId
+    tool: str
+    queue: str
+    args: dict[str, JsonValue]
+    """Validated, normalised arguments (canonical names, defaults filled in)."""
+    timeout_s: float
+    result_handler: dict[str, JsonValue] | None = None
+    """Optional result handler to run over the tool's output (Generative Invocation)."""
+
+
+class ToolStarted(EventData):
+    """A worker took the job. A redelivered job appends one of these per attempt."""
+
+    type: Literal["tool.started"] = "tool.started"
+    call_id: CallId
+    worker: str
+    """`hostname:pid` of the process running the job."""
+    attempt: str
+    queue_wait_ms: float
+
+
+class ToolProgress(EventData):
+    """Progress of a running job, relayed to the client as `notifications/progress`."""
+
+    type: Literal["tool.progress"] = "tool.progress"
+    call_id: CallId
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class ToolSucceeded(EventData):
+    """The job finished. `result` is the structured output, or None when it lives behind `output_ref`."""
+
+    type: Literal["tool.succeeded"] = "tool.succeeded"
+    call_id: CallId
+    result: JsonValue = None
+    text: str = ""
+    """Short human-readable summary of the result."""
+    output_ref: OutputRef | None = None
+    duration_ms: float = 0.0
+    worker: str = ""
+
+
+class ToolFailed(EventData):
+    """The job ended with an error. `retryable` says whether a retry could succeed."""
+
+    type: Literal["tool.failed"] = "tool.failed"
+    call_id: CallId
+    code: str
+    message: str
+    retryable: bool = False
+    field: str | None = None
+    """The argument the error is about, when there is one."""
+    details: JsonValue = None
+    duration_ms: float = 0.0
+    worker: str = ""
+
+
+class ToolCancelRequested(EventData):
+    """Someone asked to stop the call (client disconnect, `notifications/cancelled`, `tasks/cancel`)."""
+
+    type: Literal["tool.cancel_requested"] = "tool.cancel_requested"
+    call_id: CallId
+    reason: str = Field(default="cancelled by client", max_length=500)
+
+
+TERMINAL_TYPES = frozenset({"tool.succeeded", "tool.failed"})

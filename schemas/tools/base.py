@@ -1,0 +1,47 @@
+"""How a tool is declared: `ToolSpec` ties a name to its queue, argument and result models, and annotations."""
+
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict
+
+
+class ToolArgs(BaseModel):
+    """Base of every tool's arguments: unknown fields are errors, so a typo never passes silently."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ToolResult(BaseModel):
+    """Base of every tool's structured result."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def summary(self) -> str:
+        """One line for people; subclasses say what matters."""
+        return type(self).__name__
+
+
+@dataclass(frozen=True)
+class Hints:
+    """MCP tool annotations, stated honestly per tool."""
+
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool as both sides know it. The gateway publishes it; a worker runs the job registered by `name`."""
+
+    name: str
+    title: str
+    description: str
+    queue: str
+    args: type[ToolArgs]
+    result: type[ToolResult]
+    hints: Hints = field(default_factory=Hints)
+    timeout_s: float = 300.0
+    aliases: dict[str, str] = field(default_factory=dict)
+    """Argument names some clients send instead of ours (`path` → `uri`): accepted and reported."""

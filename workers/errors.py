@@ -1,0 +1,29 @@
+"""Errors a job raises; the runner turns them into `tool.failed` events.
+
+JobError
+├── JobFailed      the job cannot produce a result (bad input, unreadable file, GDAL error); `retryable` says
+│                  whether trying again could help
+└── JobCancelled   the call was cancelled; raised between blocks of work
+"""
+
+
+class JobError(Exception):
+    """Base of job errors: a stable `code`, a message for people and models, the argument it is about."""
+
+    def __init__(self, code: str, message: str, *, retryable: bool = False, field: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.retryable = retryable
+        self.field = field
+
+
+class JobFailed(JobError):
+    """The job failed; the message says what to change."""
+
+
+class JobCancelled(JobError):
+    """The call was cancelled while the job ran."""
+
+    def __init__(self, message: str = "the call was cancelled") -> None:
+        super().__init__("cancelled", message)

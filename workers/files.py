@@ -1,0 +1,73 @@
+"""Workspace scoping and atomic outputs: every path a job touches is checked here."""
+
+import contextlib
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path, PurePath
+
+from workers.errors import JobFailed
+
+
+def resolve_in_workspace(uri: str, roots: list[Path], *, field: str = "uri", must_exist: bool = True) -> Path:
+    """The real path of `uri` inside one of `roots`.
+
+    Relative paths are taken against each root in turn (the first that has the file wins; for a new file,
+    the first root). `..` components, absolute paths outside every root and symlinks that resolve outside
+    are refused.
+
+    Raises:
+        JobFailed: `path.outside_workspace`, `path.not_found` or `path.invalid`, naming `field`.
+    """
+    if not roots:
+        raise JobFailed("path.outside_workspace", "no workspace roots are configured (GEOGATE_WORKSPACES)", field=field)
+    raw = uri.removeprefix("file://")
+    if "\0" in raw or not raw.strip():
+        raise JobFailed("path.invalid", f"{field}: not a usable path", field=field)
+    if ".." in PurePath(raw).parts:
+        raise JobFailed("path.outside_workspace", f"{field}: '..' is not allowed in workspace paths", field=field)
+    candidates = [Path(raw)] if Path(raw).is_absolute() else [root / raw for root in roots]
+    for candidate in candidates:
+        real = candidate.resolve()
+        if not _inside(real, roots):
+            continue
+        if not must_exist or real.exists():
+            return real
+    shown = ", ".join(str(r) for r in roots)
+    if any(_inside(c.resolve(), roots) for c in candidates):
+        raise JobFailed("path.not_found", f"{field}: {uri!r} does not exist in the workspace ({shown})", field=field)
+    raise JobFailed("path.outside_workspace", f"{field}: {uri!r} is outside the workspace roots ({shown})", field=field)
+
+
+def _inside(path: Path, roots: list[Path]) -> bool:
+    return any(path == root or path.is_relative_to(root) for root in roots)
+
+
+def output_path(uri: str, roots: list[Path], *, overwrite: bool, field: str = "output") -> Path:
+    """Where an output may be written: inside the workspace, in an existing folder, not replacing unasked.
+
+    Raises:
+        JobFailed: the path is outside the workspace, its folder is missing, or it exists and `overwrite` is false.
+    """
+    path = resolve_in_workspace(uri, roots, field=field, must_exist=False)
+    if not path.parent.is_dir():
+        raise JobFailed("path.not_found", f"{field}: folder {str(path.parent)!r} does not exist", field=field)
+    if path.exists() and not overwrite:
+        raise JobFailed("output.exists", f"{field}: {uri!r} exists; pass overwrite=true to replace it", field=field)
+    return path
+
+
+@contextlib.contextmanager
+def atomic_output(target: Path) -> Iterator[Path]:
+    """Yield a temporary path beside `target`; rename it into place only if the block succeeds.
+
+    A crash, an error or a cancellation leaves no file at `target` (and removes the temporary one when the
+    process survives to do so). The temporary name keeps the suffix so GDAL drivers recognise the format.
+    """
+    tmp = target.with_name(f".{target.stem}.{uuid.uuid4().hex[:12]}.partial{target.suffix}")
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()

@@ -1,0 +1,33 @@
+"""The job registry: tool name → the plain function that does its work (`(args, ctx) -> result`)."""
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from workers.context import JobContext
+
+Job = Callable[[Any, JobContext], BaseModel]
+J = TypeVar("J", bound=Job)
+
+JOBS: dict[str, Job] = {}
+
+
+def job(name: str) -> Callable[[J], J]:
+    """Register the function that runs tool `name`."""
+
+    def register(fn: J) -> J:
+        if name in JOBS:
+            raise ValueError(f"job {name!r} registered twice")
+        JOBS[name] = fn
+        return fn
+
+    return register
+
+
+def load_all() -> dict[str, Job]:
+    """Import every job family (each import registers its jobs) and return the registry."""
+    import workers.core
+    import workers.gdal.info  # noqa: F401
+
+    return JOBS
