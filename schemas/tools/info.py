@@ -19,7 +19,7 @@ class BandInfo(ToolResult):
     nodata: float | None
     description: str | None = None
     block_shape: list[int]
-    overview_factors: list[int] = []
+    overview_factors: list[int] = Field(default_factory=list)
 
 
 class RasterInfoResult(ToolResult):
@@ -38,7 +38,7 @@ class RasterInfoResult(ToolResult):
     nodata: float | None
     overview_levels: list[int]
     bands: list[BandInfo]
-    tags: dict[str, str] = {}
+    tags: dict[str, str] = Field(default_factory=dict)
 
     def summary(self) -> str:
         return f"{self.driver} {self.width}×{self.height}×{self.count} {self.dtype}, CRS {self.crs or 'none'}"
