@@ -100,3 +100,8 @@ def outcome_key(call_id: CallId) -> str:
 
 def cancel_key(call_id: CallId) -> str:
     return f"call:{call_id}:cancel"
+
+
+def celery_queue_key(queue: str) -> str:
+    """The Redis list kombu's Redis transport reads for `queue` (priority 0, no global key prefix)."""
+    return queue

@@ -1,13 +1,22 @@
-"""What a job sees of the world: its call id, the workspace roots, and a progress reporter that also cancels."""
+"""What a job sees of the world: its call, the workspace roots, the store, and a progress reporter that cancels."""
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workers.errors import JobCancelled
 
+if TYPE_CHECKING:
+    from eventlog.settings import Settings
+    from eventlog.store import EventStore
+
 ProgressSink = Callable[[float, float | None, str | None], bool]
 """Appends `tool.progress`; returns True when the call has been cancelled."""
+
+
+def _never_cancelled(progress: float, total: float | None, message: str | None) -> bool:
+    return False
 
 
 @dataclass
@@ -16,7 +25,16 @@ class JobContext:
 
     call_id: str
     roots: list[Path]
-    sink: ProgressSink = field(default=lambda progress, total, message: False)
+    sink: ProgressSink = _never_cancelled
+    worker: str = ""
+    """`hostname:pid` of this process."""
+    queue: str = ""
+    queue_wait_ms: float = 0.0
+    actor: str = "system"
+    trace_id: str = ""
+    store: "EventStore | None" = None
+    settings: "Settings | None" = None
+    extra: dict[str, object] = field(default_factory=dict)
 
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Report progress and stop here if the call was cancelled.

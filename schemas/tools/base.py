@@ -43,5 +43,7 @@ class ToolSpec:
     result: type[ToolResult]
     hints: Hints = field(default_factory=Hints)
     timeout_s: float = 300.0
+    queue_from: str | None = None
+    """An argument that names the queue to run on (only `ping` has one)."""
     aliases: dict[str, str] = field(default_factory=dict)
     """Argument names some clients send instead of ours (`path` → `uri`): accepted and reported."""

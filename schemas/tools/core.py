@@ -37,4 +37,5 @@ PING = ToolSpec(
     result=PingResult,
     hints=Hints(read_only=True, idempotent=True),
     timeout_s=90.0,
+    queue_from="queue",
 )

@@ -1,0 +1,72 @@
+"""Building the `MCPServer`: one MCP tool per `ToolSpec`, each a thin call into the `Gateway` runtime."""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import ConfigDict
+
+from eventlog.settings import Settings
+from gateway.calls import Gateway
+from schemas.tools import TOOLS, ToolSpec
+
+INSTRUCTIONS = (
+    "Geogate runs geospatial (GDAL) jobs durably: every call is recorded in an event log and executed by a worker. "
+    "Paths are relative to the server's workspace roots. Start with raster_info or vector_info to inspect data."
+)
+
+
+class _RawArguments(ArgModelBase):
+    """Hands the arguments through untouched: the gateway validates them itself (aliases, field-level errors)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": dict(self.__pydantic_extra__ or {})}
+
+
+def _annotations(spec: ToolSpec) -> ToolAnnotations:
+    hints = spec.hints
+    return ToolAnnotations(
+        title=spec.title,
+        read_only_hint=hints.read_only,
+        destructive_hint=hints.destructive,
+        idempotent_hint=hints.idempotent,
+        open_world_hint=hints.open_world,
+    )
+
+
+def build_tool(spec: ToolSpec, gateway: Gateway) -> Tool:
+    """The MCP tool for `spec`: schema from its args model, `outputSchema` from its result model."""
+
+    async def handler(arguments: dict[str, Any], ctx: Context) -> Annotated[CallToolResult, spec.result]:
+        return await gateway.call(spec, arguments, ctx)
+
+    tool = Tool.from_function(
+        handler, name=spec.name, title=spec.title, description=spec.description, annotations=_annotations(spec)
+    )
+    tool.parameters = spec.args.model_json_schema()
+    tool.fn_metadata = FuncMetadata(arg_model=_RawArguments, output_model=spec.result)
+    return tool
+
+
+def build_server(settings: Settings, gateway: Gateway | None = None) -> tuple[MCPServer, Gateway]:
+    """The MCP server and its runtime; the runtime starts and stops with the server's lifespan."""
+    runtime = gateway or Gateway(settings)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer) -> AsyncIterator[Gateway]:
+        await runtime.start()
+        try:
+            yield runtime
+        finally:
+            await runtime.stop()
+
+    tools = [build_tool(spec, runtime) for spec in TOOLS.values()]
+    server = MCPServer("geogate", version="0.1.0", instructions=INSTRUCTIONS, tools=tools, lifespan=lifespan)
+    return server, runtime

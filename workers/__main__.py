@@ -1,0 +1,33 @@
+"""`python -m workers --queues gdal,sandbox`: the worker role's entry point (what `geogate worker` runs)."""
+
+import argparse
+import sys
+
+from eventlog.settings import Settings
+from schemas import tasks
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="geogate worker", description="Run a Geogate Celery worker.")
+    parser.add_argument("--queues", default=",".join(tasks.QUEUES), help="comma-separated queues to consume")
+    parser.add_argument("--concurrency", type=int, default=1, help="pool processes")
+    parser.add_argument("--pool", default="prefork", choices=["prefork", "solo", "threads"])
+    parser.add_argument("--name", default=None, help="worker node name (celery -n)")
+    parser.add_argument("--loglevel", default=None)
+    ns = parser.parse_args(argv)
+    unknown = sorted(set(ns.queues.split(",")) - set(tasks.QUEUES))
+    if unknown:
+        parser.error(f"--queues: unknown queue(s) {', '.join(unknown)}; expected some of {', '.join(tasks.QUEUES)}")
+    settings = Settings()
+    from workers.app import configure
+
+    app = configure(settings)
+    args = ["worker", "-Q", ns.queues, "-c", str(ns.concurrency), "-P", ns.pool, "--without-gossip"]
+    args += ["--without-mingle", "--without-heartbeat", "-l", ns.loglevel or settings.log_level]
+    if ns.name:
+        args += ["-n", ns.name]
+    app.worker_main(args)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

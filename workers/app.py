@@ -1,0 +1,52 @@
+"""The Celery app: one `run_call` task per queue, a task base that holds the process's store and settings."""
+
+import os
+import socket
+from functools import cached_property
+
+from celery import Celery, Task
+
+from eventlog.celeryconf import celery_config
+from eventlog.settings import Settings
+from eventlog.store import EventStore
+from schemas import tasks
+from workers.jobs import load_all
+from workers.runner import run_call
+
+app = Celery("geogate", set_as_current=True)
+
+
+def configure(settings: Settings) -> Celery:
+    """Configure the app from settings read at the entry point (`python -m workers`)."""
+    app.conf.update(celery_config(settings))
+    app.conf.geogate_settings = settings
+    load_all()
+    return app
+
+
+class GeogateTask(Task):
+    """Celery's DatabaseTask pattern: one store per process, created after the prefork fork."""
+
+    abstract = True
+
+    @cached_property
+    def settings(self) -> Settings:
+        return self.app.conf.geogate_settings or Settings()
+
+    @cached_property
+    def store(self) -> EventStore:
+        return EventStore.from_settings(self.settings)
+
+    @cached_property
+    def worker_name(self) -> str:
+        return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _register(queue: str) -> None:
+    @app.task(name=tasks.run_call_task(queue), base=GeogateTask, bind=True)
+    def run(self: GeogateTask, payload: bytes) -> None:
+        run_call(self.store, self.settings, self.worker_name, payload)
+
+
+for _queue in tasks.QUEUES:
+    _register(_queue)
