@@ -15,10 +15,27 @@ from schemas.events.tool import (
     ToolStarted,
     ToolSucceeded,
 )
+from schemas.events.workflow import (
+    WorkflowAdvanced,
+    WorkflowCompleted,
+    WorkflowExpired,
+    WorkflowStarted,
+    WorkflowThoughtSubmitted,
+)
 from schemas.ids import EventId
 
 AnyEventData = Annotated[
-    ToolRequested | ToolStarted | ToolProgress | ToolSucceeded | ToolFailed | ToolCancelRequested,
+    ToolRequested
+    | ToolStarted
+    | ToolProgress
+    | ToolSucceeded
+    | ToolFailed
+    | ToolCancelRequested
+    | WorkflowStarted
+    | WorkflowThoughtSubmitted
+    | WorkflowAdvanced
+    | WorkflowCompleted
+    | WorkflowExpired,
     Field(discriminator="type"),
 ]
 
@@ -58,5 +75,10 @@ __all__ = [
     "ToolRequested",
     "ToolStarted",
     "ToolSucceeded",
+    "WorkflowAdvanced",
+    "WorkflowCompleted",
+    "WorkflowExpired",
+    "WorkflowStarted",
+    "WorkflowThoughtSubmitted",
     "event_data_adapter",
 ]
