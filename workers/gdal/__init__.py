@@ -1,0 +1,1 @@
+"""GDAL jobs (rasterio, pyogrio, pyproj, shapely): one module per tool; importing a module registers its job."""

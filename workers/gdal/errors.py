@@ -1,0 +1,98 @@
+"""Map rasterio, pyogrio and pyproj errors to `JobFailed` codes a user can act on.
+
+Codes: `gdal.not_geospatial` (GDAL recognises no format), `gdal.corrupt` (the format is known but the data is
+unreadable), `gdal.write_failed` (the driver refused the output), `layer.not_found`, `crs.unknown`,
+`band.out_of_range`.
+"""
+
+import contextlib
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyogrio.errors
+import rasterio
+from pyproj import CRS
+from pyproj.exceptions import CRSError as ProjCRSError
+from rasterio.errors import CRSError as RasterioCRSError
+from rasterio.errors import NotGeoreferencedWarning, RasterioError
+
+from workers.errors import JobFailed
+
+_UNRECOGNISED = ("not recognized as being in a supported file format", "not recognised as a supported file format")
+
+
+def _read_failure(exc: Exception, path: Path, field: str) -> JobFailed:
+    text = str(exc)
+    if any(marker in text for marker in _UNRECOGNISED) or "No such file" in text:
+        return JobFailed(
+            "gdal.not_geospatial", f"{field}: {path.name!r} is not a geospatial format GDAL can read", field=field
+        )
+    return JobFailed("gdal.corrupt", f"{field}: {path.name!r} could not be read: {text}", field=field)
+
+
+@contextlib.contextmanager
+def reading(path: Path, field: str = "uri") -> Iterator[None]:
+    """Turn GDAL read errors raised inside the block into `JobFailed` naming `field`.
+
+    Raises:
+        JobFailed: `gdal.not_geospatial` or `gdal.corrupt`.
+    """
+    try:
+        yield
+    except (RasterioError, pyogrio.errors.DataSourceError, pyogrio.errors.FeatureError) as exc:
+        raise _read_failure(exc, path, field) from exc
+    except pyogrio.errors.GeometryError as exc:
+        raise JobFailed("gdal.corrupt", f"{field}: bad geometry in {path.name!r}: {exc}", field=field) from exc
+
+
+@contextlib.contextmanager
+def writing(field: str = "output") -> Iterator[None]:
+    """Turn GDAL write errors raised inside the block into `JobFailed` naming `field`.
+
+    Raises:
+        JobFailed: `gdal.write_failed`.
+    """
+    try:
+        yield
+    except (RasterioError, pyogrio.errors.DataSourceError, pyogrio.errors.FieldError) as exc:
+        raise JobFailed("gdal.write_failed", f"{field}: GDAL could not write the output: {exc}", field=field) from exc
+
+
+@contextlib.contextmanager
+def open_raster(path: Path, field: str = "uri") -> Iterator[rasterio.DatasetReader]:
+    """Open a raster for reading, with read errors mapped as in `reading`.
+
+    Raises:
+        JobFailed: `gdal.not_geospatial` or `gdal.corrupt`.
+    """
+    with reading(path, field), warnings.catch_warnings():
+        # an ungeoreferenced raster is still described; jobs that need georeferencing check for it
+        warnings.simplefilter("ignore", NotGeoreferencedWarning)
+        with rasterio.open(path) as src:
+            yield src
+
+
+def parse_crs(text: str, field: str) -> CRS:
+    """The CRS named by `text` (EPSG code, PROJ string, WKT, authority:code).
+
+    Raises:
+        JobFailed: `crs.unknown`, naming `field`.
+    """
+    try:
+        return CRS.from_user_input(text)
+    except (ProjCRSError, RasterioCRSError) as exc:
+        raise JobFailed("crs.unknown", f"{field}: {text!r} is not a CRS PROJ knows ({exc})", field=field) from exc
+
+
+def check_bands(requested: list[int], count: int, field: str) -> None:
+    """Refuse band indexes outside 1..count.
+
+    Raises:
+        JobFailed: `band.out_of_range`, naming `field`.
+    """
+    bad = [b for b in requested if not 1 <= b <= count]
+    if bad:
+        raise JobFailed(
+            "band.out_of_range", f"{field}: band(s) {bad} do not exist; the raster has bands 1..{count}", field=field
+        )
