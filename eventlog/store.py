@@ -53,7 +53,7 @@ def _parse_result(raw: list[Any]) -> AppendResult:
     return AppendResult(status, entry_id, None if readback in (None, False) else _text(readback))
 
 
-def _parse_entries(stream: str, entries: list[Any]) -> list[StoredEvent]:
+def parse_entries(stream: str, entries: list[Any]) -> list[StoredEvent]:
     return [StoredEvent(stream, _text(eid), decode(fields[b"event"])) for eid, fields in entries]
 
 
@@ -130,7 +130,7 @@ class EventStore(_Core):
 
     def read(self, category: str, start: str = "-", end: str = "+", count: int | None = None) -> list[StoredEvent]:
         stream = self.keys.stream(category)
-        return _parse_entries(stream, self.redis.xrange(stream, start, end, count=count))
+        return parse_entries(stream, self.redis.xrange(stream, start, end, count=count))
 
     def read_aggregate(self, aggregate: str) -> list[Event]:
         """The events of one aggregate, in append order (via the aggregate index)."""
@@ -141,7 +141,7 @@ class EventStore(_Core):
         pipe = self.redis.pipeline(transaction=False)
         for entry_id in ids:
             pipe.xrange(stream, entry_id, entry_id)
-        return [e.event for entries in pipe.execute() for e in _parse_entries(stream, entries)]
+        return [e.event for entries in pipe.execute() for e in parse_entries(stream, entries)]
 
     def call_state(self, call_id: str) -> CallState | None:
         return CallState.from_hash(call_id, self.redis.hgetall(self.live.call(call_id)))

@@ -13,7 +13,8 @@ def _count(event: Event, keys: ProjectionKeys) -> list[Op]:
     ops = [Op("HINCRBY", keys.metrics(), (f"events:{event.type}", 1))]
     data = event.data
     if isinstance(data, ToolSucceeded | ToolFailed):
-        ops.append(Op("HINCRBYFLOAT", keys.metrics(), (f"duration_ms_sum:{event.type}", repr(data.duration_ms))))
+        # integer microseconds: sums are exact whatever order replay applies them in
+        ops.append(Op("HINCRBY", keys.metrics(), (f"duration_us_sum:{event.type}", round(data.duration_ms * 1000))))
     if isinstance(data, ToolFailed):
         ops.append(Op("HINCRBY", keys.metrics(), (f"failed:{data.code}", 1)))
     return ops

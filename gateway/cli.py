@@ -1,0 +1,113 @@
+"""The `geogate` command: dev (everything on one machine), gateway, worker, replay, trim, events tail."""
+
+import contextlib
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from eventlog.settings import Settings
+
+app = typer.Typer(help="Geogate: an event-sourced MCP gateway for geospatial work.", no_args_is_help=True)
+events_app = typer.Typer(help="Read the event log.", no_args_is_help=True)
+app.add_typer(events_app, name="events")
+
+
+def _settings(**overrides: object) -> Settings:
+    settings = Settings()
+    updates = {k: v for k, v in overrides.items() if v is not None}
+    return settings.model_copy(update=updates) if updates else settings
+
+
+@app.command()
+def dev(
+    port: Annotated[int | None, typer.Option(help="HTTP port of the MCP endpoint")] = None,
+    host: Annotated[str | None, typer.Option(help="interface to bind")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="worker processes")] = 2,
+) -> None:
+    """Run everything on this machine: a private Redis (unless REDIS_URL is set), workers and the gateway."""
+    from gateway.dev import run_dev
+
+    run_dev(_settings(port=port, host=host), workers)
+
+
+@app.command()
+def gateway(
+    stdio: Annotated[bool, typer.Option("--stdio", help="serve MCP on stdin/stdout (desktop hosts)")] = False,
+    port: Annotated[int | None, typer.Option(help="HTTP port")] = None,
+    host: Annotated[str | None, typer.Option(help="interface to bind")] = None,
+) -> None:
+    """Run the gateway role (needs REDIS_URL)."""
+    settings = _settings(port=port, host=host)
+    settings.require_redis_url()
+    if stdio:
+        from gateway.server import build_server
+
+        server, _ = build_server(settings)
+        server.run("stdio")
+        return
+    import uvicorn
+
+    from gateway.app import build_app
+
+    uvicorn.run(build_app(settings), host=settings.host, port=settings.port, log_level="warning")
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def worker(ctx: typer.Context) -> None:
+    """Run a worker role (needs REDIS_URL): `geogate worker --queues gdal,sandbox [--concurrency N]`."""
+    Settings().require_redis_url()
+    os.execv(sys.executable, [sys.executable, "-m", "workers", *ctx.args])
+
+
+@app.command()
+def replay(
+    check: Annotated[bool, typer.Option("--check", help="compare only; leave the live projections alone")] = False,
+) -> None:
+    """Rebuild every projection from the log alone and compare it with the live one."""
+    from eventlog.replay import replay as run_replay
+    from eventlog.store import EventStore
+
+    report = run_replay(EventStore.from_settings(_settings()), swap=not check)
+    typer.echo(f"replayed {report.events} events into {report.keys} projection keys")
+    for label, keys in (("missing", report.missing_live), ("extra", report.extra_live), ("differ", report.different)):
+        for key in keys[:20]:
+            typer.echo(f"  {label}: {key}")
+    typer.echo("rebuilt projections are identical to the live ones" if report.identical else "differences found")
+    if check and not report.identical:
+        raise typer.Exit(1)
+
+
+@app.command()
+def trim() -> None:
+    """Trim the log to the retention policy (GEOGATE_RETENTION_MAX_AGE_S / _MAXLEN), never past a checkpoint."""
+    from eventlog.retention import trim as run_trim
+    from eventlog.store import EventStore
+
+    settings = _settings()
+    for stream, removed in run_trim(EventStore.from_settings(settings), settings.retention).items():
+        typer.echo(f"{stream}: removed {removed}")
+
+
+@events_app.command("tail")
+def events_tail(
+    type_: Annotated[str | None, typer.Option("--type", help="glob on the event type, e.g. 'tool.*'")] = None,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="keep printing new events")] = False,
+    json_lines: Annotated[bool, typer.Option("--json", help="one JSON object a line")] = False,
+    count: Annotated[int, typer.Option("--count", "-n", help="how many recent events first (0: the whole log)")] = 20,
+) -> None:
+    """Print recent events, coloured for people or as JSON lines for scripts."""
+    from eventlog.store import EventStore
+    from gateway.tail import run_tail
+
+    with contextlib.suppress(KeyboardInterrupt):
+        run_tail(EventStore.from_settings(_settings()), type_, count, follow, json_lines)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

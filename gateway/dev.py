@@ -1,0 +1,162 @@
+"""`geogate dev`: a private Redis, worker processes and the gateway as children of one command; Ctrl-C stops all."""
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+
+from eventlog.settings import Settings
+from schemas import tasks
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Children:
+    """Child processes, each in its own process group so that a stop reaches their own children too."""
+
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def spawn(self, argv: list[str], env: dict[str, str], log: Path | None = None) -> subprocess.Popen[bytes]:
+        out = open(log, "ab") if log else None  # noqa: SIM115 - the child owns it for its lifetime
+        proc = subprocess.Popen(
+            argv, env=env, stdout=out, stderr=subprocess.STDOUT if out else None, start_new_session=True
+        )
+        self.procs.append(proc)
+        return proc
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        """SIGTERM every group, wait up to `grace_s`, then SIGKILL what is left: no orphans."""
+        for proc in reversed(self.procs):
+            _signal_group(proc, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        for proc in reversed(self.procs):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            _signal_group(proc, signal.SIGKILL)
+            proc.wait()
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
+
+
+def start_redis(data_dir: Path, children: Children) -> str:
+    """A private redis-server on a free port with its data in `data_dir/redis`; fakeredis when none is installed."""
+    port = free_port()
+    binary = shutil.which("redis-server")
+    if binary is None:
+        return _start_fakeredis(port)
+    store = data_dir / "redis"
+    store.mkdir(parents=True, exist_ok=True)
+    argv = [
+        binary,
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        str(store.resolve()),
+        "--appendonly",
+        "yes",
+        "--save",
+        "",
+        "--maxmemory-policy",
+        "noeviction",
+        "--logfile",
+        str((data_dir / "redis.log").resolve()),
+    ]
+    children.spawn(argv, dict(os.environ))
+    url = f"redis://127.0.0.1:{port}/0"
+    _wait_for_redis(url)
+    return url
+
+
+def _start_fakeredis(port: int) -> str:
+    from fakeredis import TcpFakeServer
+
+    server = TcpFakeServer(("127.0.0.1", port), server_type="redis")
+    threading.Thread(target=server.serve_forever, daemon=True, name="fakeredis").start()
+    print("redis-server not found: using fakeredis (slow; fine for trying things out)", file=sys.stderr)
+    return f"redis://127.0.0.1:{port}/0"
+
+
+def _wait_for_redis(url: str, timeout_s: float = 10.0) -> None:
+    client = redis.Redis.from_url(url)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            client.ping()
+            return
+        except redis.ConnectionError:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"redis at {url} did not start; see .geogate/redis.log") from None
+            time.sleep(0.05)
+
+
+def client_config(settings: Settings, redis_url: str) -> str:
+    """Ready-to-paste MCP client configuration: the HTTP endpoint and the stdio command for desktop hosts."""
+    http = {"mcpServers": {"geogate": {"url": f"http://{settings.host}:{settings.port}/mcp"}}}
+    script = Path(sys.executable).parent / "geogate"
+    command, args = (str(script), []) if script.exists() else (sys.executable, ["-m", "gateway.cli"])
+    roots = ":".join(str(root) for root in settings.workspace_roots())
+    env = {"REDIS_URL": redis_url, "GEOGATE_WORKSPACES": roots}
+    stdio = {"mcpServers": {"geogate": {"command": command, "args": [*args, "gateway", "--stdio"], "env": env}}}
+    return f"Streamable HTTP:\n{json.dumps(http, indent=2)}\nstdio (desktop hosts):\n{json.dumps(stdio, indent=2)}"
+
+
+def run_dev(settings: Settings, workers: int) -> None:
+    """Start everything, serve until Ctrl-C or SIGTERM, then stop every child."""
+    children = Children()
+    data_dir = settings.data_dir
+    data_dir.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        url = settings.redis_url or start_redis(data_dir, children)
+        settings = settings.model_copy(update={"redis_url": url})
+        roots = ":".join(str(root) for root in settings.workspace_roots())
+        env = {**os.environ, "REDIS_URL": url, "GEOGATE_WORKSPACES": roots}
+        for n in range(workers):
+            argv = [
+                sys.executable,
+                "-m",
+                "workers",
+                "--queues",
+                ",".join(tasks.QUEUES),
+                "--name",
+                f"w{n}@%h",
+                "--loglevel",
+                "WARNING",
+            ]
+            children.spawn(argv, env, log=data_dir / f"worker-{n}.log")
+        print(f"Geogate is up: MCP endpoint http://{settings.host}:{settings.port}/mcp  (Ctrl-C stops everything)")
+        print(f"Redis {url}; {workers} worker process(es), logs in {data_dir}/")
+        print(client_config(settings, url))
+        _serve(settings)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        children.stop()
+
+
+def _serve(settings: Settings) -> None:
+    import uvicorn
+
+    from gateway.app import build_app
+
+    uvicorn.run(build_app(settings), host=settings.host, port=settings.port, log_level="warning")
