@@ -1,0 +1,62 @@
+"""Events of the conversation aggregate (`conversation:<id>`): started → attempt* → finished."""
+
+from typing import Literal
+
+from pydantic import Field
+
+from schemas.events.base import EventData
+from schemas.llm import AttemptOutcome, ChatOutcome, ErrorKind, ExtractionError
+
+
+def conversation_aggregate(conversation_id: str) -> str:
+    """The aggregate of one chat conversation."""
+    return f"conversation:{conversation_id}"
+
+
+class LLMConversationStarted(EventData):
+    """The chat loop took a question."""
+
+    type: Literal["llm.conversation_started"] = "llm.conversation_started"
+    conversation_id: str
+    model: str
+    provider: str
+    mode: Literal["native", "prompt"]
+    """Native function calling, or tool calls extracted from the reply text."""
+    tools: list[str] = Field(default_factory=list)
+    """Tools offered to the model (blocked ones already removed)."""
+
+
+class LLMAttempted(EventData):
+    """One request to the model and what came of it (seed 001: every attempt is recorded)."""
+
+    type: Literal["llm.attempt"] = "llm.attempt"
+    conversation_id: str
+    turn: int
+    """1-based step of the loop; each turn ends with tool calls or the answer."""
+    attempt: int
+    """1-based attempt within the turn; attempt 1 is the model's first try."""
+    model: str
+    provider: str
+    temperature: float
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    outcome: AttemptOutcome
+    error_kind: ErrorKind | str | None = None
+    """The first mistake's kind, or the provider error code (`http_429`, `timeout`) for `provider_error`."""
+    errors: list[ExtractionError] = Field(default_factory=list)
+    calls: int = 0
+    """Valid tool calls in the reply."""
+    provider_retries: int = 0
+    """Backed-off provider failures (429, 5xx, timeouts) before this attempt got a reply."""
+    latency_ms: float = 0.0
+
+
+class LLMConversationFinished(EventData):
+    """The chat loop returned an answer or gave up."""
+
+    type: Literal["llm.conversation_finished"] = "llm.conversation_finished"
+    conversation_id: str
+    outcome: ChatOutcome
+    attempts: int
+    tool_calls: int
+    total_ms: float

@@ -1,0 +1,1 @@
+"""The LLM host: providers, tool-call extraction, validated retries, safety limits and the chat loop."""
