@@ -96,3 +96,14 @@ def check_bands(requested: list[int], count: int, field: str) -> None:
         raise JobFailed(
             "band.out_of_range", f"{field}: band(s) {bad} do not exist; the raster has bands 1..{count}", field=field
         )
+
+
+def require_georeferenced(src: rasterio.DatasetReader, field: str = "uri") -> None:
+    """Refuse a raster that has neither a geotransform nor ground control points.
+
+    Raises:
+        JobFailed: `gdal.not_geospatial`.
+    """
+    if src.transform.is_identity and not src.gcps[0] and not src.rpcs:
+        name = Path(src.name).name
+        raise JobFailed("gdal.not_geospatial", f"{field}: {name!r} has no georeferencing", field=field)

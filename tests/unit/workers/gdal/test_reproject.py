@@ -1,0 +1,192 @@
+"""Job `raster_reproject`: real warps of generated rasters, checked against pyproj/rasterio, plus its failures."""
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rasterio
+from pydantic import ValidationError
+from rasterio.warp import transform_bounds
+
+from schemas.tools.raster import RasterReprojectArgs
+from workers.context import JobContext
+from workers.errors import JobCancelled, JobFailed
+from workers.gdal.reproject import raster_reproject
+
+pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
+
+RasterFactory = Callable[..., Path]
+
+
+def reproject_args(**overrides: object) -> RasterReprojectArgs:
+    fields: dict[str, object] = {
+        "uri": "src.tif",
+        "output": "out.tif",
+        "dst_crs": "EPSG:3857",
+        "resampling": "bilinear",
+    }
+    return RasterReprojectArgs.model_validate(fields | overrides)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "src_crs", "dst_crs"),
+    [("uint8", "EPSG:4326", "EPSG:3857"), ("int16", "EPSG:3857", "EPSG:4326"), ("float32", "EPSG:32633", "EPSG:4326")],
+)
+def test_reprojected_bounds_agree_with_transform_bounds_of_the_source(
+    make_raster: RasterFactory, ctx: JobContext, dtype: str, src_crs: str, dst_crs: str
+) -> None:
+    """Issue 3 acceptance: reprojected bounds agree with a pyproj/rasterio transform of the source bounds."""
+    path = make_raster(dtype=dtype, crs=src_crs)
+    with rasterio.open(path) as src:
+        expected = transform_bounds(src.crs, dst_crs, *src.bounds, densify_pts=21)
+        pixel = max(abs(expected[2] - expected[0]) / src.width, abs(expected[3] - expected[1]) / src.height)
+
+    result = raster_reproject(reproject_args(dst_crs=dst_crs), ctx)
+
+    with rasterio.open(result.output.path) as out:
+        assert out.crs == rasterio.crs.CRS.from_user_input(dst_crs)
+        assert out.dtypes[0] == dtype
+        assert list(out.bounds) == pytest.approx(result.bounds)
+    assert result.bounds == pytest.approx(list(expected), abs=2 * pixel)
+    assert (result.output.size, len(result.output.sha256)) == (Path(result.output.path).stat().st_size, 64)
+
+
+def test_reproject_to_a_resolution_gives_that_pixel_size(make_raster: RasterFactory, ctx: JobContext) -> None:
+    make_raster(crs="EPSG:4326")
+
+    result = raster_reproject(reproject_args(resolution=[2000.0, 2000.0]), ctx)
+
+    with rasterio.open(result.output.path) as out:
+        assert out.res == pytest.approx((2000.0, 2000.0))
+
+
+def test_reproject_to_bounds_and_size_gives_exactly_that_grid(make_raster: RasterFactory, ctx: JobContext) -> None:
+    make_raster(crs="EPSG:4326")
+    bounds = [1_120_000.0, 6_300_000.0, 1_160_000.0, 6_340_000.0]
+
+    result = raster_reproject(reproject_args(bounds=bounds, width=40, height=20), ctx)
+
+    with rasterio.open(result.output.path) as out:
+        assert (out.width, out.height) == (40, 20)
+        assert list(out.bounds) == pytest.approx(bounds)
+
+
+def test_reproject_keeps_values_of_a_constant_raster(make_raster: RasterFactory, ctx: JobContext) -> None:
+    make_raster(data=np.full((32, 32), 7, dtype="int16"), dtype="int16", crs="EPSG:32633", nodata=-1)
+
+    result = raster_reproject(reproject_args(dst_crs="EPSG:4326", resampling="nearest"), ctx)
+
+    with rasterio.open(result.output.path) as out:
+        values = out.read(1, masked=True)
+    assert out.nodata == -1
+    assert set(np.unique(values.compressed())) == {7}
+
+
+def test_reproject_sets_the_requested_nodata(make_raster: RasterFactory, ctx: JobContext) -> None:
+    make_raster(dtype="float32")
+
+    raster_reproject(reproject_args(nodata=-9999.0), ctx)
+
+    with rasterio.open(ctx.roots[0] / "out.tif") as out:
+        assert out.nodata == -9999.0
+
+
+def test_cancelled_reproject_leaves_no_file_at_the_output(make_raster: RasterFactory, tmp_path: Path) -> None:
+    """Issue 3 acceptance: a cancelled reproject leaves no file (nor a temporary one) in the workspace."""
+    make_raster(dtype="uint8", size=(1500, 1500))
+    calls: list[float] = []
+
+    def cancel_after_first(progress: float, total: float | None, message: str | None) -> bool:
+        calls.append(progress)
+        return len(calls) > 1
+
+    ctx = JobContext(call_id="c", roots=[tmp_path], sink=cancel_after_first)
+
+    with pytest.raises(JobCancelled):
+        raster_reproject(reproject_args(resampling="nearest"), ctx)
+
+    assert len(calls) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src.tif"]
+
+
+def test_reproject_reports_progress_up_to_the_total(make_raster: RasterFactory, tmp_path: Path) -> None:
+    make_raster(dtype="uint8", size=(1500, 1500))
+    seen: list[tuple[float, float | None]] = []
+    ctx = JobContext(call_id="c", roots=[tmp_path], sink=lambda p, t, m: seen.append((p, t)) is not None)
+
+    raster_reproject(reproject_args(resampling="nearest"), ctx)
+
+    assert len(seen) > 1
+    assert seen[-1][0] == seen[-1][1]
+
+
+def test_reproject_does_not_replace_an_existing_output(make_raster: RasterFactory, ctx: JobContext) -> None:
+    make_raster()
+    (ctx.roots[0] / "out.tif").write_bytes(b"keep me")
+
+    with pytest.raises(JobFailed) as failed:
+        raster_reproject(reproject_args(), ctx)
+
+    assert (failed.value.code, failed.value.field) == ("output.exists", "output")
+    assert (ctx.roots[0] / "out.tif").read_bytes() == b"keep me"
+
+
+def test_reproject_with_overwrite_replaces_the_output(make_raster: RasterFactory, ctx: JobContext) -> None:
+    make_raster()
+    (ctx.roots[0] / "out.tif").write_bytes(b"old")
+
+    result = raster_reproject(reproject_args(overwrite=True), ctx)
+
+    assert result.output.size > 3
+
+
+def test_reproject_without_any_source_crs_fails_naming_src_crs(tmp_path: Path, ctx: JobContext) -> None:
+    profile = {"driver": "GTiff", "width": 8, "height": 8, "count": 1, "dtype": "uint8"}
+    with rasterio.open(tmp_path / "src.tif", "w", transform=rasterio.Affine(1, 0, 10, 0, -1, 50), **profile) as dst:
+        dst.write(np.ones((1, 8, 8), "uint8"))
+
+    with pytest.raises(JobFailed) as failed:
+        raster_reproject(reproject_args(), ctx)
+
+    assert (failed.value.code, failed.value.field) == ("crs.missing", "src_crs")
+
+
+def test_reproject_with_src_crs_warps_a_raster_that_has_none(tmp_path: Path, ctx: JobContext) -> None:
+    profile = {"driver": "GTiff", "width": 8, "height": 8, "count": 1, "dtype": "uint8"}
+    with rasterio.open(tmp_path / "src.tif", "w", transform=rasterio.Affine(0.1, 0, 10, 0, -0.1, 50), **profile) as d:
+        d.write(np.ones((1, 8, 8), "uint8"))
+
+    result = raster_reproject(reproject_args(src_crs="EPSG:4326"), ctx)
+
+    assert result.src_crs == "EPSG:4326"
+
+
+@pytest.mark.parametrize("field", ["dst_crs", "src_crs"])
+def test_an_unknown_crs_is_refused_naming_its_field(field: str) -> None:
+    with pytest.raises(ValidationError) as invalid:
+        reproject_args(**{field: "EPSG:999999"})
+
+    assert [e["loc"] for e in invalid.value.errors()] == [(field,)]
+
+
+def test_an_unknown_resampling_is_refused_listing_the_valid_ones() -> None:
+    with pytest.raises(ValidationError) as invalid:
+        reproject_args(resampling="smooth")
+
+    error = invalid.value.errors()[0]
+    assert error["loc"] == ("resampling",)
+    assert all(name in error["msg"] for name in ("nearest", "bilinear", "cubic", "lanczos"))
+
+
+def test_resampling_names_match_rasterios() -> None:
+    from rasterio.enums import Resampling as RioResampling
+
+    from schemas.tools.raster import Resampling
+
+    assert {r.value for r in Resampling} == set(RioResampling.__members__)
+
+
+def test_width_without_height_is_refused() -> None:
+    with pytest.raises(ValidationError):
+        reproject_args(width=10)
