@@ -1,0 +1,71 @@
+"""Test support shared by unit and integration tests: a private redis-server, free ports, event builders."""
+
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import redis
+
+from schemas.events import Event, EventData
+from schemas.ids import new_id
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def redis_server(workdir: Path) -> Iterator[str]:
+    """A real redis-server on a free port (never 6379), stopped afterwards. Fails loudly when not installed."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("redis-server is not installed; `make test` installs it with apt")
+    port = free_port()
+    argv = [
+        binary,
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        str(workdir),
+    ]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        wait_for(lambda: _pings(url), what=f"redis-server on port {port}")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _pings(url: str) -> bool:
+    try:
+        return bool(redis.Redis.from_url(url).ping())
+    except redis.ConnectionError:
+        return False
+
+
+def wait_for(condition, *, what: str, timeout_s: float = 20.0, interval_s: float = 0.02) -> None:
+    """Poll `condition` until true; raise naming `what` after `timeout_s` (a bound, never an assertion of speed)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(interval_s)
+
+
+def make_event(aggregate: str, data: EventData, *, actor: str = "tester", trace_id: str = "trace") -> Event:
+    return Event(id=new_id(), aggregate=aggregate, ts=datetime.now(UTC), trace_id=trace_id, actor=actor, data=data)

@@ -1,0 +1,72 @@
+"""Workspace scoping and atomic outputs (DESIGN: outputs written to a temp file and renamed into place)."""
+
+from pathlib import Path
+
+import pytest
+
+from workers.errors import JobFailed
+from workers.files import atomic_output, output_path, resolve_in_workspace
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "a.tif").write_bytes(b"x")
+    (tmp_path / "outside.tif").write_bytes(b"x")
+    return tmp_path / "ws"
+
+
+def code_of(fn, *args, **kwargs) -> tuple[str, str | None]:
+    with pytest.raises(JobFailed) as info:
+        fn(*args, **kwargs)
+    return info.value.code, info.value.field
+
+
+def test_relative_and_absolute_paths_inside_a_root_resolve(root: Path) -> None:
+    assert resolve_in_workspace("a.tif", [root]) == root / "a.tif"
+    assert resolve_in_workspace(str(root / "a.tif"), [root]) == root / "a.tif"
+    assert resolve_in_workspace("file://" + str(root / "a.tif"), [root]) == root / "a.tif"
+
+
+def test_dot_dot_is_refused_even_when_it_would_land_inside(root: Path) -> None:
+    assert code_of(resolve_in_workspace, "../ws/a.tif", [root]) == ("path.outside_workspace", "uri")
+
+
+def test_an_absolute_path_outside_every_root_is_refused(root: Path) -> None:
+    assert code_of(resolve_in_workspace, str(root.parent / "outside.tif"), [root], field="mask") == (
+        "path.outside_workspace",
+        "mask",
+    )
+
+
+def test_a_symlink_that_resolves_outside_is_refused(root: Path) -> None:
+    (root / "escape.tif").symlink_to(root.parent / "outside.tif")
+    assert code_of(resolve_in_workspace, "escape.tif", [root])[0] == "path.outside_workspace"
+
+
+def test_a_missing_file_inside_the_workspace_says_not_found(root: Path) -> None:
+    assert code_of(resolve_in_workspace, "missing.tif", [root])[0] == "path.not_found"
+
+
+def test_the_second_root_is_searched_when_the_first_lacks_the_file(root: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "b.tif").write_bytes(b"y")
+    assert resolve_in_workspace("b.tif", [root, other]) == other / "b.tif"
+
+
+def test_an_existing_output_is_not_replaced_unless_asked(root: Path) -> None:
+    assert code_of(output_path, "a.tif", [root], overwrite=False) == ("output.exists", "output")
+    assert output_path("a.tif", [root], overwrite=True) == root / "a.tif"
+
+
+def test_atomic_output_renames_only_on_success(root: Path) -> None:
+    target = root / "new.tif"
+    with pytest.raises(RuntimeError), atomic_output(target) as tmp:
+        tmp.write_bytes(b"partial")
+        raise RuntimeError("job died")
+    assert not target.exists() and list(root.glob("*.partial*")) == []
+
+    with atomic_output(target) as tmp:
+        tmp.write_bytes(b"whole")
+    assert target.read_bytes() == b"whole"
