@@ -1,0 +1,127 @@
+"""Job `raster_convert`: copy a raster block by block into another driver, compression, tiling and overviews."""
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import rasterio
+import rasterio.shutil
+from rasterio.enums import Resampling as RioResampling
+from rasterio.errors import DriverCapabilityError, DriverRegistrationError
+
+from schemas.tools.raster import RasterConvertArgs, RasterConvertResult
+from workers.context import JobContext
+from workers.errors import JobFailed
+from workers.files import atomic_output, output_path, resolve_in_workspace
+from workers.gdal.blocks import file_ref, strips
+from workers.gdal.errors import open_raster, reading, writing
+from workers.jobs import job
+
+_COMPRESSING = {"GTiff", "COG"}
+
+
+def _gtiff_profile(src: rasterio.DatasetReader, args: RasterConvertArgs, *, final: bool) -> dict:
+    profile = {k: v for k, v in src.profile.items() if k not in {"compress", "tiled", "blockxsize", "blockysize"}}
+    profile |= {"driver": "GTiff", "bigtiff": "IF_SAFER", "interleave": "pixel" if src.count > 1 else "band"}
+    if not final:  # a staging copy for a CreateCopy-only driver: fast to write, read once
+        return profile | {"tiled": True, "blockxsize": 256, "blockysize": 256}
+    profile["tiled"] = args.tiled
+    if args.tiled:
+        profile |= {"blockxsize": args.blockxsize, "blockysize": args.blockysize}
+    if args.compression is not None:
+        profile["compress"] = args.compression
+    if args.photometric is not None:
+        profile["photometric"] = args.photometric
+    return profile | args.creation_options
+
+
+def _copy_options(args: RasterConvertArgs) -> dict:
+    options: dict = {}
+    if args.driver not in _COMPRESSING:
+        options["worldfile"] = "YES"
+    if args.driver == "COG":
+        options |= {"blocksize": args.blockxsize, "overview_resampling": args.overview_resampling.value.upper()}
+        if args.compression is not None:
+            options["compress"] = args.compression.upper()
+    return options | args.creation_options
+
+
+def _copy_blocks(
+    src: rasterio.DatasetReader, tmp: Path, profile: dict, args: RasterConvertArgs, ctx: JobContext
+) -> None:
+    windows = strips(src.height, src.width)
+    with rasterio.open(tmp, "w", **profile) as dst:
+        dst.update_tags(**src.tags())
+        for done, window in enumerate(windows, start=1):
+            with reading(Path(src.name)):
+                data = src.read(window=window)
+            dst.write(data, window=window)
+            ctx.progress(done, len(windows) + 1, f"copied {done}/{len(windows)} strips")
+        if args.overviews:
+            dst.build_overviews(args.overviews, RioResampling[args.overview_resampling.value])
+
+
+def _check_driver(args: RasterConvertArgs) -> None:
+    if args.compression is not None and args.driver not in _COMPRESSING:
+        raise JobFailed(
+            "option.unsupported", f"compression: applies to GTiff and COG, not {args.driver}", field="compression"
+        )
+
+
+@contextlib.contextmanager
+def _driver_errors(driver: str) -> Iterator[None]:
+    try:
+        yield
+    except (DriverRegistrationError, DriverCapabilityError) as exc:
+        raise JobFailed("driver.unknown", f"driver: GDAL cannot write {driver!r} ({exc})", field="driver") from exc
+
+
+def _sidecars(path: Path) -> list[Path]:
+    # GDAL keeps the CRS of PNG/JPEG/… in `<name>.aux.xml` and the transform in a `<stem>.wld` world file
+    return [path.with_name(f"{path.name}.aux.xml"), path.with_name(f"{path.stem}.wld")]
+
+
+def _write(src: rasterio.DatasetReader, tmp: Path, target: Path, args: RasterConvertArgs, ctx: JobContext) -> None:
+    if args.driver == "GTiff":
+        _copy_blocks(src, tmp, _gtiff_profile(src, args, final=True), args, ctx)
+        return
+    staged = tmp.with_name(f"{tmp.stem}.stage.tif")
+    try:
+        _copy_blocks(src, staged, _gtiff_profile(src, args, final=False), args, ctx)
+        with _driver_errors(args.driver):
+            rasterio.shutil.copy(staged, tmp, driver=args.driver, **_copy_options(args))
+        for side, final in zip(_sidecars(tmp), _sidecars(target), strict=True):
+            if side.exists():
+                side.replace(final)
+    finally:
+        for leftover in [staged, *_sidecars(tmp), *_sidecars(staged)]:
+            leftover.unlink(missing_ok=True)
+
+
+@job("raster_convert")
+def raster_convert(args: RasterConvertArgs, ctx: JobContext) -> RasterConvertResult:
+    """Copy `args.uri` into `args.output` with the requested driver, compression, tiling and overviews.
+
+    Non-GTiff drivers that only support CreateCopy (COG, PNG, JPEG) get a staged GeoTIFF first.
+
+    Raises:
+        JobFailed: a path outside the workspace, an existing output without `overwrite`, an unreadable source,
+            an unsupported driver or option, or a GDAL write error.
+        JobCancelled: the call was cancelled; nothing is left at `args.output`.
+    """
+    _check_driver(args)
+    src_path = resolve_in_workspace(args.uri, ctx.roots)
+    dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
+    with open_raster(src_path) as src, writing(), atomic_output(dst_path) as tmp:
+        _write(src, tmp, dst_path, args, ctx)
+    with open_raster(dst_path, "output") as out:
+        compression = out.compression.value.lower() if out.compression else None
+        driver, overviews = out.driver, out.overviews(1)
+    ctx.progress(1, 1, "converted")
+    return RasterConvertResult(
+        output=file_ref(dst_path, driver),
+        driver=driver,
+        compression=compression,
+        size_bytes=dst_path.stat().st_size,
+        overviews_built=overviews,
+    )
