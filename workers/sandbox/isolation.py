@@ -1,0 +1,119 @@
+"""Which isolation this host can give a handler, probed once, and the command line that starts the sandbox."""
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from schemas.handlers import Isolation
+from workers.sandbox.errors import SandboxUnavailable
+
+IsolationChoice = Literal["auto", "bwrap", "unshare", "process"]
+NOBODY = 65534
+_INTERPRETERS = ("/usr/bin/python3.11", "/usr/bin/python3", "/usr/local/bin/python3.11", "/usr/local/bin/python3")
+_ROOT_LINKS = ("bin", "lib", "lib32", "lib64", "sbin")
+
+
+def default_python() -> str:
+    """The interpreter run inside the sandbox: a system Python under /usr (readable by an unprivileged uid)."""
+    for candidate in _INTERPRETERS:
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return os.path.realpath(sys.executable)
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """How to build the sandbox. Read once at the worker's entry point and passed down.
+
+    Attributes:
+        isolation: `auto` tries bwrap, then unshare, and refuses to run untrusted code without namespaces;
+            `process` (rlimits, seccomp and the audit hook, no namespaces) must be asked for by name.
+        python: the interpreter inside the sandbox; stdlib only is needed.
+        run_as: unprivileged host uid/gid the sandbox runs as when the worker is root (None keeps root).
+        audit_hook: refuse forbidden operations by audit event too, for clearer errors (the kernel holds anyway).
+        startup_timeout_s: how long the server may take to say it is ready.
+    """
+
+    isolation: IsolationChoice = "auto"
+    python: str = field(default_factory=default_python)
+    run_as: int | None = NOBODY
+    audit_hook: bool = True
+    startup_timeout_s: float = 10.0
+
+    def drop_to(self) -> int | None:
+        """The uid to switch to before starting the sandbox, if any."""
+        return self.run_as if self.run_as is not None and os.geteuid() == 0 else None
+
+
+def _root_entries() -> list[str]:
+    args: list[str] = []
+    for name in _ROOT_LINKS:
+        path = Path("/") / name
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), f"/{name}"]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), f"/{name}"]
+    return args
+
+
+def bwrap_prefix(python: str) -> list[str]:
+    """bwrap arguments: every namespace, no user namespaces inside, caps dropped, a read-only /usr and nothing else."""
+    bwrap = shutil.which("bwrap") or "bwrap"
+    args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--assert-userns-disabled"]
+    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv", "--hostname", "sandbox"]
+    args += ["--ro-bind", "/usr", "/usr", *_root_entries(), "--proc", "/proc", "--dev", "/dev", "--chdir", "/"]
+    prefix = Path(python).resolve().parent.parent
+    if not prefix.is_relative_to("/usr"):
+        args += ["--ro-bind", str(prefix), str(prefix)]
+    return args
+
+
+def unshare_prefix() -> list[str]:
+    """unshare arguments: new user, net, pid, ipc, uts and mount namespaces; the host filesystem stays visible."""
+    unshare = shutil.which("unshare") or "unshare"
+    return [unshare, "--user", "--map-current-user", "--net", "--pid", "--ipc", "--uts", "--mount", "--fork"]
+
+
+def command(isolation: Isolation, python: str, program: str) -> list[str]:
+    """The argv that starts `program` (a `-c` script) under the given isolation."""
+    interpreter = [python, "-I", "-S", "-B", "-c", program]
+    if isolation == "bwrap":
+        return bwrap_prefix(python) + interpreter
+    if isolation == "unshare":
+        return [*unshare_prefix(), "--kill-child", "--mount-proc", *interpreter]
+    return interpreter
+
+
+def _works(isolation: Isolation, config: SandboxConfig) -> bool:
+    argv = command(isolation, config.python, "pass")
+    if shutil.which(argv[0]) is None:
+        return False
+    uid = config.drop_to()
+    ids = {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {}
+    try:
+        done = subprocess.run(argv, env={}, cwd="/", capture_output=True, timeout=config.startup_timeout_s, **ids)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+@cache
+def detect(config: SandboxConfig) -> Isolation:
+    """Probe the strongest isolation available for `config` (cached per process).
+
+    Raises:
+        SandboxUnavailable: neither bwrap nor unshare can create namespaces here and `process` was not asked for.
+    """
+    if config.isolation != "auto":
+        if not _works(config.isolation, config):
+            raise SandboxUnavailable(f"isolation {config.isolation!r} does not work on this host")
+        return config.isolation
+    for isolation in ("bwrap", "unshare"):
+        if _works(isolation, config):
+            return isolation
+    raise SandboxUnavailable("neither bwrap nor unshare works here; set isolation='process' to accept less")
