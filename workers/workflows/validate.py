@@ -26,7 +26,7 @@ def _successors(file: str | Path, spec: WorkflowDef, index: int, ids: set[str]) 
         raise DefinitionError(file, "the last step needs `complete: true` (or a `next`)", step.id)
     nexts = {"": spec.steps[index + 1].id} if step.next is None else step.next
     nexts = {"": nexts} if isinstance(nexts, str) else nexts
-    if not nexts or "" in nexts and len(nexts) > 1:
+    if not nexts or ("" in nexts and len(nexts) > 1):
         raise DefinitionError(file, "`next` choices need non-empty names", step.id)
     for target in nexts.values():
         if target not in ids:

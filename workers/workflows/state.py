@@ -1,0 +1,185 @@
+"""Workflow state as the pure fold of its events, and the transcript rendered from it."""
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import JsonValue
+
+from schemas.events import (
+    Event,
+    WorkflowAdvanced,
+    WorkflowCompleted,
+    WorkflowExpired,
+    WorkflowStarted,
+    WorkflowThoughtSubmitted,
+)
+from workers.workflows.template import format_value
+
+Status = Literal["active", "completed", "expired"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of the transcript: an instruction given, a reply received, or the end."""
+
+    kind: Literal["instruction", "reply", "completed", "expired"]
+    step: str
+    text: str
+    version: int
+    ts: datetime
+
+
+@dataclass(frozen=True)
+class WorkflowState:
+    """Everything known about one run, folded from its events (never from the clock)."""
+
+    state_id: str
+    workflow: str
+    status: Status
+    version: int
+    step: str
+    step_number: int
+    instruction: str
+    inputs: dict[str, JsonValue]
+    ttl_s: float
+    started_at: datetime
+    updated_at: datetime
+    expires_at: datetime
+    saved: dict[str, JsonValue] = field(default_factory=dict)
+    pending: WorkflowThoughtSubmitted | None = None
+    """A reply whose advance is not in the log yet (the appending worker died between the two appends)."""
+    message: str = ""
+    transcript: tuple[Entry, ...] = ()
+
+    @property
+    def replies(self) -> list[Entry]:
+        return [e for e in self.transcript if e.kind == "reply"]
+
+    def context(self) -> dict[str, JsonValue]:
+        """Template variables: inputs, saved values and the built-ins (`state_id`, `workflow`, `thoughts`)."""
+        thoughts: list[JsonValue] = [{"step": e.step, "text": e.text} for e in self.replies]
+        builtins: dict[str, JsonValue] = {"state_id": self.state_id, "workflow": self.workflow, "thoughts": thoughts}
+        return {**self.inputs, **self.saved, **builtins}
+
+
+def _started(_: WorkflowState | None, event: Event, data: Any) -> WorkflowState:
+    assert isinstance(data, WorkflowStarted)
+    return WorkflowState(
+        state_id=data.state_id,
+        workflow=data.workflow,
+        status="active",
+        version=data.version,
+        step=data.step,
+        step_number=data.step_number,
+        instruction=data.instruction,
+        inputs=dict(data.inputs),
+        ttl_s=data.ttl_s,
+        started_at=event.ts,
+        updated_at=event.ts,
+        expires_at=data.expires_at,
+        transcript=(Entry("instruction", data.step, data.instruction, data.version, event.ts),),
+    )
+
+
+def _submitted(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
+    assert isinstance(data, WorkflowThoughtSubmitted)
+    saved = state.saved if data.save is None else {**state.saved, data.save: data.value}
+    entry = Entry("reply", data.step, data.text, data.version, event.ts)
+    return replace(
+        state,
+        version=data.version,
+        saved=saved,
+        pending=data,
+        updated_at=event.ts,
+        transcript=(*state.transcript, entry),
+    )
+
+
+def _advanced(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
+    assert isinstance(data, WorkflowAdvanced)
+    entry = Entry("instruction", data.step, data.instruction, data.version, event.ts)
+    return replace(
+        state,
+        version=data.version,
+        step=data.step,
+        step_number=data.step_number,
+        instruction=data.instruction,
+        pending=None,
+        updated_at=event.ts,
+        expires_at=data.expires_at,
+        transcript=(*state.transcript, entry),
+    )
+
+
+def _completed(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
+    assert isinstance(data, WorkflowCompleted)
+    entry = Entry("completed", data.step, data.message, data.version, event.ts)
+    changes = {"status": "completed", "version": data.version, "message": data.message, "pending": None}
+    return replace(state, **changes, updated_at=event.ts, transcript=(*state.transcript, entry))
+
+
+def _expired(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
+    assert isinstance(data, WorkflowExpired)
+    entry = Entry("expired", state.step, f"expired after {data.idle_s:.0f} s without activity", data.version, event.ts)
+    changes = {"status": "expired", "version": data.version, "pending": None}
+    return replace(state, **changes, updated_at=event.ts, transcript=(*state.transcript, entry))
+
+
+_Apply = Callable[[Any, Event, Any], WorkflowState]
+_APPLY: dict[type, _Apply] = {
+    WorkflowStarted: _started,
+    WorkflowThoughtSubmitted: _submitted,
+    WorkflowAdvanced: _advanced,
+    WorkflowCompleted: _completed,
+    WorkflowExpired: _expired,
+}
+
+
+def apply(state: WorkflowState | None, event: Event) -> WorkflowState | None:
+    """The state after `event`. Events of other families, and anything before `workflow.started`, are ignored."""
+    handler = _APPLY.get(type(event.data))
+    if handler is None or (state is None and handler is not _started):
+        return state
+    return handler(state, event, event.data)
+
+
+def fold(events: Iterable[Event]) -> WorkflowState | None:
+    """Fold a run's events, in log order, into its state (None when it never started)."""
+    state: WorkflowState | None = None
+    for event in events:
+        state = apply(state, event)
+    return state
+
+
+def _inputs_block(inputs: dict[str, JsonValue]) -> list[str]:
+    return [f"- {name}: {format_value(value)}" for name, value in inputs.items()]
+
+
+def _entry_block(entry: Entry) -> list[str]:
+    stamp = entry.ts.isoformat(timespec="seconds")
+    heading = {
+        "instruction": f"## Instruction for step {entry.step!r} (v{entry.version}, {stamp})",
+        "reply": f"## Reply to step {entry.step!r} (v{entry.version}, {stamp})",
+        "completed": f"## Completed (v{entry.version}, {stamp})",
+        "expired": f"## Expired (v{entry.version}, {stamp})",
+    }[entry.kind]
+    body = entry.text.rstrip("\n").splitlines() or [""]
+    return [heading, "", *(f"> {line}" if entry.kind == "reply" else line for line in body), ""]
+
+
+def render_transcript(state: WorkflowState) -> str:
+    """The run as Markdown, for the `workflow://{state_id}` resource: inputs, then every instruction and reply."""
+    lines = [
+        f"# Workflow {state.workflow} ({state.state_id})",
+        "",
+        f"Status: {state.status}; step {state.step_number} {state.step!r}; version {state.version}.",
+        "",
+        "Inputs:",
+        *(_inputs_block(state.inputs) or ["- (none)"]),
+        "",
+    ]
+    for entry in state.transcript:
+        lines += _entry_block(entry)
+    return "\n".join(lines).rstrip("\n") + "\n"
