@@ -54,6 +54,11 @@ class SandboxProcess:
         return error
 
     @property
+    def pid(self) -> int:
+        """Host pid of the sandbox's outermost process (bwrap, unshare or the server itself)."""
+        return self._proc.pid
+
+    @property
     def alive(self) -> bool:
         """True while the server process runs."""
         return self._proc.poll() is None

@@ -9,7 +9,6 @@ from pydantic import ValidationError
 
 from schemas.handlers import HandlerError, HandlerErrorCode, HandlerLimits, HandlerOutcome, Isolation
 from workers.sandbox.bridge import ToolBridge
-from workers.sandbox.errors import SandboxUnavailable
 from workers.sandbox.isolation import SandboxConfig, detect
 from workers.sandbox.process import SandboxProcess
 
@@ -41,6 +40,12 @@ class PythonSandbox:
             SandboxUnavailable: no acceptable isolation works on this host.
         """
         return detect(self.config)
+
+    @property
+    def server_pid(self) -> int | None:
+        """Host pid of the running sandbox server, if one was started by this process."""
+        process = self._process
+        return process.pid if process is not None and process.owner_pid == os.getpid() and process.alive else None
 
     def run(
         self,
@@ -163,6 +168,3 @@ def get_sandbox(config: SandboxConfig | None = None) -> PythonSandbox:
     if config not in _SANDBOXES:
         _SANDBOXES[config] = PythonSandbox(config)
     return _SANDBOXES[config]
-
-
-__all__ = ["PythonSandbox", "SandboxUnavailable", "get_sandbox"]

@@ -4,6 +4,7 @@ import ast
 import builtins
 import io
 import json
+import mmap
 import os
 import sys
 import traceback
@@ -14,6 +15,7 @@ from .framing import write_frame
 from .proxy import Channel, ToolError, Tools
 
 FILENAME = "<handler>"
+RESERVE_BYTES = 4 * 1024 * 1024
 _MISSING = object()
 
 
@@ -45,7 +47,7 @@ class CappedText(io.StringIO):
 
 def run(request: dict[str, Any], channel: Channel, seccomp: guard.SeccompFilter, audit: bool) -> None:
     """Run the request's script and write one `done` frame to the channel; never returns."""
-    reserve = bytearray(4 * 1024 * 1024)  # freed on MemoryError so the report itself can be built
+    reserve = mmap.mmap(-1, RESERVE_BYTES)  # address space only (never touched); unmapped on MemoryError
     stdout = CappedText(int(request["limits"]["max_stdout_bytes"]))
     try:
         _confine(request, seccomp, audit, stdout)
@@ -53,7 +55,7 @@ def run(request: dict[str, Any], channel: Channel, seccomp: guard.SeccompFilter,
     except HandlerFault as fault:
         reply = {"op": "done", "ok": False, "error": fault.error}
     except MemoryError:
-        del reserve
+        reserve.close()  # gives back address space under RLIMIT_AS so the report itself can be built
         reply = {"op": "done", "ok": False, "error": _memory_error()}
     except BaseException as exc:  # the top of a throwaway process: every escape becomes a report
         reply = {"op": "done", "ok": False, "error": _classify(exc)}

@@ -52,7 +52,11 @@ def make_wrapper(channel: Channel, name: str, spec: dict[str, Any]) -> Callable[
     """Build `name(**args)` whose signature follows the tool's argument schema; binds before sending."""
     signature = _signature(spec)
 
-    def wrapper(**kwargs: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        unknown = sorted(set(kwargs) - set(signature.parameters))
+        if args or unknown:
+            problem = f"unexpected keyword argument(s) {unknown}" if unknown else "takes keyword arguments only"
+            raise TypeError(f"tools.{name}(): {problem}; signature is {name}{signature}")
         try:
             bound = signature.bind(**kwargs)
         except TypeError as exc:
