@@ -1,0 +1,90 @@
+"""Bench support: start a private Geogate stack (redis, workers, gateway) and a bare MCPServer, as processes."""
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from gateway.dev import Children, free_port, start_redis  # noqa: E402
+
+BARE_SERVER = """
+import os, socket, uvicorn
+from mcp.server import MCPServer
+from mcp.types import ToolAnnotations
+from schemas.tools.core import PingResult
+mcp = MCPServer("bare")
+WORKER = f"{socket.gethostname()}:{os.getpid()}"
+@mcp.tool(annotations=ToolAnnotations(read_only_hint=True))
+def ping(queue: str = "gdal", delay_ms: int = 0) -> PingResult:
+    return PingResult(worker=WORKER, queue="in-process", queue_wait_ms=0.0)
+uvicorn.run(mcp.streamable_http_app(), host="127.0.0.1", port=int(os.environ["PORT"]), log_level="warning")
+"""
+
+
+def _wait_http(url: str, timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    raise SystemExit(f"{url} did not come up")
+
+
+@contextmanager
+def geogate_stack(workers: int = 2, pool: str = "prefork", gateways: int = 1) -> Iterator[list[str]]:
+    """Redis + `workers` worker processes + `gateways` gateway processes; yields the MCP URLs."""
+    children = Children()
+    data = Path(tempfile.mkdtemp(prefix="geogate-bench-"))
+    try:
+        url = start_redis(data, children)
+        env = {**os.environ, "REDIS_URL": url, "GEOGATE_WORKSPACES": str(ROOT), "GEOGATE_LOG_LEVEL": "WARNING"}
+        for n in range(workers):
+            argv = [sys.executable, "-m", "workers", "--pool", pool, "--loglevel", "WARNING", "--name", f"b{n}@%h"]
+            children.spawn(argv, env, log=data / f"worker-{n}.log")
+        urls = []
+        for _ in range(gateways):
+            port = free_port()
+            children.spawn(
+                [sys.executable, "-m", "gateway.cli", "gateway", "--port", str(port)],
+                {**env, "GEOGATE_PORT": str(port)},
+                log=data / f"gateway-{port}.log",
+            )
+            _wait_http(f"http://127.0.0.1:{port}/health")
+            urls.append(f"http://127.0.0.1:{port}/mcp")
+        yield urls
+    finally:
+        children.stop()
+
+
+@contextmanager
+def bare_server() -> Iterator[str]:
+    """A bare `MCPServer` serving the same `ping` in-process over HTTP, as its own process."""
+    children = Children()
+    port = free_port()
+    try:
+        children.spawn([sys.executable, "-c", BARE_SERVER], {**os.environ, "PORT": str(port), "PYTHONPATH": str(ROOT)})
+        _wait_http(f"http://127.0.0.1:{port}/mcp")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        children.stop()
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+def describe(values: list[float]) -> str:
+    return f"p50 {statistics.median(values):.2f} ms  p99 {percentile(values, 99):.2f} ms  (n={len(values)})"

@@ -1,0 +1,53 @@
+"""Added latency of Geogate's full path for `ping`, against the same function in a bare MCPServer, same run.
+
+Both are driven sequentially by the SDK client (2026-07-28 era, Streamable HTTP) from this process.
+Usage: python bench/overhead.py [--calls 500] [--pool prefork|solo]
+"""
+
+import argparse
+import asyncio
+import time
+
+from _stack import bare_server, describe, geogate_stack, percentile
+from mcp import Client
+
+
+async def timed_calls(url: str, calls: int, warmup: int = 50) -> list[float]:
+    samples = []
+    async with Client(url) as client:
+        for n in range(warmup + calls):
+            began = time.perf_counter()
+            result = await client.call_tool("ping", {})
+            elapsed = (time.perf_counter() - began) * 1000
+            if result.is_error:
+                raise SystemExit(f"ping failed: {result.content}")
+            if n >= warmup:
+                samples.append(elapsed)
+    return samples
+
+
+async def interleaved(gateway: str, bare: str, calls: int, rounds: int = 5) -> tuple[list[float], list[float]]:
+    """Alternate blocks of calls so that machine noise hits both sides alike."""
+    ours, theirs = [], []
+    for _ in range(rounds):
+        ours += await timed_calls(gateway, calls // rounds)
+        theirs += await timed_calls(bare, calls // rounds)
+    return ours, theirs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=500)
+    parser.add_argument("--pool", default="prefork", choices=["prefork", "solo"])
+    ns = parser.parse_args()
+    with geogate_stack(workers=2, pool=ns.pool) as urls, bare_server() as bare:
+        ours, theirs = asyncio.run(interleaved(urls[0], bare, ns.calls))
+    print(f"bare MCPServer ping      {describe(theirs)}")
+    print(f"geogate ping (full path) {describe(ours)}  [worker pool: {ns.pool}]")
+    added50 = percentile(ours, 50) - percentile(theirs, 50)
+    added99 = percentile(ours, 99) - percentile(theirs, 99)
+    print(f"added by geogate: p50 {added50:+.2f} ms (target <= 2), p99 {added99:+.2f} ms (target <= 10)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""The roles and commands: stdio gateway, call timeout, `geogate events tail`, and `geogate dev` shutdown."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import httpx
+import pytest
+from mcp import Client, StdioServerParameters
+
+from tests.integration.conftest import Stack, start_gateway, stop
+from tests.support import free_port, wait_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.anyio]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_the_stdio_gateway_serves_the_same_tools(stack: Stack) -> None:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "gateway.cli", "gateway", "--stdio"], env=stack.env
+    )
+    async with Client(params) as client:
+        result = await client.call_tool("raster_info", {"uri": "dem.tif"})
+
+    assert not result.is_error and result.structured_content["width"] == 64
+
+
+async def test_a_call_that_outlives_its_timeout_gets_an_error_naming_the_call_id(stack: Stack) -> None:
+    port = free_port()
+    gateway = start_gateway({**stack.env, "GEOGATE_PORT": str(port), "GEOGATE_CALL_TIMEOUT_S": "0.5"}, port)
+    try:
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            result = await client.call_tool("ping", {"delay_ms": 3000})
+    finally:
+        stop(gateway)
+
+    error = result.structured_content["error"]
+    assert result.is_error and error["code"] == "call.timeout" and error["call_id"] in result.content[0].text
+
+
+def test_events_tail_prints_json_lines_filtered_by_type(stack: Stack) -> None:
+    wait_for(lambda: stack.store().redis.xlen("geogate:log:calls") > 0, what="some calls in the log")
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "events", "tail", "--json", "-n", "50", "--type", "tool.s*"],
+        env=stack.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 0 and lines
+    assert {line["data"]["type"] for line in lines} <= {"tool.started", "tool.succeeded"}
+    assert all(line["aggregate"].startswith("call:") and line["entry_id"] for line in lines)
+
+
+def test_dev_mode_serves_and_stops_every_child_on_sigterm(tmp_path) -> None:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "GEOGATE_REDIS_URL")}
+    env |= {"GEOGATE_PORT": str(port), "GEOGATE_DATA_DIR": str(tmp_path / ".geogate")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "dev", "--workers", "1"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for(lambda: _health(port), what="geogate dev to serve", timeout_s=60)
+        children = _descendants(proc.pid)
+        assert children, "dev mode started no child processes"
+        os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+        wait_for(lambda: not any(_alive(pid) for pid in children), what="every child to exit")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert b"/mcp" in proc.stdout.read()
+
+
+def _health(port: int) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).json()["ok"] is True
+    except (httpx.HTTPError, ValueError):
+        return False
+
+
+def _descendants(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-e", "-o", "pid=,ppid="], capture_output=True, text=True).stdout.split()
+    parent = {int(c): int(p) for c, p in zip(out[::2], out[1::2], strict=True)}
+    found, frontier = [], [pid]
+    while frontier:
+        here = frontier.pop()
+        kids = [c for c, p in parent.items() if p == here]
+        found += kids
+        frontier += kids
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
