@@ -1,0 +1,135 @@
+"""The `${…}` meta-language of seed 002, parsed rather than regex-replaced (seed-anchors §3 weakness)."""
+
+import pytest
+
+from workers.workflows.template import (
+    MissingValue,
+    TemplateError,
+    TemplateSyntaxError,
+    UndefinedVariable,
+    format_value,
+    parse,
+    parse_path,
+    render,
+)
+
+
+def test_variables_indexes_and_fields_render_from_the_context() -> None:
+    context = {"name": "dem", "items": ["a", "b", "c"], "crs": {"code": "EPSG:3035", "why": "equal area"}}
+
+    text = render("${name}: ${items[0]}, ${items[-1]}; ${crs.code} (${crs.why})", context)
+
+    assert text == "dem: a, c; EPSG:3035 (equal area)"
+
+
+def test_chained_accessors_reach_into_nested_values() -> None:
+    context = {"runs": [{"bands": [{"stats": {"mean": 1.5}}]}]}
+
+    assert render("${runs[0].bands[0].stats.mean}", context) == "1.5"
+
+
+def test_foreach_repeats_its_body_per_item_and_binds_the_loop_variable() -> None:
+    text = render("${foreach s in steps}[${s.id}]${/foreach}", {"steps": [{"id": "a"}, {"id": "b"}]})
+
+    assert text == "[a][b]"
+
+
+def test_nested_foreach_sees_the_outer_loop_variable() -> None:
+    template = "${foreach g in groups}${g.name}:${foreach m in g.members}${m}@${g.name} ${/foreach};${/foreach}"
+    groups = [{"name": "x", "members": ["1", "2"]}, {"name": "y", "members": []}]
+
+    assert render(template, {"groups": groups}) == "x:1@x 2@x ;y:;"
+
+
+def test_block_tags_alone_on_a_line_leave_no_blank_lines() -> None:
+    template = "Review:\n  ${foreach s in steps}\n  - ${s}\n  ${/foreach}\nDone\n"
+
+    assert render(template, {"steps": ["a", "b"]}) == "Review:\n  - a\n  - b\nDone\n"
+
+
+def test_dollar_dollar_brace_writes_a_literal_and_a_lone_dollar_is_text() -> None:
+    assert render("$${x} costs $5 ${x}", {"x": "y"}) == "${x} costs $5 y"
+
+
+def test_values_format_lists_as_bullets_objects_as_json_and_none_as_nothing() -> None:
+    assert format_value(["a", "b"]) == "- a\n- b"
+    assert format_value({"b": 1, "a": True}) == '{"a": true, "b": 1}'
+    assert format_value(None) == ""
+    assert format_value(False) == "false"
+
+
+def test_an_undefined_variable_is_an_error_with_its_name_and_position() -> None:
+    with pytest.raises(UndefinedVariable) as caught:
+        render("line one\n  ${missing}", {}, missing="empty")
+
+    assert (caught.value.name, caught.value.line, caught.value.column) == ("missing", 2, 3)
+    assert caught.value.code == "template.undefined"
+
+
+def test_an_undefined_list_in_a_nested_foreach_is_an_error() -> None:
+    with pytest.raises(UndefinedVariable) as caught:
+        render("${foreach a in outer}${foreach b in inner}${b}${/foreach}${/foreach}", {"outer": [1]})
+
+    assert caught.value.name == "inner"
+
+
+def test_a_missing_index_or_field_fails_strictly_and_renders_empty_leniently() -> None:
+    context = {"items": ["only"], "obj": {"a": 1}}
+
+    with pytest.raises(MissingValue):
+        render("${items[3]}", context)
+    with pytest.raises(MissingValue):
+        render("${obj.b}", context)
+    assert render("<${items[3]}><${obj.b}><${items.x}>", context, missing="empty") == "<><><>"
+
+
+def test_foreach_over_a_non_list_fails_strictly_and_iterates_once_leniently() -> None:
+    with pytest.raises(MissingValue):
+        render("${foreach x in text}${x}${/foreach}", {"text": "abc"})
+
+    assert render("${foreach x in text}(${x})${/foreach}", {"text": "abc"}, missing="empty") == "(abc)"
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "column"),
+    [
+        ("ok\n${unclosed", 2, 1),
+        ("${foreach x in xs}never closed", 1, 1),
+        ("a ${/foreach}", 1, 3),
+        ("${foreach x xs}${/foreach}", 1, 1),
+        ("${foreach x.y in xs}${/foreach}", 1, 1),
+        ("${a..b}", 1, 1),
+        ("${a[one]}", 1, 1),
+        ("${1abc}", 1, 1),
+        ("${}", 1, 1),
+        ("${a b}", 1, 1),
+    ],
+)
+def test_malformed_templates_fail_to_parse_with_a_position(source: str, line: int, column: int) -> None:
+    with pytest.raises(TemplateSyntaxError) as caught:
+        parse(source)
+
+    assert (caught.value.line, caught.value.column) == (line, column)
+    assert isinstance(caught.value, TemplateError)
+
+
+def test_names_lists_free_variables_and_excludes_loop_variables() -> None:
+    template = parse("${a} ${foreach x in b.items}${x.f} ${c[0]}${foreach y in x.sub}${y}${d}${/foreach}${/foreach}")
+
+    assert template.names() == {"a", "b", "c", "d"}
+
+
+def test_paths_parse_into_a_root_and_accessors() -> None:
+    path = parse_path(" analysis.items[0].name[-2] ")
+
+    assert (path.root, path.accessors, str(path)) == (
+        "analysis",
+        ("items", 0, "name", -2),
+        "analysis.items[0].name[-2]",
+    )
+
+
+def test_a_parsed_template_renders_many_times_with_different_contexts() -> None:
+    template = parse("${foreach i in xs}${i}${/foreach}")
+
+    assert [template.render({"xs": xs}) for xs in ([1, 2], [], ["z"])] == ["12", "", "z"]
