@@ -60,14 +60,20 @@ class ToolIndex:
 
 def build_index(tools: Sequence[dict[str, Any]], blocked: Iterable[str] = ()) -> ToolIndex:
     """Index MCP tool definitions (`{name, description, inputSchema}`) by name; compiled schemas are cached."""
-    entries = {str(tool["name"]): _entry(json.dumps(tool, sort_keys=True)) for tool in tools if "name" in tool}
+    entries = {str(tool["name"]): _entry(json.dumps(tool, sort_keys=True)) for tool in tools if _named(tool)}
     return ToolIndex(entries, tuple(blocked))
+
+
+def _named(tool: object) -> bool:
+    return isinstance(tool, dict) and isinstance(tool.get("name"), str)
 
 
 @lru_cache(maxsize=512)
 def _entry(canonical: str) -> ToolEntry:
     tool: dict[str, Any] = json.loads(canonical)
     schema = tool.get("inputSchema") or {"type": "object"}
+    if not isinstance(schema, dict):
+        return ToolEntry(tool["name"], tool, None, frozenset())
     props = frozenset((schema.get("properties") or {}).keys())
     return ToolEntry(tool["name"], tool, _compile(schema), props, _declared_aliases(tool, schema))
 

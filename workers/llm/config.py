@@ -1,0 +1,70 @@
+"""Settings of the LLM host as value objects: the provider connection, backoff, and the loop's limits."""
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from workers.llm.capabilities import ModelCapability, capability_for
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class BackoffPolicy(_Config):
+    """Retries of provider failures (429, 5xx, timeouts): exponential with full jitter, `Retry-After` honoured."""
+
+    max_retries: int = Field(default=4, ge=0)
+    base_s: float = Field(default=0.5, ge=0)
+    max_s: float = Field(default=20.0, ge=0)
+
+
+class LLMConfig(_Config):
+    """The provider connection (`GEOGATE_LLM_PROVIDER`, `_BASE_URL`, `_API_KEY`, `_MODEL`)."""
+
+    provider: Literal["openai", "anthropic"] = "openai"
+    """`openai` covers every OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp server, LM Studio."""
+    base_url: str = "http://127.0.0.1:11434/v1"
+    """Up to and including the version segment: `https://api.openai.com/v1`, `https://api.anthropic.com`."""
+    api_key: SecretStr | None = None
+    model: str = "llama3.1:8b"
+    native_tools: bool | None = None
+    """Force native tool calling on or off; None asks the capability table."""
+    template: str | None = None
+    """Force a prompt template (`generic`, `llama3`, `code`); None asks the capability table."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    backoff: BackoffPolicy = BackoffPolicy()
+
+    def capability(self) -> ModelCapability:
+        """The capability row for this model, with the overrides applied."""
+        cap = capability_for(self.model)
+        native = cap.native_tools if self.native_tools is None else self.native_tools
+        return ModelCapability(native, self.template or cap.template, cap.context_tokens)
+
+
+class LoopPolicy(_Config):
+    """How hard the loop tries and what it refuses (seed 001 safety boundaries, enforced)."""
+
+    max_attempts: int = Field(default=3, ge=1)
+    """Model attempts per turn, the first included."""
+    temperature: float = Field(default=0.7, ge=0, le=2)
+    temperature_step: float = Field(default=0.1, ge=0)
+    min_temperature: float = Field(default=0.0, ge=0)
+    max_turns: int = Field(default=4, ge=1)
+    """Rounds of tool calls before the model must answer."""
+    max_tool_calls: int = Field(default=8, ge=0)
+    """Tool calls per request, over all turns."""
+    blocked_tools: tuple[str, ...] = ()
+    """fnmatch patterns (`*_delete`, `admin.*`): never offered, never run."""
+    max_prompt_tokens: int = Field(default=6000, ge=256)
+    """Estimated prompt size; older history is trimmed to fit (capped by the model's context)."""
+    max_completion_tokens: int = Field(default=1024, ge=16)
+    max_total_tokens: int = Field(default=60_000, ge=256)
+    """Prompt + completion tokens over the whole conversation; the loop stops at this limit."""
+    preview_chars: int = Field(default=200, ge=0)
+    result_chars: int = Field(default=4000, ge=100)
+    """Tool result text handed back to the model, per call."""
+
+    def temperature_for(self, attempt: int) -> float:
+        """Temperature of 1-based `attempt`: 0.7, 0.6, 0.5, … never below `min_temperature`."""
+        return round(max(self.min_temperature, self.temperature - self.temperature_step * (attempt - 1)), 4)

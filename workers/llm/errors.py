@@ -1,0 +1,36 @@
+"""Errors of the LLM host.
+
+LLMError
+├── ProviderError        the model's server failed (HTTP status, timeout, bad body); `retryable` for 429/5xx/timeouts
+└── RateLimited          a client went over its requests per minute; `retry_after_s` says when to come back
+"""
+
+
+class LLMError(Exception):
+    """Base of LLM host errors: a stable `code` and whether trying again could help."""
+
+    def __init__(self, code: str, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.retryable = retryable
+
+
+class ProviderError(LLMError):
+    """The provider did not give a usable reply. Never counted as a model mistake."""
+
+    def __init__(self, code: str, message: str, *, retryable: bool, retry_after_s: float | None = None) -> None:
+        super().__init__(code, message, retryable=retryable)
+        self.retry_after_s = retry_after_s
+        self.retries = 0
+        """Backed-off attempts before this error was given up on."""
+
+
+class RateLimited(LLMError):
+    """The client made too many requests this minute."""
+
+    def __init__(self, key: str, limit: int, retry_after_s: float) -> None:
+        super().__init__("llm.rate_limited", f"more than {limit} requests per minute", retryable=True)
+        self.key = key
+        self.limit = limit
+        self.retry_after_s = retry_after_s

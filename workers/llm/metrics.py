@@ -1,0 +1,54 @@
+"""Metrics over `llm.attempt` payloads (seed 001): first-attempt success by model, retries, errors, tokens."""
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+
+from schemas.events.llm import LLMAttempted
+from schemas.llm import LLMStats, ModelStats
+
+_SUCCESS = frozenset({"calls", "answer"})
+
+
+def attempt_stats(attempts: Iterable[LLMAttempted]) -> LLMStats:
+    """Fold attempt records into metrics; provider errors are counted apart and never as model mistakes.
+
+    A turn is one `(conversation_id, turn)`. Its retries are its model attempts after the first.
+    """
+    turns: dict[tuple[str, int], list[LLMAttempted]] = defaultdict(list)
+    tokens: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()
+    provider_errors = 0
+    for record in attempts:
+        tokens[record.conversation_id] += record.prompt_tokens + record.completion_tokens
+        if record.outcome == "provider_error":
+            provider_errors += 1
+            continue
+        turns[(record.conversation_id, record.turn)].append(record)
+        kinds.update(e.kind for e in record.errors)
+    per_turn = [sorted(records, key=lambda r: r.attempt) for records in turns.values()]
+    return LLMStats(
+        by_model=_by_model(per_turn),
+        mean_retries=_mean([len(t) - 1 for t in per_turn]),
+        error_kinds=kinds.most_common(),
+        provider_errors=provider_errors,
+        tokens_per_conversation=dict(tokens),
+        mean_tokens_per_conversation=_mean(list(tokens.values())),
+    )
+
+
+def _by_model(per_turn: list[list[LLMAttempted]]) -> dict[str, ModelStats]:
+    grouped: dict[str, list[list[LLMAttempted]]] = defaultdict(list)
+    for turn in per_turn:
+        grouped[turn[0].model].append(turn)
+    return {
+        model: ModelStats(
+            turns=len(turns),
+            first_attempt_success_rate=_mean([1.0 if t[0].outcome in _SUCCESS else 0.0 for t in turns]),
+            mean_retries=_mean([len(t) - 1 for t in turns]),
+        )
+        for model, turns in sorted(grouped.items())
+    }
+
+
+def _mean(values: list[int] | list[float]) -> float:
+    return round(sum(values) / len(values), 4) if values else 0.0
