@@ -28,6 +28,10 @@ def job(name: str) -> Callable[[J], J]:
 def load_all() -> dict[str, Job]:
     """Import every job family (each import registers its jobs) and return the registry."""
     import workers.core
-    import workers.gdal.info  # noqa: F401
+    import workers.gdal.convert
+    import workers.gdal.info
+    import workers.gdal.reproject
+    import workers.gdal.stats
+    import workers.gdal.vector_ops  # noqa: F401
 
     return JOBS

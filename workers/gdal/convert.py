@@ -13,8 +13,9 @@ from schemas.tools.raster import RasterConvertArgs, RasterConvertResult
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.files import atomic_output, output_path, resolve_in_workspace
-from workers.gdal.blocks import file_ref, strips
+from workers.gdal.blocks import strips
 from workers.gdal.errors import open_raster, reading, writing
+from workers.gdal.outputs import drop_sidecars, file_ref, publish_sidecars
 from workers.jobs import job
 
 _COMPRESSING = {"GTiff", "COG"}
@@ -76,11 +77,6 @@ def _driver_errors(driver: str) -> Iterator[None]:
         raise JobFailed("driver.unknown", f"driver: GDAL cannot write {driver!r} ({exc})", field="driver") from exc
 
 
-def _sidecars(path: Path) -> list[Path]:
-    # GDAL keeps the CRS of PNG/JPEG/… in `<name>.aux.xml` and the transform in a `<stem>.wld` world file
-    return [path.with_name(f"{path.name}.aux.xml"), path.with_name(f"{path.stem}.wld")]
-
-
 def _write(src: rasterio.DatasetReader, tmp: Path, target: Path, args: RasterConvertArgs, ctx: JobContext) -> None:
     if args.driver == "GTiff":
         _copy_blocks(src, tmp, _gtiff_profile(src, args, final=True), args, ctx)
@@ -90,12 +86,11 @@ def _write(src: rasterio.DatasetReader, tmp: Path, target: Path, args: RasterCon
         _copy_blocks(src, staged, _gtiff_profile(src, args, final=False), args, ctx)
         with _driver_errors(args.driver):
             rasterio.shutil.copy(staged, tmp, driver=args.driver, **_copy_options(args))
-        for side, final in zip(_sidecars(tmp), _sidecars(target), strict=True):
-            if side.exists():
-                side.replace(final)
+        staged.unlink()
+        publish_sidecars(tmp, target)  # PNG/JPEG keep their CRS in `.aux.xml` and transform in `.wld`
     finally:
-        for leftover in [staged, *_sidecars(tmp), *_sidecars(staged)]:
-            leftover.unlink(missing_ok=True)
+        staged.unlink(missing_ok=True)
+        drop_sidecars(tmp)
 
 
 @job("raster_convert")

@@ -14,8 +14,9 @@ from schemas.tools.raster import RasterReprojectArgs, RasterReprojectResult
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.files import atomic_output, output_path, resolve_in_workspace
-from workers.gdal.blocks import ALIGN_ROWS, file_ref, strips
+from workers.gdal.blocks import ALIGN_ROWS, strips
 from workers.gdal.errors import open_raster, parse_crs, reading, require_georeferenced, writing
+from workers.gdal.outputs import file_ref
 from workers.jobs import job
 
 Grid = tuple[Affine, int, int]

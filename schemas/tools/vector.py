@@ -1,0 +1,180 @@
+"""Vector tools that write a file: convert, reproject, clip, buffer, simplify (gdal-mcp argument names)."""
+
+from typing import Annotated, Literal, Self
+
+from pydantic import Field, model_validator
+
+from schemas import tasks
+from schemas.tools.base import Hints, ToolResult, ToolSpec
+from schemas.tools.raster import CrsText, GeoArgs, OutputRef, Uri
+
+
+class VectorWriteArgs(GeoArgs):
+    """What every vector tool that writes a file takes."""
+
+    uri: Uri
+    """Source vector dataset, relative to a workspace root (or absolute inside one)."""
+    output: Uri
+    """Where to write the result, inside the workspace; its folder must exist."""
+    layer: str | None = Field(default=None, max_length=256)
+    """Source layer; the first layer when omitted."""
+    driver: str | None = Field(default=None, max_length=64)
+    """Output driver (GPKG, ESRI Shapefile, GeoJSON, FlatGeobuf, …); inferred from the output's extension."""
+    overwrite: bool = False
+    """Replace `output` if it exists."""
+
+
+class VectorConvertArgs(VectorWriteArgs):
+    encoding: str = Field(default="UTF-8", min_length=1, max_length=32)
+    """Character encoding of a Shapefile's attributes (other formats are always UTF-8)."""
+
+
+class VectorReprojectArgs(VectorWriteArgs):
+    dst_crs: CrsText
+    """Target CRS, e.g. 'EPSG:4326'."""
+    src_crs: CrsText | None = None
+    """Override (or supply) the source CRS."""
+
+
+class VectorClipArgs(VectorWriteArgs):
+    bounds: list[float] | None = Field(default=None, min_length=4, max_length=4)
+    """Clip box [minx, miny, maxx, maxy] in the layer's CRS."""
+    mask: str | None = Field(default=None, min_length=1, max_length=1_000_000)
+    """Mask polygon(s): a vector file in the workspace, or a WKT / GeoJSON geometry in the layer's CRS."""
+
+    @model_validator(mode="after")
+    def _bounds_or_mask(self) -> Self:
+        if (self.bounds is None) == (self.mask is None):
+            raise ValueError("give exactly one of bounds or mask")
+        if self.bounds is not None and not (self.bounds[0] < self.bounds[2] and self.bounds[1] < self.bounds[3]):
+            raise ValueError("bounds must be [minx, miny, maxx, maxy] with minx < maxx and miny < maxy")
+        return self
+
+
+class VectorBufferArgs(VectorWriteArgs):
+    distance: float
+    """Buffer distance in CRS units (metres in a projected CRS, degrees in a geographic one); negative shrinks."""
+    resolution: int = Field(default=16, ge=4, le=64)
+    """Segments per quarter circle."""
+
+    @model_validator(mode="after")
+    def _non_zero(self) -> Self:
+        if self.distance == 0:
+            raise ValueError("distance must not be 0")
+        return self
+
+
+class VectorSimplifyArgs(VectorWriteArgs):
+    tolerance: Annotated[float, Field(gt=0)]
+    """Douglas–Peucker: largest distance a removed vertex may lie from the line, in CRS units. Visvalingam–Whyatt:
+    triangles smaller than tolerance² are removed."""
+    method: Literal["douglas-peucker", "visvalingam"] = "douglas-peucker"
+    preserve_topology: bool = True
+    """Keep geometries valid (no self-intersections, no collapsed rings)."""
+
+
+class VectorResult(ToolResult):
+    """What every vector tool that writes a file reports."""
+
+    output: OutputRef
+    feature_count: int
+    geometry_type: str | None = None
+    bounds: list[float] | None = None
+    """minx, miny, maxx, maxy of the output."""
+    crs: str | None = None
+
+    def summary(self) -> str:
+        return f"wrote {self.feature_count} {self.geometry_type or ''} features to {self.output.path}"
+
+
+class VectorConvertResult(VectorResult):
+    src_driver: str
+    dst_driver: str
+    encoding: str
+
+
+class VectorReprojectResult(VectorResult):
+    src_crs: str
+    dst_crs: str
+
+
+class VectorClipResult(VectorResult):
+    clip_method: Literal["bbox", "mask"]
+    source_feature_count: int
+
+
+class VectorBufferResult(VectorResult):
+    buffer_distance: float
+    resolution: int
+    warnings: list[str] = Field(default_factory=list)
+
+
+class VectorSimplifyResult(VectorResult):
+    tolerance: float
+    method: str
+    preserve_topology: bool
+    vertices_before: int
+    vertices_after: int
+
+    def summary(self) -> str:
+        return f"{super().summary()}; vertices {self.vertices_before} → {self.vertices_after} ({self.method})"
+
+
+_ALIASES = {"path": "uri", "file": "uri", "input": "uri", "dst": "output", "output_path": "output"}
+_WRITES = Hints(destructive=True)
+
+
+def _spec(name: str, title: str, description: str, args: type[VectorWriteArgs], result: type[VectorResult]) -> ToolSpec:
+    return ToolSpec(
+        name=name,
+        title=title,
+        description=description,
+        queue=tasks.GDAL,
+        args=args,
+        result=result,
+        hints=_WRITES,
+        timeout_s=3600.0,
+        aliases=_ALIASES,
+    )
+
+
+VECTOR_CONVERT = _spec(
+    "vector_convert",
+    "Convert a vector dataset",
+    "Copy one layer into another format (GeoPackage, Shapefile, GeoJSON, FlatGeobuf, …; the driver follows the "
+    "output's extension unless given). Use it when another program needs a different format or encoding.",
+    VectorConvertArgs,
+    VectorConvertResult,
+)
+VECTOR_REPROJECT = _spec(
+    "vector_reproject",
+    "Reproject a vector dataset",
+    "Transform a layer's coordinates into another CRS with PROJ. Use it before overlaying layers in different CRSs "
+    "or before measuring distances and areas (pick a projected CRS for that).",
+    VectorReprojectArgs,
+    VectorReprojectResult,
+)
+VECTOR_CLIP = _spec(
+    "vector_clip",
+    "Clip a vector dataset",
+    "Keep only the features that intersect a box or mask polygon, cut to it. Use it to cut a layer to an area of "
+    "interest; the mask may be a file in the workspace or a WKT/GeoJSON geometry.",
+    VectorClipArgs,
+    VectorClipResult,
+)
+VECTOR_BUFFER = _spec(
+    "vector_buffer",
+    "Buffer vector features",
+    "Grow (or, with a negative distance, shrink) every geometry by a distance in CRS units. Use it for proximity "
+    "zones; reproject a geographic layer to a metric CRS first so the distance is in metres.",
+    VectorBufferArgs,
+    VectorBufferResult,
+)
+VECTOR_SIMPLIFY = _spec(
+    "vector_simplify",
+    "Simplify vector geometries",
+    "Reduce vertex counts with Douglas–Peucker or Visvalingam–Whyatt. Use it to make a layer lighter for display "
+    "or web maps at a given scale; preserve_topology keeps geometries valid.",
+    VectorSimplifyArgs,
+    VectorSimplifyResult,
+)

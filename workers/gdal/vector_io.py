@@ -1,0 +1,134 @@
+"""Reading and writing vector layers for the jobs: chunked reads with progress, atomic writes with sidecars."""
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pyogrio
+import pyogrio.errors
+import pyogrio.raw
+import shapely
+
+from workers.context import JobContext
+from workers.errors import JobFailed
+from workers.files import atomic_output
+from workers.gdal.errors import reading, writing
+from workers.gdal.outputs import drop_sidecars, publish_sidecars
+
+CHUNK_FEATURES = 20_000
+"""Features read, processed and reported per step."""
+
+GeometryOp = Callable[[np.ndarray], np.ndarray]
+"""Maps an array of shapely geometries to another of the same length."""
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One layer in memory: shapely geometries plus attribute columns, with what the source said about them."""
+
+    name: str
+    driver: str
+    crs: str | None
+    fields: list[str]
+    columns: list[np.ndarray]
+    geometry: np.ndarray
+
+    def where(self, keep: np.ndarray) -> "Layer":
+        """The features where `keep` is true."""
+        return replace(self, columns=[c[keep] for c in self.columns], geometry=self.geometry[keep])
+
+
+def layer_name(path: Path, layer: str | None) -> str:
+    """`layer` if the dataset has it, else its first layer.
+
+    Raises:
+        JobFailed: `layer.not_found`, or `gdal.not_geospatial` when the file has no layers.
+    """
+    with reading(path):
+        names = [str(name) for name, _ in pyogrio.list_layers(path)]
+    if not names:
+        raise JobFailed("gdal.not_geospatial", f"uri: {path.name!r} has no vector layers", field="uri")
+    if layer is not None and layer not in names:
+        raise JobFailed("layer.not_found", f"layer: {layer!r} is not one of {names}", field="layer")
+    return layer if layer is not None else names[0]
+
+
+def read_layer(
+    path: Path, layer: str | None, ctx: JobContext, op: GeometryOp | None = None, field: str = "uri"
+) -> Layer:
+    """Read a layer `CHUNK_FEATURES` at a time, applying `op` to each chunk's geometries and reporting progress.
+
+    Raises:
+        JobFailed: the file cannot be read, or the layer does not exist.
+        JobCancelled: the call was cancelled between chunks.
+    """
+    name = layer_name(path, layer)
+    with reading(path, field):
+        info = pyogrio.read_info(path, layer=name, force_feature_count=True)
+    total, parts = max(int(info["features"]), 0), []
+    for skip in range(0, max(total, 1), CHUNK_FEATURES):
+        with reading(path, field):
+            meta, _, wkb, columns = pyogrio.raw.read(path, layer=name, skip_features=skip, max_features=CHUNK_FEATURES)
+        geometry = shapely.from_wkb(wkb) if wkb is not None else np.full(len(columns[0]) if columns else 0, None)
+        parts.append((op(geometry) if op is not None else geometry, columns))
+        ctx.progress(min(skip + CHUNK_FEATURES, total), total, f"read {min(skip + CHUNK_FEATURES, total)}/{total}")
+    columns = [np.concatenate([p[1][i] for p in parts]) for i in range(len(meta["fields"]))]
+    geometry = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, dtype=object)
+    return Layer(name, str(info["driver"]), info["crs"], list(meta["fields"]), columns, geometry)
+
+
+def output_driver(driver: str | None, output: Path) -> str:
+    """The driver to write `output` with: `driver` if GDAL can write it, else the one its extension names.
+
+    Raises:
+        JobFailed: `driver.unknown`, listing the drivers that can write.
+    """
+    writable = sorted(pyogrio.list_drivers(write=True))
+    if driver is None:
+        try:
+            driver = pyogrio.raw.detect_write_driver(str(output))
+        except ValueError as exc:
+            raise JobFailed(
+                "driver.unknown",
+                f"driver: cannot tell the format of {output.name!r}; pass one of {writable}",
+                field="driver",
+            ) from exc
+    if driver not in writable:
+        raise JobFailed(
+            "driver.unknown", f"driver: {driver!r} cannot write here; use one of {writable}", field="driver"
+        )
+    return driver
+
+
+def geometry_type(geometry: np.ndarray) -> str:
+    """The layer geometry type for `geometry`: the common type, its Multi form when mixed with it, else Unknown."""
+    kinds = set(shapely.get_type_id(geometry[~shapely.is_missing(geometry)]).tolist())
+    names = {0: "Point", 1: "LineString", 3: "Polygon", 4: "MultiPoint", 5: "MultiLineString", 6: "MultiPolygon"}
+    if len(kinds) == 1 and kinds <= names.keys():
+        return names[kinds.pop()]
+    for single, multi in ((0, 4), (1, 5), (3, 6)):
+        if kinds == {single, multi}:
+            return names[multi]
+    return "Unknown"
+
+
+def write_layer(layer: Layer, target: Path, driver: str, crs: str | None, encoding: str | None = None) -> None:
+    """Write `layer` to a temporary file beside `target` and rename it (and its sidecars) into place.
+
+    Raises:
+        JobFailed: `gdal.write_failed`.
+    """
+    kind = geometry_type(layer.geometry)
+    wkb = np.array(shapely.to_wkb(layer.geometry), dtype=object)
+    options = {"encoding": encoding} if driver == "ESRI Shapefile" and encoding else {}
+    with atomic_output(target) as tmp:
+        try:
+            with writing():
+                pyogrio.raw.write(
+                    tmp, wkb, layer.columns, layer.fields, layer=target.stem, driver=driver, geometry_type=kind,
+                    crs=crs, promote_to_multi=kind.startswith("Multi") or None, **options,
+                )  # fmt: skip
+            publish_sidecars(tmp, target)  # a Shapefile is .shp plus .shx/.dbf/.prj/.cpg
+        finally:
+            drop_sidecars(tmp)

@@ -1,0 +1,230 @@
+"""Jobs that rewrite a vector layer: `vector_convert`, `vector_reproject`, `vector_clip`, `vector_buffer`,
+`vector_simplify`."""
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pyogrio
+import shapely
+from pyproj import CRS, Transformer
+from pyproj.exceptions import ProjError
+
+from schemas.tools.vector import (
+    VectorBufferArgs,
+    VectorBufferResult,
+    VectorClipArgs,
+    VectorClipResult,
+    VectorConvertArgs,
+    VectorConvertResult,
+    VectorReprojectArgs,
+    VectorReprojectResult,
+    VectorSimplifyArgs,
+    VectorSimplifyResult,
+    VectorWriteArgs,
+)
+from workers.context import JobContext
+from workers.errors import JobFailed
+from workers.files import output_path, resolve_in_workspace
+from workers.gdal import visvalingam
+from workers.gdal.errors import parse_crs, reading
+from workers.gdal.outputs import file_ref
+from workers.gdal.vector_io import GeometryOp, Layer, geometry_type, layer_name, output_driver, read_layer, write_layer
+from workers.jobs import job
+
+_WKT_TYPES = ("POINT", "LINESTRING", "POLYGON", "MULTI", "GEOMETRYCOLLECTION")
+
+
+def _paths(args: VectorWriteArgs, ctx: JobContext) -> tuple[Path, Path, str]:
+    src = resolve_in_workspace(args.uri, ctx.roots)
+    dst = output_path(args.output, ctx.roots, overwrite=args.overwrite)
+    return src, dst, output_driver(args.driver, dst)
+
+
+def _described(layer: Layer, dst: Path, driver: str, crs: str | None) -> dict:
+    """The fields every vector result shares."""
+    present = layer.geometry[~shapely.is_missing(layer.geometry)]
+    bounds = shapely.total_bounds(present).tolist() if len(present) else []
+    return {
+        "output": file_ref(dst, driver),
+        "feature_count": len(layer.geometry),
+        "geometry_type": geometry_type(layer.geometry) if len(present) else None,
+        "bounds": bounds if bounds and not any(math.isnan(b) for b in bounds) else None,
+        "crs": crs,
+    }
+
+
+def _rewrite(args: VectorWriteArgs, ctx: JobContext, op: GeometryOp | None = None) -> tuple[Layer, Path, str]:
+    src, dst, driver = _paths(args, ctx)
+    layer = read_layer(src, args.layer, ctx, op)
+    write_layer(layer, dst, driver, layer.crs, getattr(args, "encoding", None))
+    return layer, dst, driver
+
+
+@job("vector_convert")
+def vector_convert(args: VectorConvertArgs, ctx: JobContext) -> VectorConvertResult:
+    """Copy one layer of `args.uri` into the format of `args.output` (or `args.driver`).
+
+    Raises:
+        JobFailed: a path outside the workspace, an existing output without `overwrite`, an unreadable source,
+            an unknown layer or driver, or a GDAL write error.
+        JobCancelled: the call was cancelled; nothing is left at `args.output`.
+    """
+    layer, dst, driver = _rewrite(args, ctx)
+    encoding = args.encoding if driver == "ESRI Shapefile" else "UTF-8"
+    described = _described(layer, dst, driver, layer.crs)
+    return VectorConvertResult(src_driver=layer.driver, dst_driver=driver, encoding=encoding, **described)
+
+
+def _layer_crs(path: Path, layer: str | None, override: str | None) -> CRS:
+    if override is not None:
+        return parse_crs(override, "src_crs")
+    with reading(path):
+        crs = pyogrio.read_info(path, layer=layer_name(path, layer))["crs"]
+    if crs is None:
+        raise JobFailed("crs.missing", "src_crs: the layer has no CRS; pass src_crs to say what it is", field="src_crs")
+    return CRS.from_user_input(crs)
+
+
+def _transformer_op(src: CRS, dst: CRS) -> GeometryOp:
+    transformer = Transformer.from_crs(src, dst, always_xy=True)
+
+    def coords(xy: np.ndarray) -> np.ndarray:
+        try:
+            return np.column_stack(transformer.transform(*xy.T, errcheck=True))
+        except ProjError as exc:
+            raise JobFailed("crs.transform_failed", f"dst_crs: PROJ cannot transform these coordinates: {exc}") from exc
+
+    return lambda geometry: shapely.transform(geometry, coords, include_z=None)
+
+
+@job("vector_reproject")
+def vector_reproject(args: VectorReprojectArgs, ctx: JobContext) -> VectorReprojectResult:
+    """Transform a layer's coordinates into `args.dst_crs` with PROJ, chunk by chunk.
+
+    Raises:
+        JobFailed: as `vector_convert`, plus an unknown, missing or untransformable CRS.
+        JobCancelled: the call was cancelled; nothing is left at `args.output`.
+    """
+    src, dst, driver = _paths(args, ctx)
+    src_crs, dst_crs = _layer_crs(src, args.layer, args.src_crs), parse_crs(args.dst_crs, "dst_crs")
+    layer = read_layer(src, args.layer, ctx, _transformer_op(src_crs, dst_crs))
+    write_layer(layer, dst, driver, dst_crs.to_wkt())
+    described = _described(layer, dst, driver, args.dst_crs)
+    return VectorReprojectResult(src_crs=src_crs.to_string(), dst_crs=args.dst_crs, **described)
+
+
+def _parsed_mask(text: str) -> shapely.Geometry | None:
+    """The geometry `text` spells as GeoJSON or WKT, or None when it looks like a path."""
+    stripped = text.lstrip()
+    try:
+        if stripped.startswith("{"):
+            return shapely.from_geojson(stripped)
+        if stripped.upper().startswith(_WKT_TYPES):
+            return shapely.from_wkt(stripped)
+    except shapely.errors.ShapelyError as exc:
+        raise JobFailed("mask.invalid", f"mask: not a valid geometry: {exc}", field="mask") from exc
+    return None
+
+
+def _mask_from_file(uri: str, layer_crs: str | None, ctx: JobContext) -> shapely.Geometry:
+    path = resolve_in_workspace(uri, ctx.roots, field="mask")
+    mask = read_layer(path, None, JobContext(ctx.call_id, ctx.roots), field="mask")  # silent: not the job's progress
+    if mask.crs and layer_crs and CRS(mask.crs) != CRS(layer_crs):
+        mask = replace(mask, geometry=_transformer_op(CRS(mask.crs), CRS(layer_crs))(mask.geometry))
+    return shapely.union_all(mask.geometry)
+
+
+def _mask(args: VectorClipArgs, layer_crs: str | None, ctx: JobContext) -> shapely.Geometry:
+    """The clip polygon in the layer's CRS: the bounds box, an inline WKT/GeoJSON geometry, or a mask file.
+
+    Raises:
+        JobFailed: `mask.invalid` when the mask is not a polygon, or the mask file's read errors.
+    """
+    if args.bounds is not None:
+        return shapely.box(*args.bounds)
+    text = args.mask or ""
+    geometry = _parsed_mask(text)
+    if geometry is None:
+        geometry = _mask_from_file(text, layer_crs, ctx)
+    if shapely.get_dimensions(geometry) != 2:
+        raise JobFailed("mask.invalid", "mask: must be a polygon or multipolygon", field="mask")
+    return geometry
+
+
+def _clip_op(mask: shapely.Geometry) -> GeometryOp:
+    shapely.prepare(mask)
+
+    def clip(geometry: np.ndarray) -> np.ndarray:
+        out = np.full(len(geometry), None, dtype=object)
+        hit = shapely.intersects(mask, geometry)
+        cut = shapely.intersection(geometry[hit], mask)
+        same_kind = shapely.get_dimensions(cut) == shapely.get_dimensions(geometry[hit])  # drop edge-only touches
+        out[np.flatnonzero(hit)[same_kind]] = cut[same_kind]
+        return out
+
+    return clip
+
+
+@job("vector_clip")
+def vector_clip(args: VectorClipArgs, ctx: JobContext) -> VectorClipResult:
+    """Keep the features that intersect `args.bounds` or `args.mask`, cut to it.
+
+    Raises:
+        JobFailed: as `vector_convert`, plus an unreadable or non-polygonal mask.
+        JobCancelled: the call was cancelled; nothing is left at `args.output`.
+    """
+    src, dst, driver = _paths(args, ctx)
+    with reading(src):
+        crs = pyogrio.read_info(src, layer=layer_name(src, args.layer))["crs"]
+    layer = read_layer(src, args.layer, ctx, _clip_op(_mask(args, crs, ctx)))
+    kept = layer.where(~shapely.is_missing(layer.geometry))
+    write_layer(kept, dst, driver, layer.crs)
+    method = "bbox" if args.bounds is not None else "mask"
+    described = _described(kept, dst, driver, layer.crs)
+    return VectorClipResult(clip_method=method, source_feature_count=len(layer.geometry), **described)
+
+
+@job("vector_buffer")
+def vector_buffer(args: VectorBufferArgs, ctx: JobContext) -> VectorBufferResult:
+    """Buffer every geometry by `args.distance` CRS units.
+
+    Raises:
+        JobFailed: as `vector_convert`.
+        JobCancelled: the call was cancelled; nothing is left at `args.output`.
+    """
+    layer, dst, driver = _rewrite(args, ctx, lambda g: shapely.buffer(g, args.distance, quad_segs=args.resolution))
+    warnings = []
+    if layer.crs and CRS(layer.crs).is_geographic:
+        warnings.append(f"{layer.crs} is geographic: the distance {args.distance} is in degrees, not metres")
+    described = _described(layer, dst, driver, layer.crs)
+    return VectorBufferResult(buffer_distance=args.distance, resolution=args.resolution, warnings=warnings, **described)
+
+
+def _simplify_op(args: VectorSimplifyArgs, counts: list[int]) -> GeometryOp:
+    def simplify(geometry: np.ndarray) -> np.ndarray:
+        if args.method == "visvalingam":
+            out = visvalingam.simplify(geometry, args.tolerance, args.preserve_topology)
+        else:
+            out = shapely.simplify(geometry, args.tolerance, preserve_topology=args.preserve_topology)
+        counts[0] += int(shapely.get_num_coordinates(geometry).sum())
+        counts[1] += int(shapely.get_num_coordinates(out).sum())
+        return out
+
+    return simplify
+
+
+@job("vector_simplify")
+def vector_simplify(args: VectorSimplifyArgs, ctx: JobContext) -> VectorSimplifyResult:
+    """Reduce vertex counts with Douglas–Peucker (GEOS) or Visvalingam–Whyatt.
+
+    Raises:
+        JobFailed: as `vector_convert`.
+        JobCancelled: the call was cancelled; nothing is left at `args.output`.
+    """
+    counts = [0, 0]
+    layer, dst, driver = _rewrite(args, ctx, _simplify_op(args, counts))
+    described = _described(layer, dst, driver, layer.crs)
+    settings = {"tolerance": args.tolerance, "method": args.method, "preserve_topology": args.preserve_topology}
+    return VectorSimplifyResult(vertices_before=counts[0], vertices_after=counts[1], **settings, **described)
