@@ -10,6 +10,7 @@ from workers.llm.providers.base import Message
 CHARS_PER_TOKEN = 4
 """A conservative estimate without a tokenizer (English text and JSON run 3.5–4.5 characters per token)."""
 MESSAGE_OVERHEAD_TOKENS = 4
+_TRIMMED = " …[trimmed]"
 
 
 def offered_tools(tools: Sequence[dict[str, Any]], blocked: Iterable[str]) -> list[dict[str, Any]]:
@@ -44,8 +45,8 @@ def _clip_longest(tail: list[Message], excess_tokens: int) -> list[Message]:
         if excess <= 0:
             break
         content = tail[index].content
-        keep = max(200, len(content) - excess)
+        keep = max(200, len(content) - excess - len(_TRIMMED))
         if keep < len(content):
-            tail[index] = replace(tail[index], content=content[:keep] + " …[trimmed]")
-            excess -= len(content) - keep
+            tail[index] = replace(tail[index], content=content[:keep] + _TRIMMED)
+            excess -= len(content) - keep - len(_TRIMMED)
     return tail

@@ -19,7 +19,7 @@ REPROJECT: dict[str, Any] = {
     "inputSchema": {
         "type": "object",
         "properties": {
-            "uri": {"type": "string"},
+            "uri": {"type": "string", "x-aliases": ["file", "src"]},
             "dst_crs": {"type": "string", "pattern": "^EPSG:[0-9]+$"},
             "resampling": {"enum": ["nearest", "bilinear", "cubic"]},
             "options": {"type": "object", "properties": {"tiled": {"type": "boolean"}}},
