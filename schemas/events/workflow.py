@@ -1,11 +1,15 @@
 """Events of the guided-workflow aggregate (`workflow:<state_id>`): started → (submitted → advanced)* → completed."""
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue
 
 from schemas.events.base import EventData
+
+Version = Annotated[int, Field(ge=1, le=2**31)]
+"""Position of an event in its run (1-based); appends expect the previous value."""
+StepNumber = Annotated[int, Field(ge=1, le=2**31)]
 
 
 def workflow_aggregate(state_id: str) -> str:
@@ -19,11 +23,10 @@ class WorkflowStarted(EventData):
     type: Literal["workflow.started"] = "workflow.started"
     state_id: str
     workflow: str
-    version: int = 1
-    """Position of this event in its aggregate (1-based); appends expect the previous value."""
+    version: Version = 1
     step: str
     """Id of the first step."""
-    step_number: int = 1
+    step_number: StepNumber = 1
     instruction: str
     """The first step's instruction, rendered (so the transcript needs no definition)."""
     inputs: dict[str, JsonValue] = Field(default_factory=dict)
@@ -39,7 +42,7 @@ class WorkflowThoughtSubmitted(EventData):
 
     type: Literal["workflow.thought_submitted"] = "workflow.thought_submitted"
     state_id: str
-    version: int
+    version: Version
     step: str
     text: str
     """What the model sent, verbatim."""
@@ -58,10 +61,10 @@ class WorkflowAdvanced(EventData):
 
     type: Literal["workflow.advanced"] = "workflow.advanced"
     state_id: str
-    version: int
+    version: Version
     from_step: str
     step: str
-    step_number: int
+    step_number: StepNumber
     instruction: str
     expires_at: datetime
 
@@ -71,7 +74,7 @@ class WorkflowCompleted(EventData):
 
     type: Literal["workflow.completed"] = "workflow.completed"
     state_id: str
-    version: int
+    version: Version
     step: str
     message: str = ""
     """The definition's rendered completion text."""
@@ -82,7 +85,7 @@ class WorkflowExpired(EventData):
 
     type: Literal["workflow.expired"] = "workflow.expired"
     state_id: str
-    version: int
+    version: Version
     idle_s: float
     """Seconds between the last event and the touch that found it expired."""
 
