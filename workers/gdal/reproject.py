@@ -1,14 +1,15 @@
-"""Job `raster_reproject`: GDAL warp through a rasterio `WarpedVRT`, strip by strip, into an atomic GeoTIFF."""
+"""Job `raster_reproject`: GDAL warp through rasterio, one output strip at a time, into an atomic GeoTIFF."""
 
 import math
 from pathlib import Path
 
+import numpy as np
 import rasterio
 from affine import Affine
 from pyproj import CRS
 from rasterio.enums import Resampling as RioResampling
-from rasterio.vrt import WarpedVRT
 from rasterio.warp import calculate_default_transform
+from rasterio.warp import reproject as warp
 
 from schemas.tools.raster import RasterReprojectArgs, RasterReprojectResult
 from workers.context import JobContext
@@ -72,18 +73,20 @@ def _profile(src: rasterio.DatasetReader, grid: Grid, dst_crs: CRS, nodata: floa
 def _warp(
     src: rasterio.DatasetReader, tmp: Path, src_crs: CRS, profile: dict, args: RasterReprojectArgs, ctx: JobContext
 ) -> None:
-    resampling = RioResampling[args.resampling.value]
-    vrt_grid = {k: profile[k] for k in ("crs", "transform", "width", "height", "nodata")}
+    """One GDAL warp per strip of the output, each into memory and then into its rows of the file."""
+    transform, nodata, bands = profile["transform"], profile["nodata"], list(range(1, src.count + 1))
     windows = strips(profile["height"], profile["width"])
-    with (
-        WarpedVRT(src, src_crs=src_crs, resampling=resampling, **vrt_grid) as vrt,
-        rasterio.open(tmp, "w", **profile) as dst,
-    ):
+    with rasterio.open(tmp, "w", **profile) as dst:
         for done, window in enumerate(windows, start=1):
+            block = np.empty((src.count, window.height, window.width), dtype=profile["dtype"])
             with reading(Path(src.name)):
-                data = vrt.read(window=window)
+                warp(
+                    rasterio.band(src, bands), block, src_crs=src_crs, dst_crs=profile["crs"], dst_nodata=nodata,
+                    dst_transform=transform @ Affine.translation(0, window.row_off),
+                    resampling=RioResampling[args.resampling.value],
+                )  # fmt: skip
             with writing():
-                dst.write(data, window=window)
+                dst.write(block, window=window)
             ctx.progress(done, len(windows), f"warped {done}/{len(windows)} strips")  # also where a cancel lands
 
 

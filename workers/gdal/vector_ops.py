@@ -1,5 +1,4 @@
-"""Jobs that rewrite a vector layer: `vector_convert`, `vector_reproject`, `vector_clip`, `vector_buffer`,
-`vector_simplify`."""
+"""Jobs that rewrite a vector layer: vector_convert, vector_reproject, vector_clip, vector_buffer, vector_simplify."""
 
 import math
 from dataclasses import replace

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from schemas.tools.raster import RasterConvertArgs
 from workers.context import JobContext
 from workers.errors import JobCancelled, JobFailed
+from workers.gdal import blocks
 from workers.gdal.convert import raster_convert
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
@@ -126,8 +127,11 @@ def test_block_size_must_be_a_multiple_of_16() -> None:
     assert invalid.value.errors()[0]["loc"] == ("blockxsize",)
 
 
-def test_cancelled_convert_leaves_no_file(make_raster: RasterFactory, tmp_path: Path) -> None:
-    make_raster(dtype="uint8", size=(2000, 1200))
+def test_cancelled_convert_leaves_no_file(
+    make_raster: RasterFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(blocks, "BLOCK_PIXELS", 256 * 256)
+    make_raster(dtype="uint8", size=(600, 300))
     ctx = JobContext(call_id="c", roots=[tmp_path], sink=lambda p, t, m: True)
 
     with pytest.raises(JobCancelled):

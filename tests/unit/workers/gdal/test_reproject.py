@@ -12,6 +12,7 @@ from rasterio.warp import transform_bounds
 from schemas.tools.raster import RasterReprojectArgs
 from workers.context import JobContext
 from workers.errors import JobCancelled, JobFailed
+from workers.gdal import blocks
 from workers.gdal.reproject import raster_reproject
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
@@ -92,9 +93,12 @@ def test_reproject_sets_the_requested_nodata(make_raster: RasterFactory, ctx: Jo
         assert out.nodata == -9999.0
 
 
-def test_cancelled_reproject_leaves_no_file_at_the_output(make_raster: RasterFactory, tmp_path: Path) -> None:
+def test_cancelled_reproject_leaves_no_file_at_the_output(
+    make_raster: RasterFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 3 acceptance: a cancelled reproject leaves no file (nor a temporary one) in the workspace."""
-    make_raster(dtype="uint8", size=(1500, 1500))
+    monkeypatch.setattr(blocks, "BLOCK_PIXELS", 256 * 256)
+    make_raster(dtype="uint8", size=(600, 300))
     calls: list[float] = []
 
     def cancel_after_first(progress: float, total: float | None, message: str | None) -> bool:
@@ -110,14 +114,18 @@ def test_cancelled_reproject_leaves_no_file_at_the_output(make_raster: RasterFac
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src.tif"]
 
 
-def test_reproject_reports_progress_up_to_the_total(make_raster: RasterFactory, tmp_path: Path) -> None:
-    make_raster(dtype="uint8", size=(1500, 1500))
+def test_reproject_reports_progress_up_to_the_total(
+    make_raster: RasterFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(blocks, "BLOCK_PIXELS", 256 * 256)
+    make_raster(dtype="uint8", size=(600, 300))
     seen: list[tuple[float, float | None]] = []
     ctx = JobContext(call_id="c", roots=[tmp_path], sink=lambda p, t, m: seen.append((p, t)) is not None)
 
     raster_reproject(reproject_args(resampling="nearest"), ctx)
 
     assert len(seen) > 1
+    assert [p for p, _ in seen] == list(range(1, len(seen) + 1))
     assert seen[-1][0] == seen[-1][1]
 
 
