@@ -68,6 +68,11 @@ class NextAction(BaseModel):
     tool: str
     with_: dict[str, JsonValue] = Field(default_factory=dict, alias="with")
 
+    @classmethod
+    def of(cls, tool: str, arguments: dict[str, JsonValue]) -> "NextAction":
+        """The call of `tool` with `arguments` (`with` is a Python keyword, hence this constructor)."""
+        return cls.model_validate({"tool": tool, "with": arguments})
+
     def describe(self) -> str:
         return f"{self.tool} with {json.dumps(self.with_, ensure_ascii=False)}"
 

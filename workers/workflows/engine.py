@@ -164,11 +164,14 @@ def _next_action(step: Step, state: WorkflowState) -> NextAction:
         args["acknowledgment"] = "<what you did>"
     if step.choices:
         args["choice"] = f"<one of: {', '.join(step.choices)}>"
-    return NextAction(tool="submitThought" if step.spec.save else "continueWorkflow", with_=args)
+    return NextAction.of("submitThought" if step.spec.save else "continueWorkflow", args)
 
 
 def _calls(step: Step, context: dict[str, JsonValue]) -> list[NextAction]:
-    return [NextAction(tool=tool, with_={k: _render(v, context) for k, v in args.items()}) for tool, args in step.calls]
+    rendered: list[tuple[str, dict[str, JsonValue]]] = [
+        (tool, {name: _render(value, context) for name, value in args.items()}) for tool, args in step.calls
+    ]
+    return [NextAction.of(tool, arguments) for tool, arguments in rendered]
 
 
 def answer(workflow: Workflow | None, state: WorkflowState) -> WorkflowAnswer:

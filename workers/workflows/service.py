@@ -184,9 +184,9 @@ class WorkflowService:
 
 def _info(workflow: Workflow) -> WorkflowInfo:
     inputs: dict[str, JsonValue] = {name: f"<{what}>" for name, what in workflow.spec.inputs.items()}
-    start = NextAction(tool="start_workflow", with_={"workflow": workflow.id, "inputs": inputs})
+    start = NextAction.of("start_workflow", {"workflow": workflow.id, "inputs": inputs})
     if workflow.id == "chain_of_thought":
-        start = NextAction(tool="startChainOfThought", with_={"problem": inputs.get("problem", "<the problem>")})
+        start = NextAction.of("startChainOfThought", {"problem": inputs.get("problem", "<the problem>")})
     return WorkflowInfo(
         id=workflow.id,
         description=workflow.spec.description,

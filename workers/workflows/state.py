@@ -116,15 +116,28 @@ def _advanced(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
 def _completed(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
     assert isinstance(data, WorkflowCompleted)
     entry = Entry("completed", data.step, data.message, data.version, event.ts)
-    changes = {"status": "completed", "version": data.version, "message": data.message, "pending": None}
-    return replace(state, **changes, updated_at=event.ts, transcript=(*state.transcript, entry))
+    return replace(
+        state,
+        status="completed",
+        version=data.version,
+        message=data.message,
+        pending=None,
+        updated_at=event.ts,
+        transcript=(*state.transcript, entry),
+    )
 
 
 def _expired(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
     assert isinstance(data, WorkflowExpired)
     entry = Entry("expired", state.step, f"expired after {data.idle_s:.0f} s without activity", data.version, event.ts)
-    changes = {"status": "expired", "version": data.version, "pending": None}
-    return replace(state, **changes, updated_at=event.ts, transcript=(*state.transcript, entry))
+    return replace(
+        state,
+        status="expired",
+        version=data.version,
+        pending=None,
+        updated_at=event.ts,
+        transcript=(*state.transcript, entry),
+    )
 
 
 _Apply = Callable[[Any, Event, Any], WorkflowState]

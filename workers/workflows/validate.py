@@ -92,6 +92,10 @@ def _check_graph(file: str | Path, steps: dict[str, Step]) -> None:
             raise DefinitionError(file, "in a cycle with no exit: no path from here reaches `complete: true`", sid)
 
 
+def _saves(step: Step) -> frozenset[str]:
+    return frozenset({step.spec.save} if step.spec.save else ())
+
+
 def defined_before(spec: WorkflowDef, steps: dict[str, Step]) -> dict[str, frozenset[str]]:
     """For each step, the variables defined on every path from the start to it (a must-be-defined dataflow)."""
     base = frozenset(spec.inputs) | BUILTINS
@@ -105,7 +109,7 @@ def defined_before(spec: WorkflowDef, steps: dict[str, Step]) -> dict[str, froze
         for sid in steps:
             new = base if sid == first else top
             for pred in preds[sid]:
-                new &= ins[pred] | {steps[pred].spec.save} - {None}
+                new &= ins[pred] | _saves(steps[pred])
             if new != ins[sid]:
                 ins[sid], changed = new, True
     return ins
@@ -125,7 +129,7 @@ def _check_variables(file: str | Path, spec: WorkflowDef, steps: dict[str, Step]
     for sid, step in steps.items():
         _check_names(file, sid, step.templates(), ins[sid])
         if step.spec.complete:
-            _check_names(file, sid, [completion], ins[sid] | {step.spec.save} - {None})
+            _check_names(file, sid, [completion], ins[sid] | _saves(step))
 
 
 def compile_workflow(file: str | Path, spec: WorkflowDef, sha256: str) -> Workflow:

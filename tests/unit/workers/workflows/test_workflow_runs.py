@@ -4,6 +4,7 @@ import json
 from collections.abc import Callable
 
 import pytest
+from pydantic import JsonValue
 
 from eventlog.store import EventStore
 from schemas.events.workflow import workflow_aggregate
@@ -66,7 +67,7 @@ def test_chain_of_thought_runs_to_completion_with_instructions_built_from_earlie
 
 
 def test_plan_reprojection_names_the_gdal_calls_with_arguments_rendered_from_the_plan(make_ctx: Ctx) -> None:
-    inputs = {"uri": "dem.tif", "goal": "area statistics over Europe"}
+    inputs: dict[str, JsonValue] = {"uri": "dem.tif", "goal": "area statistics over Europe"}
     start = jobs.start_workflow(StartWorkflowArgs(workflow="plan_reprojection", inputs=inputs), make_ctx())
     assert [(c.tool, c.with_) for c in start.call_first] == [("raster_info", {"uri": "dem.tif"})]
     RasterInfoArgs.model_validate(start.call_first[0].with_)
@@ -100,7 +101,7 @@ def test_plan_reprojection_names_the_gdal_calls_with_arguments_rendered_from_the
 
 
 def test_a_reply_of_the_wrong_format_is_refused_and_appends_nothing(make_ctx: Ctx, wf_store: EventStore) -> None:
-    inputs = {"uri": "dem.tif", "goal": "web map"}
+    inputs: dict[str, JsonValue] = {"uri": "dem.tif", "goal": "web map"}
     start = jobs.start_workflow(StartWorkflowArgs(workflow="plan_reprojection", inputs=inputs), make_ctx())
     crs = submit(make_ctx, start, "EPSG:4326 Float32")
     before = types(wf_store, crs.state_id)

@@ -3,6 +3,7 @@
 from collections.abc import Callable
 
 import pytest
+from pydantic import JsonValue
 
 from eventlog.projections.workflows import transcript_key, workflow_key
 from eventlog.store import EventStore
@@ -33,11 +34,15 @@ def some_runs(make_ctx: Ctx) -> list[str]:
     research = jobs.start_workflow(StartWorkflowArgs(workflow="research", inputs={"question": "q"}), make_ctx())
     for thought, choice in (("x\ny", None), ("found x", None), ("need y", "more")):
         research = reply(make_ctx, research, thought, choice)
-    inputs = {"uri": "dem.tif", "goal": "web map"}
+    inputs: dict[str, JsonValue] = {"uri": "dem.tif", "goal": "web map"}
     geo = reply(
         make_ctx, jobs.start_workflow(StartWorkflowArgs(workflow="plan_reprojection", inputs=inputs), make_ctx()), "ok"
     )
     return [cot.state_id, research.state_id, geo.state_id]
+
+
+def text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def snapshot(store: EventStore, keys: ProjectionKeys, state_ids: list[str]) -> dict[str, object]:
@@ -64,7 +69,9 @@ def test_the_fold_and_the_projection_agree_on_status_step_version_and_saved_valu
 ) -> None:
     for state_id in some_runs(make_ctx):
         state = fold(wf_store.read_aggregate(workflow_aggregate(state_id)))
-        raw = {k.decode(): v.decode() for k, v in wf_store.redis.hgetall(workflow_key(wf_store.live, state_id)).items()}
+        stored = wf_store.redis.hgetall(workflow_key(wf_store.live, state_id))
+        assert isinstance(stored, dict)
+        raw = {text(k): text(v) for k, v in stored.items()}
         assert state is not None
         assert (raw["status"], raw["step"], int(raw["version"])) == (state.status, state.step, state.version)
         saved = {k.removeprefix("saved:") for k in raw if k.startswith("saved:")}

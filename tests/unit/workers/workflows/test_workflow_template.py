@@ -1,6 +1,7 @@
 """The `${…}` meta-language of seed 002, parsed rather than regex-replaced (seed-anchors §3 weakness)."""
 
 import pytest
+from pydantic import JsonValue
 
 from workers.workflows.template import (
     MissingValue,
@@ -15,7 +16,11 @@ from workers.workflows.template import (
 
 
 def test_variables_indexes_and_fields_render_from_the_context() -> None:
-    context = {"name": "dem", "items": ["a", "b", "c"], "crs": {"code": "EPSG:3035", "why": "equal area"}}
+    context: dict[str, JsonValue] = {
+        "name": "dem",
+        "items": ["a", "b", "c"],
+        "crs": {"code": "EPSG:3035", "why": "equal area"},
+    }
 
     text = render("${name}: ${items[0]}, ${items[-1]}; ${crs.code} (${crs.why})", context)
 
@@ -23,7 +28,7 @@ def test_variables_indexes_and_fields_render_from_the_context() -> None:
 
 
 def test_chained_accessors_reach_into_nested_values() -> None:
-    context = {"runs": [{"bands": [{"stats": {"mean": 1.5}}]}]}
+    context: dict[str, JsonValue] = {"runs": [{"bands": [{"stats": {"mean": 1.5}}]}]}
 
     assert render("${runs[0].bands[0].stats.mean}", context) == "1.5"
 
@@ -36,7 +41,7 @@ def test_foreach_repeats_its_body_per_item_and_binds_the_loop_variable() -> None
 
 def test_nested_foreach_sees_the_outer_loop_variable() -> None:
     template = "${foreach g in groups}${g.name}:${foreach m in g.members}${m}@${g.name} ${/foreach};${/foreach}"
-    groups = [{"name": "x", "members": ["1", "2"]}, {"name": "y", "members": []}]
+    groups: JsonValue = [{"name": "x", "members": ["1", "2"]}, {"name": "y", "members": []}]
 
     assert render(template, {"groups": groups}) == "x:1@x 2@x ;y:;"
 
@@ -74,7 +79,7 @@ def test_an_undefined_list_in_a_nested_foreach_is_an_error() -> None:
 
 
 def test_a_missing_index_or_field_fails_strictly_and_renders_empty_leniently() -> None:
-    context = {"items": ["only"], "obj": {"a": 1}}
+    context: dict[str, JsonValue] = {"items": ["only"], "obj": {"a": 1}}
 
     with pytest.raises(MissingValue):
         render("${items[3]}", context)
@@ -132,4 +137,6 @@ def test_paths_parse_into_a_root_and_accessors() -> None:
 def test_a_parsed_template_renders_many_times_with_different_contexts() -> None:
     template = parse("${foreach i in xs}${i}${/foreach}")
 
-    assert [template.render({"xs": xs}) for xs in ([1, 2], [], ["z"])] == ["12", "", "z"]
+    lists: list[JsonValue] = [[1, 2], [], ["z"]]
+
+    assert [template.render({"xs": xs}) for xs in lists] == ["12", "", "z"]
