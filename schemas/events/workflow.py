@@ -86,6 +86,8 @@ class WorkflowExpired(EventData):
     type: Literal["workflow.expired"] = "workflow.expired"
     state_id: str
     version: Version
+    step: str = ""
+    """The step the run was waiting on."""
     idle_s: float
     """Seconds between the last event and the touch that found it expired."""
 

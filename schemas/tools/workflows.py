@@ -1,14 +1,14 @@
 """Guided-workflow tools (seed 002): start, answer and inspect a workflow run; every answer names the next call."""
 
 import json
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from schemas import tasks
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 
-StateId = str
+StateId = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_-]+$")]
 TEXT_MAX = 100_000
 
 
@@ -29,7 +29,7 @@ class StartWorkflowArgs(_Args):
 
 
 class SubmitThoughtArgs(_Args):
-    state_id: StateId = Field(min_length=1, max_length=200)
+    state_id: StateId
     """The `state_id` from the previous workflow answer."""
     thought: str = Field(min_length=1, max_length=TEXT_MAX)
     """Your reply to the current step's instruction."""
@@ -41,7 +41,7 @@ class SubmitThoughtArgs(_Args):
 
 
 class ContinueWorkflowArgs(_Args):
-    state_id: StateId = Field(min_length=1, max_length=200)
+    state_id: StateId
     """The `state_id` from the previous workflow answer."""
     acknowledgment: str = Field(default="done", min_length=1, max_length=TEXT_MAX)
     """What you did for the current step (a short note is enough)."""
@@ -56,7 +56,7 @@ class ListWorkflowsArgs(_Args):
 
 
 class GetWorkflowStateArgs(_Args):
-    state_id: StateId = Field(min_length=1, max_length=200)
+    state_id: StateId
     """The run to show."""
 
 

@@ -153,7 +153,7 @@ def expiry_event(state: WorkflowState, now: datetime) -> WorkflowExpired | None:
     if state.status != "active" or now <= state.expires_at:
         return None
     idle_s = (now - state.updated_at).total_seconds()
-    return WorkflowExpired(state_id=state.state_id, version=state.version + 1, idle_s=idle_s)
+    return WorkflowExpired(state_id=state.state_id, version=state.version + 1, step=state.step, idle_s=idle_s)
 
 
 def _next_action(step: Step, state: WorkflowState) -> NextAction:

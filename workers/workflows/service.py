@@ -81,10 +81,11 @@ class WorkflowService:
         """
         workflow = self._workflow(workflow_id, field="workflow")
         state_id = f"wf_{call_id}"
-        started = engine.start_event(workflow, state_id, inputs, self.clock(), self.ttl_s)
-        if not self._write(None, self._event(started)).new:
+        event = self._event(engine.start_event(workflow, state_id, inputs, self.clock(), self.ttl_s))
+        state = apply(None, event)
+        if not self._write(None, event).new or state is None:
             return self.show(state_id)  # acks_late redelivery: the run already exists
-        return engine.answer(workflow, self._load(state_id))
+        return engine.answer(workflow, state)
 
     def reply(
         self, state_id: str, text: str, *, call_id: str, version: int | None = None, choice: str | None = None

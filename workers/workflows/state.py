@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import JsonValue
 
+from eventlog.projections.workflows import TranscriptEntry, TranscriptView, expired_text
+from eventlog.projections.workflows import render_transcript as eventlog_render
 from schemas.events import (
     Event,
     WorkflowAdvanced,
@@ -15,20 +17,8 @@ from schemas.events import (
     WorkflowStarted,
     WorkflowThoughtSubmitted,
 )
-from workers.workflows.template import format_value
 
 Status = Literal["active", "completed", "expired"]
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One line of the transcript: an instruction given, a reply received, or the end."""
-
-    kind: Literal["instruction", "reply", "completed", "expired"]
-    step: str
-    text: str
-    version: int
-    ts: datetime
 
 
 @dataclass(frozen=True)
@@ -51,10 +41,10 @@ class WorkflowState:
     pending: WorkflowThoughtSubmitted | None = None
     """A reply whose advance is not in the log yet (the appending worker died between the two appends)."""
     message: str = ""
-    transcript: tuple[Entry, ...] = ()
+    transcript: tuple[TranscriptEntry, ...] = ()
 
     @property
-    def replies(self) -> list[Entry]:
+    def replies(self) -> list[TranscriptEntry]:
         return [e for e in self.transcript if e.kind == "reply"]
 
     def context(self) -> dict[str, JsonValue]:
@@ -79,14 +69,14 @@ def _started(_: WorkflowState | None, event: Event, data: Any) -> WorkflowState:
         started_at=event.ts,
         updated_at=event.ts,
         expires_at=data.expires_at,
-        transcript=(Entry("instruction", data.step, data.instruction, data.version, event.ts),),
+        transcript=(TranscriptEntry.of(event, data, "instruction", data.instruction),),
     )
 
 
 def _submitted(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
     assert isinstance(data, WorkflowThoughtSubmitted)
     saved = state.saved if data.save is None else {**state.saved, data.save: data.value}
-    entry = Entry("reply", data.step, data.text, data.version, event.ts)
+    entry = TranscriptEntry.of(event, data, "reply", data.text)
     return replace(
         state,
         version=data.version,
@@ -99,7 +89,7 @@ def _submitted(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
 
 def _advanced(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
     assert isinstance(data, WorkflowAdvanced)
-    entry = Entry("instruction", data.step, data.instruction, data.version, event.ts)
+    entry = TranscriptEntry.of(event, data, "instruction", data.instruction)
     return replace(
         state,
         version=data.version,
@@ -115,7 +105,7 @@ def _advanced(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
 
 def _completed(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
     assert isinstance(data, WorkflowCompleted)
-    entry = Entry("completed", data.step, data.message, data.version, event.ts)
+    entry = TranscriptEntry.of(event, data, "completed", data.message)
     return replace(
         state,
         status="completed",
@@ -129,7 +119,7 @@ def _completed(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
 
 def _expired(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
     assert isinstance(data, WorkflowExpired)
-    entry = Entry("expired", state.step, f"expired after {data.idle_s:.0f} s without activity", data.version, event.ts)
+    entry = TranscriptEntry.of(event, data, "expired", expired_text(data.idle_s))
     return replace(
         state,
         status="expired",
@@ -166,33 +156,16 @@ def fold(events: Iterable[Event]) -> WorkflowState | None:
     return state
 
 
-def _inputs_block(inputs: dict[str, JsonValue]) -> list[str]:
-    return [f"- {name}: {format_value(value)}" for name, value in inputs.items()]
-
-
-def _entry_block(entry: Entry) -> list[str]:
-    stamp = entry.ts.isoformat(timespec="seconds")
-    heading = {
-        "instruction": f"## Instruction for step {entry.step!r} (v{entry.version}, {stamp})",
-        "reply": f"## Reply to step {entry.step!r} (v{entry.version}, {stamp})",
-        "completed": f"## Completed (v{entry.version}, {stamp})",
-        "expired": f"## Expired (v{entry.version}, {stamp})",
-    }[entry.kind]
-    body = entry.text.rstrip("\n").splitlines() or [""]
-    return [heading, "", *(f"> {line}" if entry.kind == "reply" else line for line in body), ""]
-
-
 def render_transcript(state: WorkflowState) -> str:
-    """The run as Markdown, for the `workflow://{state_id}` resource: inputs, then every instruction and reply."""
-    lines = [
-        f"# Workflow {state.workflow} ({state.state_id})",
-        "",
-        f"Status: {state.status}; step {state.step_number} {state.step!r}; version {state.version}.",
-        "",
-        "Inputs:",
-        *(_inputs_block(state.inputs) or ["- (none)"]),
-        "",
-    ]
-    for entry in state.transcript:
-        lines += _entry_block(entry)
-    return "\n".join(lines).rstrip("\n") + "\n"
+    """The run as Markdown (the same text the gateway renders from the projection for `workflow://{state_id}`)."""
+    view = TranscriptView(
+        state_id=state.state_id,
+        workflow=state.workflow,
+        status=state.status,
+        step=state.step,
+        step_number=state.step_number,
+        version=state.version,
+        inputs=state.inputs,
+        entries=state.transcript,
+    )
+    return eventlog_render(view)

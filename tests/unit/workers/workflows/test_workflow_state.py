@@ -5,7 +5,8 @@ from collections.abc import Callable
 import pytest
 from pydantic import JsonValue
 
-from eventlog.projections.workflows import transcript_key, workflow_key
+from eventlog.projections.workflows import TranscriptView, transcript_key, workflow_key
+from eventlog.projections.workflows import render_transcript as render_projected
 from eventlog.store import EventStore
 from eventlog.streams import ProjectionKeys
 from schemas.events.workflow import workflow_aggregate
@@ -158,3 +159,35 @@ def test_the_idle_limit_comes_from_the_run_not_from_todays_setting(
     clock.advance(2 * 3600)
 
     assert longer.show(start.state_id).status == "expired"
+
+
+def projected_transcript(store: EventStore, keys: ProjectionKeys, state_id: str) -> str:
+    fields = store.redis.hgetall(workflow_key(keys, state_id))
+    entries = store.redis.lrange(transcript_key(keys, state_id), 0, -1)
+    assert isinstance(fields, dict) and isinstance(entries, list)
+    view = TranscriptView.from_redis(fields, entries)
+    assert view is not None
+    return render_projected(view)
+
+
+def test_the_transcript_from_the_projection_equals_the_one_from_the_fold_live_and_replayed(
+    make_ctx: Ctx, wf_store: EventStore, service: WorkflowService, clock: Clock
+) -> None:
+    """The gateway renders `workflow://{state_id}` from the projection; it must say what the log says."""
+    expired = service.start("research", {"question": "q"}, new_id()).state_id
+    clock.advance(2 * 3600)
+    service.show(expired)
+    state_ids = [*some_runs(make_ctx), expired]
+    fresh = wf_store.keys.projections("again")
+    wf_store.project(wf_store.read("workflows"), fresh)
+
+    for state_id in state_ids:
+        state = fold(wf_store.read_aggregate(workflow_aggregate(state_id)))
+        assert state is not None
+        expected = render_transcript(state)
+        assert projected_transcript(wf_store, wf_store.live, state_id) == expected
+        assert projected_transcript(wf_store, fresh, state_id) == expected
+
+
+def test_an_unknown_run_has_no_transcript_view() -> None:
+    assert TranscriptView.from_redis({}, []) is None
