@@ -42,6 +42,7 @@ EntryKind = Literal["instruction", "reply", "completed", "expired"]
 
 
 def expired_text(idle_s: float) -> str:
+    """The transcript text of `workflow.expired` (one spelling for fold and projection)."""
     return f"expired after {idle_s:.0f} s without activity"
 
 
@@ -58,9 +59,11 @@ class TranscriptEntry:
 
     @classmethod
     def of(cls, event: Event, data: WorkflowData, kind: EntryKind, text: str) -> "TranscriptEntry":
+        """The entry a workflow event adds."""
         return cls(kind, data.step, text, data.version, event.ts.isoformat())
 
     def to_json(self) -> str:
+        """The entry as stored in the transcript list."""
         return _json({"kind": self.kind, "step": self.step, "text": self.text, "version": self.version, "ts": self.ts})
 
 

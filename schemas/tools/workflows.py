@@ -74,6 +74,7 @@ class NextAction(BaseModel):
         return cls.model_validate({"tool": tool, "with": arguments})
 
     def describe(self) -> str:
+        """The call in words: `tool with {json arguments}`."""
         return f"{self.tool} with {json.dumps(self.with_, ensure_ascii=False)}"
 
 
@@ -128,6 +129,8 @@ class WorkflowInfo(BaseModel):
 
 
 class WorkflowList(ToolResult):
+    """The workflows that can be started."""
+
     workflows: list[WorkflowInfo]
 
     def summary(self) -> str:

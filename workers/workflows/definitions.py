@@ -80,13 +80,16 @@ class Step:
 
     @property
     def id(self) -> str:
+        """The step's id."""
         return self.spec.id
 
     @property
     def choices(self) -> list[str]:
+        """The names the model may pass as `choice` (empty unless `next` branches)."""
         return [c for c in self.successors if c]
 
     def templates(self) -> Iterable[Template]:
+        """The instruction and every tool-call argument template."""
         yield self.instruction
         for _tool, args in self.calls:
             yield from args.values()
@@ -104,11 +107,14 @@ class Workflow:
 
     @property
     def id(self) -> str:
+        """The workflow's id."""
         return self.spec.id
 
     @cached_property
     def first(self) -> Step:
+        """The step every run starts at."""
         return next(iter(self.steps.values()))
 
     def step(self, step_id: str) -> Step:
+        """The step called `step_id` (KeyError when there is none)."""
         return self.steps[step_id]

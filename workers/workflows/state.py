@@ -45,6 +45,7 @@ class WorkflowState:
 
     @property
     def replies(self) -> list[TranscriptEntry]:
+        """Every reply so far, in order (the `thoughts` built-in)."""
         return [e for e in self.transcript if e.kind == "reply"]
 
     def context(self) -> dict[str, JsonValue]:

@@ -63,17 +63,23 @@ class Path:
 
 @dataclass(frozen=True)
 class Text:
+    """Literal text."""
+
     text: str
 
 
 @dataclass(frozen=True)
 class Var:
+    """`${path}`: a value written into the text; `offset` locates it for error messages."""
+
     path: Path
     offset: int
 
 
 @dataclass(frozen=True)
 class ForEach:
+    """`${foreach var in path}` … `${/foreach}`: `body` rendered once per item with `var` bound."""
+
     var: str
     path: Path
     body: tuple["Node", ...]

@@ -5,6 +5,8 @@ from textwrap import dedent
 
 import pytest
 
+from workers.errors import JobFailed
+from workers.workflows import jobs
 from workers.workflows.definitions import DefinitionError
 from workers.workflows.loader import builtin_dir, load_definitions, load_dir, load_file
 from workers.workflows.validate import defined_before
@@ -283,3 +285,15 @@ def test_the_extra_folder_adds_workflows_and_replaces_shipped_ones_by_id(tmp_pat
     assert "mine" in workflows
     assert workflows["chain_of_thought"].spec.description == "mine"
     assert "research" in workflows
+
+
+def test_a_malformed_definition_in_the_extra_folder_fails_the_job_naming_file_and_step(tmp_path: Path) -> None:
+    bad = write(
+        tmp_path, "bad.yaml", "id: bad\ndescription: d\nsteps: [{id: only, instruction: '${ghost}', complete: true}]\n"
+    )
+
+    with pytest.raises(JobFailed) as caught:
+        jobs.definitions(tmp_path)
+
+    assert caught.value.code == "workflow.bad_definition"
+    assert caught.value.message.startswith(f"{bad}, step 'only':")
