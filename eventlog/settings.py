@@ -30,6 +30,8 @@ class Settings(BaseSettings):
     """Colon-separated roots that tools may read and write under."""
     prefix: str = "geogate"
     """Prefix of every Redis key Geogate owns (not the Celery queues)."""
+    redis_max_connections: int = 64
+    """Connections each gateway process may open to Redis; further calls wait for one."""
     call_timeout_s: float = 300.0
     """Longest a client waits for a call before getting an error naming the call id."""
     dedupe_ttl_s: int = 7 * 86400
@@ -41,6 +43,10 @@ class Settings(BaseSettings):
     """Celery/Redis redelivery timeout; must exceed the longest job (`job_time_limit_s`)."""
     data_dir: Path = Path(".geogate")
     log_level: str = "INFO"
+    workflows_dir: Path | None = None
+    """An extra folder of workflow definitions (YAML) beside the shipped ones."""
+    workflow_ttl_s: float = 86400.0
+    """A workflow run untouched for this long expires."""
     retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
 
     def workspace_roots(self) -> list[Path]:

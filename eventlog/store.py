@@ -168,8 +168,11 @@ class AsyncEventStore(_Core):
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "AsyncEventStore":
-        client = aredis.Redis.from_url(settings.require_redis_url(), decode_responses=False)
-        return cls(client, Keys(settings.prefix), settings.dedupe_ttl_s)
+        # A bounded pool that makes callers wait for a connection instead of failing under a burst of calls.
+        pool = aredis.BlockingConnectionPool.from_url(
+            settings.require_redis_url(), max_connections=settings.redis_max_connections, timeout=30
+        )
+        return cls(aredis.Redis(connection_pool=pool), Keys(settings.prefix), settings.dedupe_ttl_s)
 
     async def append(
         self,

@@ -32,6 +32,7 @@ def load_all() -> dict[str, Job]:
     import workers.gdal.info
     import workers.gdal.reproject
     import workers.gdal.stats
-    import workers.gdal.vector_ops  # noqa: F401
+    import workers.gdal.vector_ops
+    import workers.workflows.jobs  # noqa: F401
 
     return JOBS

@@ -6,6 +6,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from schemas.events.base import EventData
+from schemas.events.llm import LLMAttempted, LLMConversationFinished, LLMConversationStarted
 from schemas.events.tool import (
     OutputRef,
     ToolCancelRequested,
@@ -35,7 +36,10 @@ AnyEventData = Annotated[
     | WorkflowThoughtSubmitted
     | WorkflowAdvanced
     | WorkflowCompleted
-    | WorkflowExpired,
+    | WorkflowExpired
+    | LLMConversationStarted
+    | LLMAttempted
+    | LLMConversationFinished,
     Field(discriminator="type"),
 ]
 

@@ -5,12 +5,14 @@ from schemas.tools.core import PING
 from schemas.tools.info import RASTER_INFO, VECTOR_INFO
 from schemas.tools.raster import RASTER_CONVERT, RASTER_REPROJECT, RASTER_STATS
 from schemas.tools.vector import VECTOR_BUFFER, VECTOR_CLIP, VECTOR_CONVERT, VECTOR_REPROJECT, VECTOR_SIMPLIFY
+from schemas.tools.workflows import WORKFLOW_TOOLS
 
 _FAMILIES: tuple[tuple[ToolSpec, ...], ...] = (
     (PING,),
     (RASTER_INFO, VECTOR_INFO),
     (RASTER_CONVERT, RASTER_REPROJECT, RASTER_STATS),
     (VECTOR_CONVERT, VECTOR_REPROJECT, VECTOR_CLIP, VECTOR_BUFFER, VECTOR_SIMPLIFY),
+    tuple(WORKFLOW_TOOLS),
 )
 
 TOOLS: dict[str, ToolSpec] = {spec.name: spec for family in _FAMILIES for spec in family}

@@ -1,10 +1,11 @@
 """The msgpack codec: every event type survives a round trip, and the union lists every event class."""
 
 from datetime import UTC, datetime
-from typing import get_args, get_origin
+from typing import Annotated, get_args, get_origin
 
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic.fields import FieldInfo
 
 import schemas.events as events_module
 from schemas.codec import UPCASTERS, decode, encode
@@ -39,18 +40,28 @@ def test_every_event_type_string_is_spelled_once() -> None:
     assert len(types) == len(set(types))
 
 
+def _annotated(field: FieldInfo) -> object:
+    """The field's type with its constraints (ge/le…), so generated values respect them."""
+    return Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+
+
 def _strategy(annotation: object) -> st.SearchStrategy[object]:
-    if get_origin(annotation) is dict:
+    base, metadata = (
+        (get_args(annotation)[0], get_args(annotation)[1:]) if get_origin(annotation) is Annotated else (annotation, ())
+    )
+    if base is int and not metadata:
+        return st.integers(-(2**63), 2**64 - 1)  # what msgpack can carry
+    if get_origin(base) is dict:
         return st.dictionaries(st.text(max_size=8), json_values, max_size=4)
     if "JsonValue" in str(annotation):
         return json_values
-    if annotation is float:
+    if base is float:
         return st.floats(allow_nan=False, allow_infinity=False)
     return st.from_type(annotation)  # type: ignore[arg-type]
 
 
 event_data = st.sampled_from(sorted(_union_members(), key=lambda c: c.__name__)).flatmap(
-    lambda cls: st.builds(cls, **{n: _strategy(f.annotation) for n, f in cls.model_fields.items() if f.is_required()})
+    lambda cls: st.builds(cls, **{n: _strategy(_annotated(f)) for n, f in cls.model_fields.items() if f.is_required()})
 )
 
 
