@@ -14,10 +14,10 @@ from eventlog.settings import Settings
 from eventlog.store import AsyncEventStore
 from gateway import results
 from gateway.outcomes import OutcomeReader
-from gateway.validation import ArgumentsInvalid, validate
 from schemas.events import Event, ToolCancelRequested, ToolFailed, ToolProgress, ToolSucceeded
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import ToolSpec
+from schemas.validation import ArgumentsInvalid, validate
 
 logger = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import JsonValue
 
 from eventlog.projections.calls import CallState
-from gateway.validation import ArgumentsInvalid
 from schemas.events import ToolFailed, ToolSucceeded
+from schemas.validation import ArgumentsInvalid
 
 META_KEY = "io.geogate/call"
 

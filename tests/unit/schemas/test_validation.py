@@ -2,8 +2,8 @@
 
 import pytest
 
-from gateway.validation import ArgumentsInvalid, validate
 from schemas.tools import TOOLS
+from schemas.validation import ArgumentsInvalid, validate
 
 
 def test_a_known_alias_is_renamed_and_reported() -> None:

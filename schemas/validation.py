@@ -1,4 +1,4 @@
-"""Argument validation at the gateway: aliases normalised, errors listed field by field, nothing published on error."""
+"""Argument validation shared by gateway and tool-calling workers: aliases normalised, errors named field by field."""
 
 from dataclasses import dataclass, field
 from typing import Any
