@@ -1,8 +1,6 @@
-"""The ASGI app: the MCP endpoint at /mcp plus /health; wiring only."""
+"""The ASGI app: the MCP endpoint at /mcp plus the routes of `gateway.surface`; wiring only."""
 
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
 
 from eventlog.settings import Settings
 from gateway.server import build_server
@@ -10,11 +8,5 @@ from gateway.server import build_server
 
 def build_app(settings: Settings) -> Starlette:
     """The gateway's ASGI app for uvicorn (Streamable HTTP at /mcp, both protocol eras)."""
-    server, runtime = build_server(settings)
-
-    @server.custom_route("/health", methods=["GET"])
-    async def health(_: Request) -> JSONResponse:
-        ok = runtime.store is not None and bool(await runtime.store.redis.ping())
-        return JSONResponse({"ok": ok, "waiting_calls": runtime.reader.watching if runtime.reader else 0})
-
+    server, _ = build_server(settings)
     return server.streamable_http_app()

@@ -13,6 +13,7 @@ from pydantic import ConfigDict
 
 from eventlog.settings import Settings
 from gateway.calls import Gateway
+from gateway.surface import REGISTRARS
 from schemas.tools import TOOLS, ToolSpec
 
 INSTRUCTIONS = (
@@ -69,4 +70,6 @@ def build_server(settings: Settings, gateway: Gateway | None = None) -> tuple[MC
 
     tools = [build_tool(spec, runtime) for spec in TOOLS.values()]
     server = MCPServer("geogate", version="0.1.0", instructions=INSTRUCTIONS, tools=tools, lifespan=lifespan)
+    for register in REGISTRARS:
+        register(server, runtime)
     return server, runtime

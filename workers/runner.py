@@ -16,7 +16,7 @@ from eventlog.store import EventStore
 from schemas.codec import decode
 from schemas.events import Event, EventData, ToolFailed, ToolProgress, ToolRequested, ToolStarted, ToolSucceeded
 from schemas.ids import new_id
-from schemas.tools import TOOLS
+from schemas.tools import SPECS
 from workers.context import JobContext
 from workers.errors import JobCancelled, JobError, JobFailed
 from workers.jobs import JOBS
@@ -82,7 +82,7 @@ def _execute(data: ToolRequested, ctx: JobContext, store: EventStore, settings: 
 
 
 def _run_job(data: ToolRequested, ctx: JobContext) -> BaseModel:
-    spec, job = TOOLS.get(data.tool), JOBS.get(data.tool)
+    spec, job = SPECS.get(data.tool), JOBS.get(data.tool)
     if spec is None or job is None:
         raise JobFailed("tool.unknown", f"this worker has no job for tool {data.tool!r}")
     try:

@@ -16,5 +16,14 @@ _FAMILIES: tuple[tuple[ToolSpec, ...], ...] = (
 )
 
 TOOLS: dict[str, ToolSpec] = {spec.name: spec for family in _FAMILIES for spec in family}
+"""Tools published to MCP clients (`tools/list`)."""
 
-__all__ = ["TOOLS", "Hints", "ToolArgs", "ToolResult", "ToolSpec"]
+_INTERNAL: tuple[tuple[ToolSpec, ...], ...] = ()
+
+INTERNAL: dict[str, ToolSpec] = {spec.name: spec for family in _INTERNAL for spec in family}
+"""Jobs the gateway runs for itself (resource reads, handler runs): same path and events, not in `tools/list`."""
+
+SPECS: dict[str, ToolSpec] = {**TOOLS, **INTERNAL}
+"""Everything a worker may be asked to run."""
+
+__all__ = ["INTERNAL", "SPECS", "TOOLS", "Hints", "ToolArgs", "ToolResult", "ToolSpec"]

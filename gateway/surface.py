@@ -1,0 +1,19 @@
+"""Everything the gateway serves beside the tools: resources, prompts and HTTP routes, registered in one list.
+
+Each registrar is `register(server, runtime)`; it declares resources, prompts or `server.custom_route`s whose work,
+when it needs GDAL or a sandbox, goes through `runtime.call(spec, args, ctx)` like any tool call.
+"""
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from gateway import health
+
+if TYPE_CHECKING:
+    from mcp.server import MCPServer
+
+    from gateway.calls import Gateway
+
+Registrar = Callable[["MCPServer", "Gateway"], None]
+
+REGISTRARS: list[Registrar] = [health.register]
