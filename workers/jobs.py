@@ -28,6 +28,7 @@ def job(name: str) -> Callable[[J], J]:
 def load_all() -> dict[str, Job]:
     """Import every job family (each import registers its jobs) and return the registry."""
     import workers.core
+    import workers.gdal.catalog
     import workers.gdal.convert
     import workers.gdal.info
     import workers.gdal.reproject

@@ -1,6 +1,7 @@
 """The tool registry both sides read: every `ToolSpec` by name. A family adds its specs to `_FAMILIES`."""
 
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
+from schemas.tools.catalog import CATALOG_SPECS
 from schemas.tools.core import PING
 from schemas.tools.info import RASTER_INFO, VECTOR_INFO
 from schemas.tools.raster import RASTER_CONVERT, RASTER_REPROJECT, RASTER_STATS
@@ -18,7 +19,7 @@ _FAMILIES: tuple[tuple[ToolSpec, ...], ...] = (
 TOOLS: dict[str, ToolSpec] = {spec.name: spec for family in _FAMILIES for spec in family}
 """Tools published to MCP clients (`tools/list`)."""
 
-_INTERNAL: tuple[tuple[ToolSpec, ...], ...] = ()
+_INTERNAL: tuple[tuple[ToolSpec, ...], ...] = (CATALOG_SPECS,)
 
 INTERNAL: dict[str, ToolSpec] = {spec.name: spec for family in _INTERNAL for spec in family}
 """Jobs the gateway runs for itself (resource reads, handler runs): same path and events, not in `tools/list`."""

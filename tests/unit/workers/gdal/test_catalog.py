@@ -1,0 +1,78 @@
+"""Jobs `catalog_scan` and `dataset_format`: what the catalog and metadata resources read, on generated files."""
+
+from pathlib import Path
+
+import pytest
+
+from schemas.tools.catalog import CatalogScanArgs, DatasetFormatArgs
+from tests.unit.workers.gdal.conftest import RasterFactory, VectorFactory
+from workers.context import JobContext
+from workers.errors import JobFailed
+from workers.gdal.catalog import catalog_scan, dataset_format
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, make_raster: RasterFactory, make_vector: VectorFactory) -> Path:
+    make_raster("dem.tif", crs="EPSG:32633")
+    make_raster("wgs.tif", crs="EPSG:4326")
+    (tmp_path / "sub").mkdir()
+    make_vector("sub/parcels.gpkg", crs="EPSG:4326")
+    make_vector("roads.geojson", crs="EPSG:4326", driver="GeoJSON")
+    (tmp_path / "notes.txt").write_text("not geodata")
+    (tmp_path / ".hidden.tif").write_bytes(b"partial")
+    return tmp_path
+
+
+def scan(ctx: JobContext, **args: object) -> dict[str, dict]:
+    result = catalog_scan(CatalogScanArgs.model_validate(args), ctx)
+    return {e.relative: e.model_dump() for e in result.entries}
+
+
+def test_the_catalog_lists_rasters_and_vectors_with_driver_and_crs_and_skips_hidden_files(
+    workspace: Path, ctx: JobContext
+) -> None:
+    entries = scan(ctx)
+
+    assert sorted(entries) == ["dem.tif", "roads.geojson", "sub/parcels.gpkg", "wgs.tif"]
+    assert (entries["dem.tif"]["kind"], entries["dem.tif"]["driver"], entries["dem.tif"]["crs"]) == (
+        "raster",
+        "GTiff",
+        "EPSG:32633",
+    )
+    assert entries["sub/parcels.gpkg"]["kind"] == "vector" and entries["sub/parcels.gpkg"]["driver"] == "GPKG"
+    assert ".hidden.tif" in scan(ctx, include_hidden=True)
+
+
+def test_kind_subpath_extensions_and_limit_narrow_the_listing(workspace: Path, ctx: JobContext) -> None:
+    assert sorted(scan(ctx, kind="raster")) == ["dem.tif", "wgs.tif"]
+    assert sorted(scan(ctx, kind="vector", subpath="sub")) == ["sub/parcels.gpkg"]
+    assert sorted(scan(ctx, extensions=[".geojson"])) == ["roads.geojson"]
+    result = catalog_scan(CatalogScanArgs(limit=2), ctx)
+    assert result.total == 2 and result.truncated
+
+
+def test_the_crs_filter_compares_crss_not_strings(workspace: Path, ctx: JobContext) -> None:
+    wkt_4326 = 'GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563]],PRIMEM["Greenwich",0],UNIT["degree",0.0174532925199433]]'  # noqa: E501
+    assert sorted(scan(ctx, crs=wkt_4326)) == ["roads.geojson", "sub/parcels.gpkg", "wgs.tif"]
+    assert sorted(scan(ctx, crs="EPSG:32633")) == ["dem.tif"]
+
+
+def test_a_subpath_outside_the_workspace_or_a_file_is_refused_naming_subpath(workspace: Path, ctx: JobContext) -> None:
+    for subpath, code in (("/etc", "path.outside_workspace"), ("dem.tif", "path.not_a_folder")):
+        with pytest.raises(JobFailed) as caught:
+            scan(ctx, subpath=subpath)
+        assert (caught.value.code, caught.value.field) == (code, "subpath")
+
+
+def test_dataset_format_tells_raster_from_vector(workspace: Path, ctx: JobContext) -> None:
+    raster = dataset_format(DatasetFormatArgs(uri="dem.tif"), ctx)
+    vector = dataset_format(DatasetFormatArgs(uri="sub/parcels.gpkg"), ctx)
+
+    assert (raster.kind, raster.driver, raster.crs, raster.width, raster.count) == ("raster", "GTiff", "EPSG:32633", 96, 1)
+    assert (vector.kind, vector.driver, vector.layers) == ("vector", "GPKG", ["parcels"])
+
+
+def test_dataset_format_of_a_text_file_is_a_clear_error_naming_uri(workspace: Path, ctx: JobContext) -> None:
+    with pytest.raises(JobFailed) as caught:
+        dataset_format(DatasetFormatArgs(uri="notes.txt"), ctx)
+    assert (caught.value.code, caught.value.field) == ("gdal.not_geospatial", "uri")
