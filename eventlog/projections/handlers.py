@@ -1,0 +1,109 @@
+"""The result-handler projection: one hash per call that carried a handler (`…:p:handler:<id>`), from `handler.*`."""
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, JsonValue
+
+from eventlog.append import Op, hset, hset_unless
+from eventlog.projections import projector
+from eventlog.streams import ProjectionKeys
+from schemas.events import Event, HandlerFailed, HandlerStarted, HandlerSucceeded, OutputRef
+
+TERMINAL = ("succeeded", "failed")
+
+
+def handler_key(keys: ProjectionKeys, call_id: str) -> str:
+    """The hash holding the handler run of call `call_id`."""
+    return keys.key("handler", call_id)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def _ref(ref: OutputRef | None) -> str:
+    return _json(ref.model_dump(mode="json") if ref else None)
+
+
+def _count(event: Event, keys: ProjectionKeys) -> Op:
+    return Op("HINCRBY", keys.metrics(), (f"events:{event.type}", 1))
+
+
+@projector("handler.started")
+def _started(event: Event, keys: ProjectionKeys) -> list[Op]:
+    data = event.data
+    assert isinstance(data, HandlerStarted)
+    update = {"status": "running", "language": data.language, "worker": data.worker, "started_at": event.ts.isoformat()}
+    key = handler_key(keys, data.call_id)
+    return [hset_unless(key, "status", TERMINAL, update), Op("HINCRBY", key, ("attempts", 1)), _count(event, keys)]
+
+
+@projector("handler.succeeded")
+def _succeeded(event: Event, keys: ProjectionKeys) -> list[Op]:
+    data = event.data
+    assert isinstance(data, HandlerSucceeded)
+    update = {
+        "status": "succeeded",
+        "finished_at": event.ts.isoformat(),
+        "value": _json(data.value),
+        "value_ref": _ref(data.value_ref),
+        "value_bytes": data.value_bytes,
+        "raw": _ref(data.raw),
+        "language": data.language,
+        "isolation": data.isolation,
+        "duration_ms": repr(data.duration_ms),
+    }
+    return [hset(handler_key(keys, data.call_id), update), _count(event, keys)]
+
+
+@projector("handler.failed")
+def _failed(event: Event, keys: ProjectionKeys) -> list[Op]:
+    data = event.data
+    assert isinstance(data, HandlerFailed)
+    update = {
+        "status": "failed",
+        "finished_at": event.ts.isoformat(),
+        "error": _json(data.model_dump(mode="json", include={"code", "message", "line", "column", "exc_type"})),
+        "raw": _ref(data.raw),
+        "language": data.language,
+        "duration_ms": repr(data.duration_ms),
+    }
+    ops = [hset(handler_key(keys, data.call_id), update), _count(event, keys)]
+    return [*ops, Op("HINCRBY", keys.metrics(), (f"failed:{data.code}", 1))]
+
+
+class HandlerState(BaseModel):
+    """A handler run as the projection knows it: what a duplicate call or a missed wake-up is answered from."""
+
+    call_id: str
+    status: str
+    language: str = ""
+    value: JsonValue = None
+    value_ref: OutputRef | None = None
+    value_bytes: int = 0
+    raw: OutputRef | None = None
+    error: dict[str, JsonValue] | None = None
+    duration_ms: float = 0.0
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    @classmethod
+    def from_hash(cls, call_id: str, raw: dict[bytes, bytes]) -> "HandlerState | None":
+        """Parse the hash as read from Redis; None when the call has no handler run yet."""
+        if not raw:
+            return None
+        h = {k.decode(): v.decode() for k, v in raw.items()}
+        return cls(
+            call_id=call_id,
+            status=h.get("status", "unknown"),
+            language=h.get("language", ""),
+            value=json.loads(h.get("value", "null")),
+            value_ref=json.loads(h.get("value_ref", "null")),
+            value_bytes=int(h.get("value_bytes", "0")),
+            raw=json.loads(h.get("raw", "null")),
+            error=json.loads(h.get("error", "null")),
+            duration_ms=float(h.get("duration_ms", "0")),
+        )
