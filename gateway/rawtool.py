@@ -1,0 +1,42 @@
+"""MCP tools whose arguments the gateway validates itself (field-level errors, aliases), on the SDK's `Tool`."""
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+from pydantic import BaseModel, ConfigDict
+
+Handler = Callable[[dict[str, Any], Context], Awaitable[CallToolResult | InputRequiredResult]]
+
+
+class _RawArguments(ArgModelBase):
+    """Hands the arguments through untouched: the gateway validates them itself."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": dict(self.__pydantic_extra__ or {})}
+
+
+def raw_tool(
+    *,
+    name: str,
+    title: str,
+    description: str,
+    input_schema: dict[str, Any],
+    result: type[BaseModel],
+    annotations: ToolAnnotations,
+    handler: Handler,
+) -> Tool:
+    """A tool that advertises `input_schema` and `result`'s output schema and passes raw arguments to `handler`."""
+
+    async def call(arguments: dict[str, Any], ctx: Context) -> Annotated[CallToolResult, result]:
+        return await handler(arguments, ctx)  # type: ignore[return-value]
+
+    tool = Tool.from_function(call, name=name, title=title, description=description, annotations=annotations)
+    tool.parameters = input_schema
+    tool.fn_metadata = FuncMetadata(arg_model=_RawArguments, output_model=result)
+    return tool

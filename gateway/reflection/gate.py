@@ -1,0 +1,106 @@
+"""The preflight gate: which justifications a call needs, which are missing, and the hint that lists them all."""
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+
+from eventlog.projections.justifications import JustificationState, justification_key
+from eventlog.publish import new_event
+from eventlog.settings import Settings
+from eventlog.store import AsyncEventStore
+from gateway.reflection.keys import cache_key, prompt_args
+from gateway.reflection.prompts import PROMPTS
+from schemas.events.justification import JustificationExpired, PreflightRequired, justification_aggregate
+from schemas.tools import ToolSpec
+
+
+@dataclass(frozen=True)
+class Needed:
+    """One justification a call needs: which prompt, with which arguments, under which cache key."""
+
+    domain: str
+    prompt: str
+    prompt_args: dict[str, Any]
+    hash: str
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return PROMPTS[self.prompt].messages(self.prompt_args)
+
+    def as_hint(self) -> dict[str, Any]:
+        return {
+            "domain": self.domain,
+            "prompt": self.prompt,
+            "prompt_args": self.prompt_args,
+            "hash": self.hash,
+            "messages": self.messages,
+        }
+
+
+def needed_for(spec: ToolSpec, args: dict[str, Any]) -> list[Needed]:
+    """Every justification `spec` declares, keyed from the call's validated arguments (pure)."""
+    found = []
+    for reflection in spec.reflection:
+        pargs = prompt_args(reflection, args)
+        digest = cache_key(reflection.domain, reflection.prompt, pargs)
+        found.append(Needed(reflection.domain, reflection.prompt, pargs, digest))
+    return found
+
+
+class Gate:
+    """Reads the justification cache and records what was required, expired or used."""
+
+    def __init__(self, store: AsyncEventStore, settings: Settings) -> None:
+        self.store = store
+        self.settings = settings
+
+    async def states(self, digests: list[str]) -> list[JustificationState | None]:
+        pipe = self.store.redis.pipeline(transaction=False)
+        for digest in digests:
+            pipe.hgetall(justification_key(self.store.live, digest))
+        return [JustificationState.from_hash(d, raw) for d, raw in zip(digests, await pipe.execute(), strict=True)]
+
+    async def missing(self, needed: list[Needed], actor: str) -> list[Needed]:
+        """The needed justifications that are absent, pending, revoked or expired (expiry is recorded)."""
+        now, absent = time.time(), []
+        for item, state in zip(needed, await self.states([n.hash for n in needed]), strict=True):
+            if state is not None and state.valid(now, self.settings.justification_ttl(item.domain)):
+                continue
+            if state is not None and state.status == "persisted":
+                await self._expire(state, actor)
+            absent.append(item)
+        return absent
+
+    async def _expire(self, state: JustificationState, actor: str) -> None:
+        event = new_event(justification_aggregate(state.hash), JustificationExpired(hash=state.hash), actor=actor)
+        await self.store.append(event, f"justification:{state.hash}:expired:{state.persisted_ts!r}")
+
+    async def hint(self, spec: ToolSpec, missing: list[Needed], actor: str, note: str = "") -> CallToolResult:
+        """Record `preflight.required` for each missing item and answer with all of them at once."""
+        request = f"{time.time_ns()}"
+        for item in missing:
+            data = PreflightRequired(
+                hash=item.hash, domain=item.domain, prompt=item.prompt, prompt_args=item.prompt_args, tool=spec.name
+            )
+            event = new_event(justification_aggregate(item.hash), data, actor=actor)
+            await self.store.append(event, f"justification:{item.hash}:required:{request}")
+        return hint_result(spec, missing, note)
+
+
+def hint_result(spec: ToolSpec, missing: list[Needed], note: str = "") -> CallToolResult:
+    """A tool error whose `structuredContent.preflight` lists every missing justification, prompt rendered."""
+    domains = ", ".join(item.domain for item in missing)
+    text = (
+        f"{spec.name} needs {len(missing)} justification(s) before it runs ({domains}). For each item in "
+        "structuredContent.preflight.required, answer its `messages` with the JSON they ask for, then call "
+        "persist_justifications(items=[{hash, domain, justification}, ...]) once with all of them, and retry "
+        f"{spec.name} with the same arguments."
+    )
+    if note:
+        text = f"{text} ({note})"
+    preflight = {"tool": spec.name, "required": [item.as_hint() for item in missing]}
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content={"preflight": preflight}, is_error=True
+    )

@@ -1,0 +1,40 @@
+"""Cache keys for justifications: sha256 over domain, prompt template hash and normalised prompt arguments."""
+
+import hashlib
+import json
+from typing import Any
+
+from pyproj import CRS
+from pyproj.exceptions import CRSError
+
+from gateway.reflection.prompts import PROMPTS
+from schemas.reflection import ReflectionSpec
+
+
+def normalise_crs(value: Any) -> str:
+    """`EPSG:3857`, `epsg:3857` and the WKT of 3857 all give `EPSG:3857`; a CRS with no code gives its WKT2."""
+    try:
+        crs = CRS.from_user_input(value)
+    except CRSError:
+        return str(value).strip()
+    code = crs.to_authority(min_confidence=90)
+    return f"{code[0]}:{code[1]}".upper() if code else crs.to_wkt("WKT2_2019")
+
+
+def normalise(domain: str, value: Any) -> Any:
+    if value is None:
+        return "unknown"
+    if domain == "crs_datum":
+        return normalise_crs(value)
+    return str(value).strip().casefold()
+
+
+def prompt_args(spec: ReflectionSpec, tool_args: dict[str, Any]) -> dict[str, Any]:
+    """The prompt's arguments taken from the tool's (validated) arguments, normalised."""
+    return {name: normalise(spec.domain, tool_args.get(source)) for name, source in spec.args.items()}
+
+
+def cache_key(domain: str, prompt: str, args: dict[str, Any]) -> str:
+    """Shared across tools: a CRS justified for rasters also unlocks vectors."""
+    material = {"domain": domain, "prompt_hash": PROMPTS[prompt].template_hash, "args": args}
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()

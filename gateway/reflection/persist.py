@@ -1,0 +1,74 @@
+"""Persisting justifications: every item validated field by field first, then all appended (or none)."""
+
+import json
+from collections.abc import Sequence
+
+from pydantic import ValidationError
+
+from eventlog.publish import new_event
+from gateway.reflection.gate import Gate
+from schemas.events.justification import JustificationPersisted, justification_aggregate
+from schemas.reflection import Justification, PersistItem
+from schemas.validation import FieldError
+
+
+def justification_errors(raw: object, prefix: str) -> list[FieldError]:
+    """Field-level problems of a 4-key justification (`[]` when it is valid)."""
+    try:
+        Justification.model_validate(raw)
+    except ValidationError as exc:
+        return [
+            FieldError(prefix + ".".join(str(p) for p in err["loc"]), err["msg"], err.get("input"))
+            for err in exc.errors()
+        ]
+    return []
+
+
+async def check(gate: Gate, items: Sequence[PersistItem], prefix: str = "") -> list[FieldError]:
+    """Everything wrong with `items`: unknown hashes, wrong domains, invalid justifications."""
+    errors: list[FieldError] = []
+    states = await gate.states([item.hash for item in items])
+    for n, (item, state) in enumerate(zip(items, states, strict=True)):
+        at = f"{prefix}{n}." if prefix else ""
+        if state is None:
+            errors.append(FieldError(f"{at}hash", "not a hash this server issued in a preflight hint", item.hash))
+        elif state.domain != item.domain:
+            errors.append(FieldError(f"{at}domain", f"this hash is for domain {state.domain!r}", item.domain))
+        errors += justification_errors(item.justification, f"{at}justification.")
+    return errors
+
+
+async def persist(
+    gate: Gate, items: Sequence[PersistItem], *, actor: str, source: str = "client", prefix: str = ""
+) -> list[FieldError]:
+    """Validate all `items`; append `justification.persisted` for each only if all are valid.
+
+    Returns the field errors (nothing was persisted when there are any).
+    """
+    errors = await check(gate, items, prefix)
+    if errors:
+        return errors
+    for item, state in zip(items, await gate.states([i.hash for i in items]), strict=True):
+        assert state is not None
+        data = JustificationPersisted(
+            hash=item.hash,
+            domain=item.domain,
+            prompt=state.prompt,
+            prompt_args=state.prompt_args,
+            justification=Justification.model_validate(item.justification).model_dump(mode="json"),
+            source=source,  # type: ignore[arg-type]
+        )
+        event = new_event(justification_aggregate(item.hash), data, actor=actor)
+        await gate.store.append(event, f"justification:{item.hash}:persisted:{event.id}")
+    return []
+
+
+def parse_answer(text: str) -> tuple[dict[str, object] | None, list[str]]:
+    """A model's answer to a justification prompt: the JSON object, or what is wrong with it."""
+    body = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError as exc:
+        return None, [f"not valid JSON ({exc.msg} at line {exc.lineno})"]
+    problems = [f"{e.field}: {e.reason}" for e in justification_errors(value, "")]
+    return (value, []) if not problems else (None, problems)
