@@ -6,6 +6,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from schemas.events.base import EventData
+from schemas.events.handler import HandlerFailed, HandlerStarted, HandlerSucceeded
 from schemas.events.llm import LLMAttempted, LLMConversationFinished, LLMConversationStarted
 from schemas.events.tool import (
     OutputRef,
@@ -39,7 +40,10 @@ AnyEventData = Annotated[
     | WorkflowExpired
     | LLMConversationStarted
     | LLMAttempted
-    | LLMConversationFinished,
+    | LLMConversationFinished
+    | HandlerStarted
+    | HandlerSucceeded
+    | HandlerFailed,
     Field(discriminator="type"),
 ]
 
@@ -72,6 +76,9 @@ __all__ = [
     "AnyEventData",
     "Event",
     "EventData",
+    "HandlerFailed",
+    "HandlerStarted",
+    "HandlerSucceeded",
     "OutputRef",
     "ToolCancelRequested",
     "ToolFailed",
