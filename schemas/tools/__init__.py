@@ -5,6 +5,7 @@ from schemas.tools.catalog import CATALOG_SPECS
 from schemas.tools.core import PING
 from schemas.tools.handlers import RUN_RESULT_HANDLER
 from schemas.tools.info import RASTER_INFO, VECTOR_INFO
+from schemas.tools.llm import ASK
 from schemas.tools.raster import RASTER_CONVERT, RASTER_REPROJECT, RASTER_STATS
 from schemas.tools.vector import VECTOR_BUFFER, VECTOR_CLIP, VECTOR_CONVERT, VECTOR_REPROJECT, VECTOR_SIMPLIFY
 from schemas.tools.workflows import WORKFLOW_TOOLS
@@ -15,6 +16,7 @@ _FAMILIES: tuple[tuple[ToolSpec, ...], ...] = (
     (RASTER_CONVERT, RASTER_REPROJECT, RASTER_STATS),
     (VECTOR_CONVERT, VECTOR_REPROJECT, VECTOR_CLIP, VECTOR_BUFFER, VECTOR_SIMPLIFY),
     tuple(WORKFLOW_TOOLS),
+    (ASK,),
 )
 
 TOOLS: dict[str, ToolSpec] = {spec.name: spec for family in _FAMILIES for spec in family}
