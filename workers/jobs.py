@@ -34,6 +34,7 @@ def load_all() -> dict[str, Job]:
     import workers.gdal.reproject
     import workers.gdal.stats
     import workers.gdal.vector_ops
+    import workers.llm.job
     import workers.sandbox.job
     import workers.workflows.jobs  # noqa: F401
 

@@ -1,0 +1,196 @@
+"""The `ask` job: the chat loop on the `llm` queue, every model attempt and every tool call recorded in the log."""
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any
+
+import anyio
+import redis.asyncio as aredis
+from pydantic import JsonValue
+
+from eventlog.calls import CallTimedOut, call_and_wait
+from eventlog.store import EventStore
+from schemas.events import Event, EventData, ToolStarted, ToolSucceeded
+from schemas.events.llm import LLMAttempted, LLMConversationStarted, conversation_aggregate
+from schemas.ids import call_aggregate, new_id
+from schemas.llm import ChatRequest
+from schemas.tools import TOOLS, ToolSpec
+from schemas.tools.llm import AskArgs, AskResult
+from schemas.validation import ArgumentsInvalid
+from workers.context import JobContext
+from workers.errors import JobFailed
+from workers.jobs import job
+from workers.llm.errors import ProviderError, RateLimited
+from workers.llm.loop import run_chat
+from workers.llm.providers import build_provider, http_client
+from workers.llm.ratelimit import WINDOW_S, RateLimiter
+from workers.llm.settings import LLMSettings
+from workers.llm.xray_events import load_conversation, xray_from_events
+
+ToolReply = tuple[JsonValue, str, bool]
+
+
+def tool_definitions(specs: dict[str, ToolSpec] | None = None) -> list[dict[str, Any]]:
+    """MCP tool definitions of the registry as it is now (`ask` itself left out): what the model may call."""
+    found = TOOLS if specs is None else specs
+    return [_definition(spec) for name, spec in found.items() if name != "ask"]
+
+
+def _definition(spec: ToolSpec) -> dict[str, Any]:
+    tool: dict[str, Any] = {
+        "name": spec.name,
+        "description": spec.description,
+        "inputSchema": spec.args.model_json_schema(),
+    }
+    if spec.aliases:
+        tool["_meta"] = {"aliases": dict(spec.aliases)}
+    return tool
+
+
+@job("ask")
+def ask(args: AskArgs, ctx: JobContext) -> AskResult:
+    """Answer `args.question` with the registry's tools; the X-ray is rebuilt from the events afterwards.
+
+    Raises:
+        JobFailed: over the client's rate limit (`llm.rate_limited`), or the model's server kept failing
+            (`llm.provider_error`).
+    """
+    if ctx.store is None or ctx.settings is None:
+        raise JobFailed("llm.unconfigured", "the ask job needs the event store and settings")
+    return anyio.run(_ask, args, ctx, ctx.store, LLMSettings())
+
+
+async def _ask(args: AskArgs, ctx: JobContext, store: EventStore, llm: LLMSettings) -> AskResult:
+    await _check_rate(store, ctx, llm)
+    log = ConversationLog.open(store, ctx)
+    caller = ToolCaller(store, ctx, log, llm.tool_timeout_s)
+    request = ChatRequest(message=args.question, history=args.history, conversation_id=ctx.call_id, client_id=ctx.actor)
+    config = llm.config(args.model)
+    async with http_client(config) as client:
+        try:
+            answer = await run_chat(
+                request,
+                provider=build_provider(config, client),
+                tools=tool_definitions(),
+                call_tool=caller,
+                policy=llm.policy(args),
+                on_attempt=log.attempted,
+                on_lifecycle=log.lifecycle,
+            )
+        except ProviderError as exc:
+            raise JobFailed("llm.provider_error", f"the model server failed: {exc.message}", retryable=True) from exc
+    xray = xray_from_events(load_conversation(store, ctx.call_id, caller.call_ids))
+    return AskResult(**answer.model_dump(exclude={"xray"}), xray=xray)
+
+
+async def _check_rate(store: EventStore, ctx: JobContext, llm: LLMSettings) -> None:
+    """Count this request against the actor's per-minute limit in Redis.
+
+    Raises:
+        JobFailed: `llm.rate_limited` (retryable) when the actor is over the limit.
+    """
+    assert ctx.settings is not None
+    client = aredis.Redis.from_url(ctx.settings.require_redis_url())
+    try:
+        await RateLimiter(client, llm.rate_limit_per_minute).check(store.keys.rate("llm", ctx.actor, WINDOW_S))
+    except RateLimited as exc:
+        message = f"{ctx.actor} made {exc.message}; try again in {exc.retry_after_s:g} s"
+        raise JobFailed(exc.code, message, retryable=True) from exc
+    finally:
+        await client.aclose()
+
+
+@dataclass
+class ConversationLog:
+    """Appends the conversation's events (`conversation:<call id>`), idempotently per run of the job."""
+
+    store: EventStore
+    ctx: JobContext
+    run: str
+    """The runner attempt of this job: a redelivered job records a new run instead of colliding with the old."""
+    cause: str | None
+    """The event the next one follows: `tool.started` of the ask call, then the latest conversation event."""
+    attempts: int = 0
+
+    @classmethod
+    def open(cls, store: EventStore, ctx: JobContext) -> "ConversationLog":
+        """The log of this run, found from the ask call's latest `tool.started`."""
+        started = [e for e in store.read_aggregate(call_aggregate(ctx.call_id)) if isinstance(e.data, ToolStarted)]
+        if not started:
+            return cls(store, ctx, "0", None)
+        return cls(store, ctx, started[-1].data.attempt, started[-1].id)  # type: ignore[union-attr]
+
+    def append(self, data: EventData, step: str) -> Event:
+        """Append `data` after the previous event; the dedupe key names the run and the step."""
+        event = Event(
+            id=new_id(),
+            aggregate=conversation_aggregate(self.ctx.call_id),
+            ts=datetime.now(UTC),
+            trace_id=self.ctx.trace_id or new_id(),
+            causation_id=self.cause,
+            actor=self.ctx.actor,
+            data=data,  # type: ignore[arg-type]
+        )
+        self.store.append(event, f"conversation:{self.ctx.call_id}:{self.run}:{step}")
+        self.cause = event.id
+        return event
+
+    def attempted(self, data: LLMAttempted) -> None:
+        """Record one model attempt and report it as progress (which stops the job if the call was cancelled)."""
+        self.append(data, f"attempt:{data.turn}:{data.attempt}")
+        self.attempts += 1
+        kind = f" ({data.error_kind})" if data.error_kind else ""
+        self.ctx.progress(self.attempts, None, f"turn {data.turn}, model attempt {data.attempt}: {data.outcome}{kind}")
+
+    def lifecycle(self, data: EventData) -> None:
+        """Record the conversation's start or finish."""
+        self.append(data, "started" if isinstance(data, LLMConversationStarted) else "finished")
+
+
+@dataclass
+class ToolCaller:
+    """`call_tool` for the loop: each call goes through `call_and_wait`, validated and logged like a client's."""
+
+    store: EventStore
+    ctx: JobContext
+    log: ConversationLog
+    timeout_s: float
+    call_ids: list[str] = field(default_factory=list)
+
+    async def __call__(self, name: str, params: dict[str, JsonValue]) -> ToolReply:
+        """Run `name` with `params` and return `(result, text, is_error)`; refusals never reach a worker."""
+        spec = TOOLS.get(name)
+        if spec is None or name == "ask":
+            return _error({"code": "tool.unknown", "message": f"no tool {name!r} may be called here"})
+        call = partial(
+            call_and_wait,
+            self.store,
+            spec,
+            params,
+            actor=self.ctx.actor,
+            timeout_s=min(spec.timeout_s, self.timeout_s),
+            trace_id=self.ctx.trace_id or None,
+            causation_id=self.log.cause,
+        )
+        try:
+            outcome = await anyio.to_thread.run_sync(call)
+        except ArgumentsInvalid as exc:
+            return _error({"code": exc.code, "message": str(exc), "errors": [e.as_dict() for e in exc.errors]})
+        except CallTimedOut as exc:
+            self.call_ids.append(exc.call_id)
+            return _error({"code": exc.code, "message": str(exc), "call_id": exc.call_id})
+        self.call_ids.append(outcome.aggregate.split(":", 1)[1])
+        return await anyio.to_thread.run_sync(self._reply, outcome)
+
+    def _reply(self, outcome: Event) -> ToolReply:
+        data = outcome.data
+        if not isinstance(data, ToolSucceeded):
+            return _error(data.model_dump(mode="json", include={"code", "message", "field", "retryable"}))
+        result = data.result if data.output_ref is None else json.loads(self.store.get_blob(data.output_ref))
+        return result, data.text, False
+
+
+def _error(error: dict[str, Any]) -> ToolReply:
+    return {"error": error}, str(error.get("message", "")), True
