@@ -61,6 +61,12 @@ def worker(ctx: typer.Context) -> None:
     os.execv(sys.executable, [sys.executable, "-m", "workers", *ctx.args])
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)
+def llm(ctx: typer.Context) -> None:
+    """The LLM host: `geogate llm parse` (JSON lines on stdin → calls found), `geogate llm stats` (from the log)."""
+    os.execv(sys.executable, [sys.executable, "-m", "workers.llm", *ctx.args])
+
+
 @app.command()
 def replay(
     check: Annotated[bool, typer.Option("--check", help="compare only; leave the live projections alone")] = False,

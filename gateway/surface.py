@@ -7,7 +7,7 @@ when it needs GDAL or a sandbox, goes through `runtime.call(spec, args, ctx)` li
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from gateway import health, resources_calls, resources_gdal, resources_workflow
+from gateway import chat, health, resources_calls, resources_gdal, resources_workflow
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -18,6 +18,7 @@ Registrar = Callable[["MCPServer", "Gateway"], None]
 
 REGISTRARS: list[Registrar] = [
     health.register,
+    chat.register,
     resources_workflow.register,
     resources_gdal.register,
     resources_calls.register,
