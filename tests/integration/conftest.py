@@ -19,6 +19,7 @@ from rasterio.transform import from_origin
 
 from eventlog.store import EventStore
 from eventlog.streams import Keys
+from tests.llm_server import ScriptedServer, scripted_server
 from tests.support import free_port, wait_for
 
 pytestmark = pytest.mark.integration
@@ -103,7 +104,24 @@ def _healthy(url: str) -> bool:
 
 
 @pytest.fixture(scope="session")
-def stack(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def llm_server() -> Iterator[ScriptedServer]:
+    """The scripted OpenAI-compatible server the workers' `ask` job talks to; each test loads its own replies."""
+    with scripted_server() as server:
+        yield server
+
+
+LLM_ENV = {
+    "GEOGATE_LLM_API_KEY": "test-key",
+    "GEOGATE_LLM_MODEL": "gemma3:4b",
+    "GEOGATE_LLM_BACKOFF_RETRIES": "0",
+    "GEOGATE_LLM_BLOCKED_TOOLS": "*_simplify",
+    "GEOGATE_LLM_RATE_LIMIT_PER_MINUTE": "100",
+}
+"""The LLM host's settings for the `ask` job (the model's server is `llm_server`)."""
+
+
+@pytest.fixture(scope="session")
+def stack(redis_url: str, tmp_path_factory: pytest.TempPathFactory, llm_server: ScriptedServer) -> Iterator[Stack]:
     workspace = tmp_path_factory.mktemp("workspace")
     write_rasters(workspace)
     write_vectors(workspace)
@@ -114,6 +132,8 @@ def stack(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         "GEOGATE_WORKSPACES": str(workspace),
         "GEOGATE_PORT": str(port),
         "GEOGATE_VISIBILITY_TIMEOUT_S": "30",
+        "GEOGATE_LLM_BASE_URL": llm_server.base_url,
+        **LLM_ENV,
     }
     worker = start_worker(env)
     gateway = start_gateway(env, port)
