@@ -1,5 +1,6 @@
 """Cache keys for justifications: sha256 over domain, prompt template hash and normalised prompt arguments."""
 
+import functools
 import hashlib
 import json
 from typing import Any
@@ -11,7 +12,8 @@ from gateway.reflection.prompts import PROMPTS
 from schemas.reflection import ReflectionSpec
 
 
-def normalise_crs(value: Any) -> str:
+@functools.lru_cache(maxsize=1024)
+def normalise_crs(value: str) -> str:
     """`EPSG:3857`, `epsg:3857` and the WKT of 3857 all give `EPSG:3857`; a CRS with no code gives its WKT2."""
     try:
         crs = CRS.from_user_input(value)
@@ -25,7 +27,7 @@ def normalise(domain: str, value: Any) -> Any:
     if value is None:
         return "unknown"
     if domain == "crs_datum":
-        return normalise_crs(value)
+        return normalise_crs(str(value))
     return str(value).strip().casefold()
 
 
