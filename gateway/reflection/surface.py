@@ -58,81 +58,106 @@ def _parse(model: type[BaseModel], arguments: dict[str, Any], tool: str) -> Any:
         raise ArgumentsInvalid(tool, errors) from exc
 
 
-def _done(items: list[PersistItem]) -> CallToolResult:
-    value = Persisted(persisted=[i.hash for i in items], message="persisted; retry the gated call now")
+def _ok(value: BaseModel) -> CallToolResult:
     body = value.model_dump(mode="json")
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(body))], structured_content=body)
 
 
-def tools(runtime: "Gateway") -> list[Tool]:
-    """The persist and revoke tools (gateway-local: their work is one append, no queue hop)."""
+class ReflectionTools:
+    """The persist and revoke tools: gateway-local, since their work is one append each (no queue hop)."""
 
-    async def persist_items(items: list[PersistItem], ctx: Context, tool: str, prefix: str) -> CallToolResult:
-        assert runtime.store is not None
-        errors = await persist(Gate(runtime.store, runtime.settings), items, actor=caller(ctx), prefix=prefix)
-        return invalid(ArgumentsInvalid(tool, errors)) if errors else _done(items)
+    def __init__(self, runtime: "Gateway") -> None:
+        self.runtime = runtime
 
-    async def persist_one(arguments: dict[str, Any], ctx: Context) -> CallToolResult:
+    def gate(self) -> Gate:
+        assert self.runtime.store is not None, "gateway not started"
+        return Gate(self.runtime.store, self.runtime.settings)
+
+    async def persist_one(self, arguments: dict[str, Any], ctx: Context) -> CallToolResult:
+        return await self._persist(PersistItem, arguments, ctx, "persist_justification")
+
+    async def persist_many(self, arguments: dict[str, Any], ctx: Context) -> CallToolResult:
+        return await self._persist(PersistMany, arguments, ctx, "persist_justifications")
+
+    async def _persist(self, model: type[BaseModel], arguments: dict[str, Any], ctx: Context, tool: str):
         try:
-            item = _parse(PersistItem, arguments, "persist_justification")
+            parsed = _parse(model, arguments, tool)
         except ArgumentsInvalid as exc:
             return invalid(exc)
-        return await persist_items([item], ctx, "persist_justification", "")
+        items, prefix = (parsed.items, "items.") if isinstance(parsed, PersistMany) else ([parsed], "")
+        errors = await persist(self.gate(), items, actor=caller(ctx), prefix=prefix)
+        if errors:
+            return invalid(ArgumentsInvalid(tool, errors))
+        return _ok(Persisted(persisted=[i.hash for i in items], message="persisted; retry the gated call now"))
 
-    async def persist_many(arguments: dict[str, Any], ctx: Context) -> CallToolResult:
-        try:
-            many = _parse(PersistMany, arguments, "persist_justifications")
-        except ArgumentsInvalid as exc:
-            return invalid(exc)
-        return await persist_items(many.items, ctx, "persist_justifications", "items.")
-
-    async def revoke(arguments: dict[str, Any], ctx: Context) -> CallToolResult:
+    async def revoke(self, arguments: dict[str, Any], ctx: Context) -> CallToolResult:
         actor = caller(ctx)
-        if not runtime.settings.is_admin(actor):
+        if not self.runtime.settings.is_admin(actor):
             return error_result(f"{actor} may not revoke justifications", {"code": "auth.forbidden"})
         try:
             args = _parse(RevokeArgs, arguments, "revoke_justification")
         except ArgumentsInvalid as exc:
             return invalid(exc)
         digest = args.hash.removeprefix("sha256:")
-        assert runtime.store is not None
-        event = new_event(
-            justification_aggregate(digest), JustificationRevoked(hash=digest, reason=args.reason), actor=actor
-        )
-        await runtime.store.append(event, f"justification:{digest}:revoked:{event.id}")
-        body = Revoked(hash=digest, revoked=True).model_dump()
-        return CallToolResult(content=[TextContent(type="text", text=json.dumps(body))], structured_content=body)
+        data = JustificationRevoked(hash=digest, reason=args.reason)
+        event = new_event(justification_aggregate(digest), data, actor=actor)
+        await self.gate().store.append(event, f"justification:{digest}:revoked:{event.id}")
+        return _ok(Revoked(hash=digest, revoked=True))
 
-    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
-    return [
-        raw_tool(
-            name="persist_justification",
-            title="Persist a justification",
-            description="Store one 4-key JSON justification for a hash from a preflight hint, then retry the call.",
-            input_schema=PersistItem.model_json_schema(),
-            result=Persisted,
-            annotations=writes,
-            handler=persist_one,
-        ),
-        raw_tool(
-            name="persist_justifications",
-            title="Persist several justifications",
-            description="Store every justification a preflight hint asked for in one call (all or none), then retry.",
-            input_schema=PersistMany.model_json_schema(),
-            result=Persisted,
-            annotations=writes,
-            handler=persist_many,
-        ),
-        raw_tool(
-            name="revoke_justification",
-            title="Revoke a justification (admin)",
-            description="Withdraw a cached justification; calls that need it are gated again. Administrators only.",
-            input_schema=RevokeArgs.model_json_schema(),
-            result=Revoked,
-            annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True),
-            handler=revoke,
-        ),
-    ]
+    def tools(self) -> list[Tool]:
+        writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
+        revokes = ToolAnnotations(destructive_hint=True, idempotent_hint=True)
+        table = [
+            (
+                "persist_justification",
+                "Persist a justification",
+                PERSIST_ONE,
+                PersistItem,
+                Persisted,
+                writes,
+                self.persist_one,
+            ),
+            (
+                "persist_justifications",
+                "Persist several justifications",
+                PERSIST_MANY,
+                PersistMany,
+                Persisted,
+                writes,
+                self.persist_many,
+            ),
+            (
+                "revoke_justification",
+                "Revoke a justification (admin)",
+                REVOKE,
+                RevokeArgs,
+                Revoked,
+                revokes,
+                self.revoke,
+            ),
+        ]
+        return [
+            raw_tool(
+                name=name,
+                title=title,
+                description=text,
+                input_schema=args.model_json_schema(),
+                result=result,
+                annotations=hints,
+                handler=handler,
+            )
+            for name, title, text, args, result, hints, handler in table
+        ]
+
+
+PERSIST_ONE = "Store one 4-key JSON justification for a hash from a preflight hint, then retry the call."
+PERSIST_MANY = "Store every justification a preflight hint asked for in one call (all or none), then retry the call."
+REVOKE = "Withdraw a cached justification; calls that need it are gated again. Administrators only."
+
+
+def tools(runtime: "Gateway") -> list[Tool]:
+    """The reflection tools for the server's tool list."""
+    return ReflectionTools(runtime).tools()
 
 
 def register(server: "MCPServer", runtime: "Gateway") -> None:
