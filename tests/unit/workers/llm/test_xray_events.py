@@ -63,8 +63,8 @@ def test_tools_durations_citations_and_total_come_from_the_linked_events_only() 
     log.call(6, attempt, "raster_info", ok({"path": "/w/a.tif", "uri": "a.tif"}, "GTiff"), took=20)
     log.call(7, attempt, "vector_info", ToolFailed(call_id="-", code="path.missing", message="no such file"))
     log.call(8, None, "raster_info", ok({"path": "/w/other.tif"}))  # someone else's call: not linked
-    log.add("conversation:c", LLMConversationFinished(conversation_id="c", outcome="answered", attempts=1,
-                                                      tool_calls=2, total_ms=1), 40, attempt)  # fmt: skip
+    finished = LLMConversationFinished(conversation_id="c", outcome="answered", attempts=1, tool_calls=2, total_ms=1)
+    log.add("conversation:c", finished, 40, attempt)
 
     xray = xray_from_events(reversed(log.events))
 
