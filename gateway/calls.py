@@ -1,27 +1,45 @@
 """A tool call at the gateway: validate, append `tool.requested` with its queue message, await the outcome."""
 
 import hashlib
+import json
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
+from pydantic import JsonValue, ValidationError
 
 from eventlog import streams
+from eventlog.projections.handlers import HandlerState, handler_key
 from eventlog.publish import enqueue_op, request_event
 from eventlog.settings import Settings
 from eventlog.store import AsyncEventStore
 from gateway import results
 from gateway.outcomes import OutcomeReader
-from schemas.events import Event, ToolCancelRequested, ToolFailed, ToolProgress, ToolSucceeded
+from schemas.events import (
+    Event,
+    HandlerFailed,
+    HandlerSucceeded,
+    OutputRef,
+    ToolCancelRequested,
+    ToolFailed,
+    ToolProgress,
+    ToolSucceeded,
+)
+from schemas.handlers import ResultHandler
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import ToolSpec
-from schemas.validation import ArgumentsInvalid, validate
+from schemas.tools.handlers import HANDLER_ARG, HANDLER_META
+from schemas.validation import ArgumentsInvalid, FieldError, Validated, validate
 
 logger = logging.getLogger(__name__)
 
 IDEMPOTENCY_META = "io.geogate/idempotency-key"
+HANDLER_FIELDS = frozenset({HANDLER_ARG})
+HANDLER_EXTRA_S = 30.0
+"""How much longer than the tool's timeout a call with a result handler may wait (the handler's own run)."""
 
 
 class Gateway:
@@ -45,21 +63,27 @@ class Gateway:
             await self.store.aclose()
 
     async def call(self, spec: ToolSpec, arguments: dict[str, Any], ctx: Context | None) -> CallToolResult:
-        """Run one `tools/call` through the log; tool errors come back as `isError` results."""
+        """Run one `tools/call` through the log; tool errors come back as `isError` results.
+
+        With a `result_handler` (argument or `_meta`), the answer is the handler's outcome, not the tool's.
+        """
+        actor, meta = _actor(ctx), _meta(ctx)
         try:
-            valid = validate(spec, arguments)
+            valid, handler = _validate(spec, arguments, meta)
         except ArgumentsInvalid as exc:
             return results.invalid(exc)
         assert self.store is not None and self.reader is not None, "gateway not started"
-        actor, meta = _actor(ctx), _meta(ctx)
         call_id = _call_id(actor, meta.get(IDEMPOTENCY_META))
-        event = request_event(spec, valid.args, call_id=call_id, actor=actor, trace_id=_trace_id(meta))
+        event = request_event(
+            spec, valid.args, call_id=call_id, actor=actor, trace_id=_trace_id(meta), result_handler=handler
+        )
+        wait = _Wait(call_id, ctx, event.data.timeout_s, valid.aliases_used, handled=handler is not None)  # type: ignore[union-attr]
         queue = self.reader.watch(call_id)
         try:
             appended = await self.store.append(event, streams.requested_key(call_id), effects=[enqueue_op(event)])
-            if not appended.new and (state := await self.store.call_state(call_id)) and state.terminal:
-                return results.from_state(state)
-            return await self._await_outcome(call_id, queue, ctx, event.data.timeout_s, valid.aliases_used)  # type: ignore[union-attr]
+            if not appended.new and (done := await self._from_projection(wait)) is not None:
+                return done
+            return await self._await_outcome(queue, wait)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 await self._cancel(event)
@@ -67,33 +91,54 @@ class Gateway:
         finally:
             self.reader.unwatch(call_id)
 
-    async def _await_outcome(
-        self, call_id: str, queue: Any, ctx: Context | None, timeout_s: float, aliases: dict[str, str]
-    ) -> CallToolResult:
-        extra: dict[str, Any] = {"aliases_used": aliases} if aliases else {}
-        with anyio.move_on_after(min(timeout_s, self.settings.call_timeout_s)):
+    async def _await_outcome(self, queue: Any, wait: "_Wait") -> CallToolResult:
+        limit = min(wait.timeout_s + (HANDLER_EXTRA_S if wait.handled else 0.0), self.settings.call_timeout_s)
+        with anyio.move_on_after(limit):
             while True:
                 event: Event = await queue.get()
-                data = event.data
-                if isinstance(data, ToolProgress) and ctx is not None:
-                    await ctx.report_progress(data.progress, data.total, data.message)
-                elif isinstance(data, ToolSucceeded):
-                    return await self._succeeded(call_id, data, extra)
-                elif isinstance(data, ToolFailed):
-                    return results.failed(call_id, data)
+                if (result := await self._on_event(event.data, wait)) is not None:
+                    return result
+        if (done := await self._from_projection(wait)) is not None:
+            return done
+        return results.timed_out(wait.call_id, limit)
+
+    async def _on_event(self, data: Any, wait: "_Wait") -> CallToolResult | None:
+        if isinstance(data, ToolProgress) and wait.ctx is not None:
+            await wait.ctx.report_progress(data.progress, data.total, data.message)
+        elif isinstance(data, ToolSucceeded) and not wait.handled:
+            return await self._succeeded(wait.call_id, data, wait.extra)
+        elif isinstance(data, ToolFailed):
+            return results.failed(wait.call_id, data)
+        elif isinstance(data, HandlerSucceeded):
+            value = data.value if data.value_ref is None else await self._blob(data.value_ref)
+            return results.handled(wait.call_id, data, value)
+        elif isinstance(data, HandlerFailed):
+            return results.handler_failed(wait.call_id, data)
+        return None
+
+    async def _from_projection(self, wait: "_Wait") -> CallToolResult | None:
+        """The call's answer from its projections once final (a duplicate call, a missed wake-up), else None."""
         assert self.store is not None
-        state = await self.store.call_state(call_id)
-        if state is not None and state.terminal:
+        state = await self.store.call_state(wait.call_id)
+        if state is None or not state.terminal:
+            return None
+        if not wait.handled or state.status == "failed":
             return results.from_state(state)
-        return results.timed_out(call_id, min(timeout_s, self.settings.call_timeout_s))
+        raw = await self.store.redis.hgetall(handler_key(self.store.live, wait.call_id))
+        handler = HandlerState.from_hash(wait.call_id, raw)
+        if handler is None or not handler.terminal:
+            return None
+        value = handler.value if handler.value_ref is None else await self._blob(handler.value_ref)
+        return results.from_handler_state(handler, value)
+
+    async def _blob(self, ref: OutputRef) -> Any:
+        assert self.store is not None
+        return json.loads(await self.store.get_blob(ref))
 
     async def _succeeded(self, call_id: str, data: ToolSucceeded, extra: dict[str, Any]) -> CallToolResult:
         result = data.result
         if data.output_ref is not None:
-            assert self.store is not None
-            import json
-
-            result = json.loads(await self.store.get_blob(data.output_ref))
+            result = await self._blob(data.output_ref)
             extra = {**extra, "output_ref": data.output_ref.model_dump(mode="json")}
         return results.succeeded(call_id, data, result, extra)
 
@@ -113,6 +158,49 @@ class Gateway:
             await self.store.append(cancel, streams.cancel_key(call_id))
         except Exception:  # the request is already gone; log, never raise from cancellation
             logger.exception("could not record cancellation of call %s", call_id)
+
+
+@dataclass(frozen=True)
+class _Wait:
+    """What awaiting one call needs: who to tell about progress, how long, and which outcome ends it."""
+
+    call_id: str
+    ctx: Context | None
+    timeout_s: float
+    aliases: dict[str, str]
+    handled: bool
+    """The call carries a result handler: its `handler.*` outcome ends the wait, not `tool.succeeded`."""
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        return {"aliases_used": self.aliases} if self.aliases else {}
+
+
+def _validate(
+    spec: ToolSpec, arguments: dict[str, Any], meta: dict[str, Any]
+) -> tuple[Validated, dict[str, JsonValue] | None]:
+    """Validate the tool's arguments and the optional handler together, so every field error comes back at once."""
+    errors: list[FieldError] = []
+    valid = handler = None
+    try:
+        valid = validate(spec, arguments, extra_allowed=HANDLER_FIELDS)
+    except ArgumentsInvalid as exc:
+        errors += exc.errors
+    raw = arguments.get(HANDLER_ARG, meta.get(HANDLER_META))
+    if raw is not None:
+        try:
+            handler = ResultHandler.model_validate(raw).model_dump(mode="json")
+        except ValidationError as exc:
+            errors += [_handler_error(e) for e in exc.errors()]
+    if errors or valid is None:
+        raise ArgumentsInvalid(spec.name, errors)
+    return valid, handler
+
+
+def _handler_error(error: Any) -> FieldError:
+    loc = ".".join(str(part) for part in (HANDLER_ARG, *error["loc"]))
+    reason = "unknown field" if error["type"] == "extra_forbidden" else error["msg"]
+    return FieldError(loc, reason, error.get("input"))
 
 
 def _meta(ctx: Context | None) -> dict[str, Any]:

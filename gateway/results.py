@@ -3,11 +3,13 @@
 import json
 from typing import Any
 
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, ResourceLink, TextContent
 from pydantic import JsonValue
 
 from eventlog.projections.calls import CallState
-from schemas.events import ToolFailed, ToolSucceeded
+from eventlog.projections.handlers import HandlerState
+from schemas.events import HandlerFailed, HandlerSucceeded, OutputRef, ToolFailed, ToolSucceeded
+from schemas.tools.handlers import HANDLED_FIELD, HANDLER_META, raw_uri
 from schemas.validation import ArgumentsInvalid
 
 META_KEY = "io.geogate/call"
@@ -63,3 +65,75 @@ def error_result(text: str, error: dict[str, Any]) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content={"error": error}, is_error=True
     )
+
+
+def _raw(call_id: str, ref: OutputRef | None) -> dict[str, Any]:
+    shown = {"uri": raw_uri(call_id)}
+    return {**shown, "size": ref.size, "sha256": ref.sha256, "media_type": ref.media_type} if ref else shown
+
+
+def handled(call_id: str, data: HandlerSucceeded, value: JsonValue) -> CallToolResult:
+    """Only the handler's value, under `structuredContent.result`; the handler run and raw output in `_meta`."""
+    run = {
+        "applied": True,
+        "language": data.language,
+        "duration_ms": data.duration_ms,
+        "isolation": data.isolation,
+        "tool_calls": data.tool_calls,
+        "value_bytes": data.value_bytes,
+        "raw": _raw(call_id, data.raw),
+        "note": "structuredContent.result is the handler's value; the tool's outputSchema does not describe it",
+    }
+    if data.stdout:
+        run["stdout"] = data.stdout
+    meta = {META_KEY: {"call_id": call_id, "worker": data.worker}, HANDLER_META: run}
+    content = [TextContent(type="text", text=_dumps(value))]
+    return CallToolResult(content=content, structured_content={HANDLED_FIELD: value}, _meta=meta)  # type: ignore[arg-type]
+
+
+def handler_failed(call_id: str, data: HandlerFailed) -> CallToolResult:
+    """A tool error saying the tool succeeded and its handler failed, with a link to the raw output."""
+    where = f" at line {data.line}" if data.line else ""
+    text = (
+        f"the tool succeeded but the result handler failed{where}: {data.message} ({data.code}). The raw output is "
+        f"at {raw_uri(call_id)}: fix the handler and run it again on that output instead of re-running the tool."
+    )
+    error = {
+        **data.model_dump(mode="json", include={"code", "message", "line", "column", "exc_type", "retryable"}),
+        "tool_succeeded": True,
+        "stage": "result_handler",
+        "call_id": call_id,
+        "raw": _raw(call_id, data.raw),
+    }
+    result = error_result(text, error)
+    size = data.raw.size if data.raw else None
+    link = ResourceLink(
+        type="resource_link", name="raw_output", uri=raw_uri(call_id), mime_type="application/json", size=size
+    )
+    result.content.append(link)
+    return result
+
+
+def from_handler_state(state: HandlerState, value: JsonValue) -> CallToolResult:
+    """A handler result rebuilt from its projection (duplicate idempotent calls, a missed wake-up).
+
+    Args:
+        state: the handler projection of the call; terminal.
+        value: the handler's value (read from the blob store by the caller when the projection holds a reference).
+    """
+    if state.status == "succeeded" and state.raw is not None:
+        data = HandlerSucceeded(
+            call_id=state.call_id,
+            value=value,
+            value_bytes=state.value_bytes,
+            raw=state.raw,
+            language=state.language,  # type: ignore[arg-type]
+            isolation="",
+            duration_ms=state.duration_ms,
+        )
+        return handled(state.call_id, data, value)
+    error = state.error or {}
+    failed_data = HandlerFailed.model_validate(
+        {**error, "call_id": state.call_id, "raw": state.raw, "language": state.language or "python"}
+    )
+    return handler_failed(state.call_id, failed_data)

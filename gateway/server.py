@@ -14,7 +14,9 @@ from pydantic import ConfigDict
 from eventlog.settings import Settings
 from gateway.calls import Gateway
 from gateway.surface import REGISTRARS
+from schemas.handlers import ResultHandler
 from schemas.tools import TOOLS, ToolSpec
+from schemas.tools.handlers import HANDLED_FIELD, HANDLER_ARG, HANDLER_DESCRIPTION, HandledResult
 
 INSTRUCTIONS = (
     "Geogate runs geospatial (GDAL) jobs durably: every call is recorded in an event log and executed by a worker. "
@@ -48,12 +50,46 @@ def build_tool(spec: ToolSpec, gateway: Gateway) -> Tool:
     async def handler(arguments: dict[str, Any], ctx: Context) -> Annotated[CallToolResult, spec.result]:
         return await gateway.call(spec, arguments, ctx)
 
+    description = spec.description + HANDLER_DESCRIPTION
     tool = Tool.from_function(
-        handler, name=spec.name, title=spec.title, description=spec.description, annotations=_annotations(spec)
+        handler, name=spec.name, title=spec.title, description=description, annotations=_annotations(spec)
     )
-    tool.parameters = spec.args.model_json_schema()
-    tool.fn_metadata = FuncMetadata(arg_model=_RawArguments, output_model=spec.result)
+    tool.parameters = input_schema(spec)
+    # Both the SDK server (`convert_result`) and its client validate structuredContent against the output model:
+    # a handler's value travels as `{"result": value}` (HandledResult), which the published schema admits.
+    if HANDLED_FIELD in spec.result.model_fields:
+        raise ValueError(f"{spec.name}: a result field named {HANDLED_FIELD!r} would shadow handled results")
+    output_model = spec.result | HandledResult
+    tool.fn_metadata = FuncMetadata(
+        arg_model=_RawArguments, output_model=output_model, output_schema=output_schema(spec)
+    )
     return tool
+
+
+def input_schema(spec: ToolSpec) -> dict[str, Any]:
+    """The tool's argument schema plus the optional `result_handler` every tool accepts."""
+    schema = spec.args.model_json_schema()
+    handler = ResultHandler.model_json_schema()
+    handler["description"] = "Run this script over the tool's output and return only its value."
+    schema.setdefault("properties", {})[HANDLER_ARG] = handler
+    return schema
+
+
+def output_schema(spec: ToolSpec) -> dict[str, Any]:
+    """The tool's result schema that also admits a handled result, `{"result": <the handler's value>}`.
+
+    The tool's properties stay at the root (clients read them there); `anyOf` tells the two shapes apart.
+    """
+    schema = spec.result.model_json_schema()
+    required = schema.pop("required", [])
+    schema.setdefault("properties", {})[HANDLED_FIELD] = {
+        "description": "Only with a result_handler: the handler's value (any JSON), instead of the fields above."
+    }
+    schema["anyOf"] = [
+        {"required": required, "not": {"required": [HANDLED_FIELD]}},
+        {"required": [HANDLED_FIELD], "maxProperties": 1},
+    ]
+    return schema
 
 
 def build_server(settings: Settings, gateway: Gateway | None = None) -> tuple[MCPServer, Gateway]:

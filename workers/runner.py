@@ -17,9 +17,11 @@ from schemas.codec import decode
 from schemas.events import Event, EventData, ToolFailed, ToolProgress, ToolRequested, ToolStarted, ToolSucceeded
 from schemas.ids import new_id
 from schemas.tools import SPECS
+from schemas.tools.handlers import RUN_RESULT_HANDLER
 from workers.context import JobContext
 from workers.errors import JobCancelled, JobError, JobFailed
 from workers.jobs import JOBS
+from workers.sandbox.job import handler_job_op
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +34,9 @@ def run_call(store: EventStore, settings: Settings, worker: str, payload: bytes)
     requested = decode(payload)
     data = requested.data
     assert isinstance(data, ToolRequested)
+    if data.tool == RUN_RESULT_HANDLER.name:
+        _run_follow_up(store, settings, worker, requested)
+        return
     attempt = new_id()
     started = _follow(
         requested,
@@ -62,7 +67,30 @@ def run_call(store: EventStore, settings: Settings, worker: str, payload: bytes)
         outcome: EventData = _failed(data.call_id, JobCancelled("the call was cancelled before it started"), 0.0)
     else:
         outcome = _execute(data, ctx, store, settings)
-    store.append(_follow(requested, outcome), streams.outcome_key(data.call_id))
+    final = _follow(requested, outcome)
+    # A handler job is enqueued in the same atomic append as the outcome it follows: neither exists without the other.
+    effects = [handler_job_op(final)] if data.result_handler and isinstance(outcome, ToolSucceeded) else []
+    store.append(final, streams.outcome_key(data.call_id), effects=effects)
+
+
+def _run_follow_up(store: EventStore, settings: Settings, worker: str, command: Event) -> None:
+    """Run a job that follows a finished call and appends its own events on it (`handler.*`), not `tool.*`."""
+    data = command.data
+    assert isinstance(data, ToolRequested)
+    ctx = JobContext(
+        call_id=data.call_id,
+        roots=settings.workspace_roots(),
+        worker=worker,
+        queue=data.queue,
+        actor=command.actor,
+        trace_id=command.trace_id,
+        store=store,
+        settings=settings,
+    )
+    try:
+        _run_job(data, ctx)
+    except JobError:  # no outcome to append on someone else's call: the job appends its own failures
+        logger.exception("follow-up job %s could not run (call %s)", data.tool, data.call_id)
 
 
 def _execute(data: ToolRequested, ctx: JobContext, store: EventStore, settings: Settings) -> EventData:
@@ -78,7 +106,8 @@ def _execute(data: ToolRequested, ctx: JobContext, store: EventStore, settings: 
         logger.exception("job %s crashed (call %s)", data.tool, data.call_id)
         crash = JobFailed("job.crashed", f"the {data.tool} job crashed; see the worker log for call {data.call_id}")
         return _failed(data.call_id, crash, _elapsed_ms(began), ctx.worker)
-    return _succeeded(data.call_id, value, store, settings, _elapsed_ms(began), ctx.worker)
+    keep_raw = data.result_handler is not None  # the handler's input stays readable as calls://<id>/raw
+    return _succeeded(data.call_id, value, store, settings, _elapsed_ms(began), ctx.worker, keep_raw)
 
 
 def _run_job(data: ToolRequested, ctx: JobContext) -> BaseModel:
@@ -94,11 +123,13 @@ def _run_job(data: ToolRequested, ctx: JobContext) -> BaseModel:
     return job(args, ctx)
 
 
-def _succeeded(call_id: str, value: BaseModel, store: EventStore, settings: Settings, ms: float, worker: str):
+def _succeeded(
+    call_id: str, value: BaseModel, store: EventStore, settings: Settings, ms: float, worker: str, keep_raw: bool
+) -> ToolSucceeded:
     result = value.model_dump(mode="json")
     text = value.summary() if hasattr(value, "summary") else ""
     encoded = json.dumps(result, separators=(",", ":")).encode()
-    if len(encoded) <= settings.inline_result_max_bytes:
+    if len(encoded) <= settings.inline_result_max_bytes and not keep_raw:
         return ToolSucceeded(call_id=call_id, result=result, text=text, duration_ms=ms, worker=worker)
     ref = store.put_blob(encoded, settings.blob_ttl_s)
     return ToolSucceeded(call_id=call_id, result=None, text=text, output_ref=ref, duration_ms=ms, worker=worker)
