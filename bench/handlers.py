@@ -1,0 +1,64 @@
+"""Added latency of result handlers on the full path: `ping` with a trivial Python / JMESPath handler vs without.
+
+One run, one stack, interleaved rounds so that machine noise hits every variant alike. The added time is the
+handler's whole path: the job enqueued with `tool.succeeded`, a sandbox worker taking it, the run, `handler.*`.
+Usage: python bench/handlers.py [--calls 300] [--workers 2]
+"""
+
+import argparse
+import asyncio
+import time
+from typing import Any
+
+from _stack import describe, geogate_stack, percentile
+from mcp import Client
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    "no handler": {},
+    "python trivial": {"result_handler": {"language": "python", "script": "tool_output['pong']"}},
+    "jmespath": {"result_handler": {"language": "jmespath", "script": "pong"}},
+}
+
+
+async def timed_calls(client: Client, arguments: dict[str, Any], calls: int) -> list[float]:
+    samples = []
+    for _ in range(calls):
+        began = time.perf_counter()
+        result = await client.call_tool("ping", arguments)
+        samples.append((time.perf_counter() - began) * 1000)
+        if result.is_error:
+            raise SystemExit(f"ping failed: {result.content}")
+    return samples
+
+
+async def interleaved(url: str, calls: int, rounds: int = 5, warmup: int = 30) -> dict[str, list[float]]:
+    """Alternate blocks of each variant over one client session."""
+    samples: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    async with Client(url) as client:
+        for arguments in VARIANTS.values():
+            await timed_calls(client, arguments, warmup)
+        for _ in range(rounds):
+            for name, arguments in VARIANTS.items():
+                samples[name] += await timed_calls(client, arguments, calls // rounds)
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--workers", type=int, default=2)
+    ns = parser.parse_args()
+    with geogate_stack(workers=ns.workers) as urls:
+        samples = asyncio.run(interleaved(urls[0], ns.calls))
+    base = samples["no handler"]
+    for name, values in samples.items():
+        print(f"{name:<15} {describe(values)}")
+    for name in ("python trivial", "jmespath"):
+        added50 = percentile(samples[name], 50) - percentile(base, 50)
+        added99 = percentile(samples[name], 99) - percentile(base, 99)
+        target = " (target <= 5)" if name.startswith("python") else ""
+        print(f"added by {name:<15} p50 {added50:+.2f} ms{target}, p99 {added99:+.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
