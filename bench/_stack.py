@@ -42,13 +42,19 @@ def _wait_http(url: str, timeout_s: float = 30) -> None:
 
 
 @contextmanager
-def geogate_stack(workers: int = 2, pool: str = "prefork", gateways: int = 1) -> Iterator[list[str]]:
-    """Redis + `workers` worker processes + `gateways` gateway processes; yields the MCP URLs."""
+def geogate_stack(
+    workers: int = 2, pool: str = "prefork", gateways: int = 1, workspace: Path | None = None
+) -> Iterator[list[str]]:
+    """Redis + `workers` worker processes + `gateways` gateway processes; yields the MCP URLs.
+
+    `workspace` is the one workspace root (the repository when omitted).
+    """
     children = Children()
     data = Path(tempfile.mkdtemp(prefix="geogate-bench-"))
     try:
         url = start_redis(data, children)
-        env = {**os.environ, "REDIS_URL": url, "GEOGATE_WORKSPACES": str(ROOT), "GEOGATE_LOG_LEVEL": "WARNING"}
+        env = {**os.environ, "REDIS_URL": url, "GEOGATE_WORKSPACES": str(workspace or ROOT)}
+        env["GEOGATE_LOG_LEVEL"] = "WARNING"
         for n in range(workers):
             argv = [sys.executable, "-m", "workers", "--pool", pool, "--loglevel", "WARNING", "--name", f"b{n}@%h"]
             children.spawn(argv, env, log=data / f"worker-{n}.log")
