@@ -29,7 +29,7 @@ def test_a_filter_selects_sections_by_key_or_tag_and_all_is_the_whole_document()
 
 
 def test_an_unknown_filter_is_an_error_listing_the_accepted_words() -> None:
-    with pytest.raises(ResourceError, match="one of: .*utm"):
+    with pytest.raises(ResourceError, match=r"one of: .*utm"):
         reference_text("reference://crs/common", "martian")
 
 
