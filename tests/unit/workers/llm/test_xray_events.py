@@ -3,11 +3,23 @@
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from schemas.events import Event, EventData, OutputRef, ToolFailed, ToolProgress, ToolRequested, ToolSucceeded
+from eventlog.store import EventStore
+from schemas.events import (
+    Event,
+    EventData,
+    OutputRef,
+    ToolFailed,
+    ToolProgress,
+    ToolRequested,
+    ToolStarted,
+    ToolSucceeded,
+)
 from schemas.events.llm import LLMAttempted, LLMConversationFinished, LLMConversationStarted
 from schemas.ids import new_id
 from schemas.tools.llm import AskArgs
-from workers.llm.job import tool_definitions
+from tests.support import make_event
+from workers.context import JobContext
+from workers.llm.job import ConversationLog, tool_definitions
 from workers.llm.settings import LLMSettings
 from workers.llm.xray_events import xray_from_events
 
@@ -119,3 +131,18 @@ def test_a_request_may_lower_the_servers_limits_but_never_raise_them() -> None:
     assert (policy.max_tool_calls, policy.max_attempts, policy.max_turns) == (4, 2, settings.max_turns)
     assert policy.blocked_tools == ("ask", "*_delete", "raster_convert")
     assert settings.config("gpt-4o-mini").model == "gpt-4o-mini" and settings.config().model == settings.model
+
+
+def test_each_run_of_a_redelivered_ask_job_is_recorded_once_and_apart(fake_store: EventStore) -> None:
+    ctx = JobContext(call_id="c1", roots=[], actor="tester", trace_id="t")
+    started = LLMConversationStarted(conversation_id="c1", model="m", provider="openai", mode="prompt")
+    for attempt in ("run-1", "run-1", "run-2"):  # the second run-1 append is a retried append: a duplicate
+        tool_started = ToolStarted(call_id="c1", worker="w", attempt=attempt, queue_wait_ms=0)
+        fake_store.append(make_event("call:c1", tool_started), f"call:c1:started:{attempt}")
+        log = ConversationLog.open(fake_store, ctx)
+        log.lifecycle(started)
+        assert log.run == attempt and log.cause is not None
+
+    events = fake_store.read_aggregate("conversation:c1")
+    assert [e.type for e in events] == ["llm.conversation_started", "llm.conversation_started"]
+    assert {e.trace_id for e in events} == {"t"} and len({e.causation_id for e in events}) == 2
