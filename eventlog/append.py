@@ -12,7 +12,21 @@ ENTRY_ID = "\0id"
 """An op argument replaced by the new entry's stream id inside the script."""
 
 ALLOWED_OPS = frozenset(
-    {"HSET", "HSETIF", "HINCRBY", "HINCRBYFLOAT", "HDEL", "SADD", "SREM", "ZADD", "ZREM", "RPUSH", "LPUSH", "DEL"}
+    {
+        "HSET",
+        "HSETNX",
+        "HSETIF",
+        "HINCRBY",
+        "HINCRBYFLOAT",
+        "HDEL",
+        "SADD",
+        "SREM",
+        "ZADD",
+        "ZREM",
+        "RPUSH",
+        "LPUSH",
+        "DEL",
+    }
 )
 
 Arg = str | bytes | int | float

@@ -12,7 +12,7 @@ from eventlog.celery_message import task_message
 from eventlog.streams import celery_queue_key
 from schemas import tasks
 from schemas.codec import encode
-from schemas.events import Event, ToolRequested
+from schemas.events import Event, EventData, ToolRequested
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import ToolSpec
 
@@ -27,6 +27,7 @@ def request_event(
     causation_id: str | None = None,
     timeout_s: float | None = None,
     result_handler: dict[str, JsonValue] | None = None,
+    justified_by: list[str] | None = None,
 ) -> Event:
     """The `tool.requested` event for validated, normalised `args`."""
     queue = str(args[spec.queue_from]) if spec.queue_from and spec.queue_from in args else spec.queue
@@ -37,6 +38,7 @@ def request_event(
         args=args,
         timeout_s=timeout_s or spec.timeout_s,
         result_handler=result_handler,
+        justified_by=justified_by or [],
     )
     return Event(
         id=new_id(),
@@ -61,3 +63,18 @@ def enqueue_op(event: Event) -> Op:
         argsrepr=f"(<tool.requested {data.tool} {data.call_id}>,)",
     )
     return Op("LPUSH", celery_queue_key(data.queue), (message,))
+
+
+def new_event(
+    aggregate: str, data: EventData, *, actor: str, trace_id: str | None = None, causation_id: str | None = None
+) -> Event:
+    """A fresh event envelope for `data` (time-ordered id, now, a new trace unless one is given)."""
+    return Event(
+        id=new_id(),
+        aggregate=aggregate,
+        ts=datetime.now(UTC),
+        trace_id=trace_id or new_id(),
+        causation_id=causation_id,
+        actor=actor,
+        data=data,  # type: ignore[arg-type]
+    )

@@ -43,6 +43,11 @@ class Settings(BaseSettings):
     """Celery/Redis redelivery timeout; must exceed the longest job (`job_time_limit_s`)."""
     data_dir: Path = Path(".geogate")
     log_level: str = "INFO"
+    justification_ttl_s: dict[str, float] = Field(default_factory=dict)
+    """Time to live per domain (JSON, e.g. `{"crs_datum": 2592000}`); others use the default below."""
+    justification_default_ttl_s: float = 30 * 86400.0
+    admin_actors: str = ""
+    """Comma-separated client ids allowed to revoke justifications over MCP (the CLI always can)."""
     workflows_dir: Path | None = None
     """An extra folder of workflow definitions (YAML) beside the shipped ones."""
     workflow_ttl_s: float = 86400.0
@@ -58,6 +63,12 @@ class Settings(BaseSettings):
                 if root not in roots:
                     roots.append(root)
         return roots
+
+    def justification_ttl(self, domain: str) -> float:
+        return self.justification_ttl_s.get(domain, self.justification_default_ttl_s)
+
+    def is_admin(self, actor: str) -> bool:
+        return actor in {a.strip() for a in self.admin_actors.split(",") if a.strip()}
 
     def require_redis_url(self) -> str:
         if not self.redis_url:

@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import JsonValue, ValidationError
 
 from eventlog import streams
@@ -17,7 +17,10 @@ from eventlog.publish import enqueue_op, request_event
 from eventlog.settings import Settings
 from eventlog.store import AsyncEventStore
 from gateway import results
+from gateway.identity import caller
 from gateway.outcomes import OutcomeReader
+from gateway.reflection.flow import preflight
+from gateway.reflection.gate import Gate
 from schemas.events import (
     Event,
     HandlerFailed,
@@ -62,20 +65,31 @@ class Gateway:
         if self.store is not None:
             await self.store.aclose()
 
-    async def call(self, spec: ToolSpec, arguments: dict[str, Any], ctx: Context | None) -> CallToolResult:
+    async def call(
+        self, spec: ToolSpec, arguments: dict[str, Any], ctx: Context | None
+    ) -> CallToolResult | InputRequiredResult:
         """Run one `tools/call` through the log; tool errors come back as `isError` results.
 
         With a `result_handler` (argument or `_meta`), the answer is the handler's outcome, not the tool's.
         """
-        actor, meta = _actor(ctx), _meta(ctx)
+        actor, meta = caller(ctx), _meta(ctx)
         try:
             valid, handler = _validate(spec, arguments, meta)
         except ArgumentsInvalid as exc:
             return results.invalid(exc)
         assert self.store is not None and self.reader is not None, "gateway not started"
+        gated = await preflight(Gate(self.store, self.settings), spec, valid.args, ctx, actor)
+        if gated.answer is not None:
+            return gated.answer  # the hint, or (2026-07-28) the sampling request that obtains the justification
         call_id = _call_id(actor, meta.get(IDEMPOTENCY_META))
         event = request_event(
-            spec, valid.args, call_id=call_id, actor=actor, trace_id=_trace_id(meta), result_handler=handler
+            spec,
+            valid.args,
+            call_id=call_id,
+            actor=actor,
+            trace_id=_trace_id(meta),
+            result_handler=handler,
+            justified_by=gated.justified_by,
         )
         wait = _Wait(call_id, ctx, event.data.timeout_s, valid.aliases_used, handled=handler is not None)  # type: ignore[union-attr]
         queue = self.reader.watch(call_id)
@@ -213,13 +227,6 @@ def _meta(ctx: Context | None) -> dict[str, Any]:
     if meta is None:
         return {}
     return meta if isinstance(meta, dict) else meta.model_dump(by_alias=True, exclude_none=True)
-
-
-def _actor(ctx: Context | None) -> str:
-    from mcp.server.auth.middleware.auth_context import get_access_token
-
-    token = get_access_token()
-    return token.client_id if token is not None else "anonymous"
 
 
 def _call_id(actor: str, idempotency_key: Any) -> str:

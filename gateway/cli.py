@@ -8,10 +8,12 @@ from typing import Annotated
 import typer
 
 from eventlog.settings import Settings
+from gateway.cli_justifications import app as justifications_app
 
 app = typer.Typer(help="Geogate: an event-sourced MCP gateway for geospatial work.", no_args_is_help=True)
 events_app = typer.Typer(help="Read the event log.", no_args_is_help=True)
 app.add_typer(events_app, name="events")
+app.add_typer(justifications_app, name="justifications")
 
 
 def _settings(**overrides: object) -> Settings:

@@ -7,7 +7,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 Handler = Callable[[dict[str, Any], Context], Awaitable[CallToolResult | InputRequiredResult]]
 
@@ -27,16 +27,21 @@ def raw_tool(
     title: str,
     description: str,
     input_schema: dict[str, Any],
-    result: type[BaseModel],
+    result: Any,
     annotations: ToolAnnotations,
     handler: Handler,
+    output_schema: dict[str, Any] | None = None,
 ) -> Tool:
-    """A tool that advertises `input_schema` and `result`'s output schema and passes raw arguments to `handler`."""
+    """A tool that advertises `input_schema` and `result`'s output schema and passes raw arguments to `handler`.
+
+    `result` is the model (or union) structured results are validated against; `output_schema`, when given, is
+    published instead of the one derived from it.
+    """
 
     async def call(arguments: dict[str, Any], ctx: Context) -> Annotated[CallToolResult, result]:
         return await handler(arguments, ctx)  # type: ignore[return-value]
 
     tool = Tool.from_function(call, name=name, title=title, description=description, annotations=annotations)
     tool.parameters = input_schema
-    tool.fn_metadata = FuncMetadata(arg_model=_RawArguments, output_model=result)
+    tool.fn_metadata = FuncMetadata(arg_model=_RawArguments, output_model=result, output_schema=output_schema)
     return tool

@@ -2,17 +2,17 @@
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools.base import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import ConfigDict
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 
 from eventlog.settings import Settings
 from gateway.calls import Gateway
+from gateway.rawtool import raw_tool
+from gateway.reflection.surface import tools as reflection_tools
 from gateway.surface import REGISTRARS
 from schemas.handlers import ResultHandler
 from schemas.tools import TOOLS, ToolSpec
@@ -22,15 +22,6 @@ INSTRUCTIONS = (
     "Geogate runs geospatial (GDAL) jobs durably: every call is recorded in an event log and executed by a worker. "
     "Paths are relative to the server's workspace roots. Start with raster_info or vector_info to inspect data."
 )
-
-
-class _RawArguments(ArgModelBase):
-    """Hands the arguments through untouched: the gateway validates them itself (aliases, field-level errors)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return {"arguments": dict(self.__pydantic_extra__ or {})}
 
 
 def _annotations(spec: ToolSpec) -> ToolAnnotations:
@@ -46,24 +37,24 @@ def _annotations(spec: ToolSpec) -> ToolAnnotations:
 
 def build_tool(spec: ToolSpec, gateway: Gateway) -> Tool:
     """The MCP tool for `spec`: schema from its args model, `outputSchema` from its result model."""
-
-    async def handler(arguments: dict[str, Any], ctx: Context) -> Annotated[CallToolResult, spec.result]:
-        return await gateway.call(spec, arguments, ctx)
-
-    description = spec.description + HANDLER_DESCRIPTION
-    tool = Tool.from_function(
-        handler, name=spec.name, title=spec.title, description=description, annotations=_annotations(spec)
-    )
-    tool.parameters = input_schema(spec)
     # Both the SDK server (`convert_result`) and its client validate structuredContent against the output model:
     # a handler's value travels as `{"result": value}` (HandledResult), which the published schema admits.
     if HANDLED_FIELD in spec.result.model_fields:
         raise ValueError(f"{spec.name}: a result field named {HANDLED_FIELD!r} would shadow handled results")
-    output_model = spec.result | HandledResult
-    tool.fn_metadata = FuncMetadata(
-        arg_model=_RawArguments, output_model=output_model, output_schema=output_schema(spec)
+
+    async def handler(arguments: dict[str, Any], ctx: Context) -> CallToolResult | InputRequiredResult:
+        return await gateway.call(spec, arguments, ctx)
+
+    return raw_tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description + HANDLER_DESCRIPTION,
+        input_schema=input_schema(spec),
+        result=spec.result | HandledResult,
+        output_schema=output_schema(spec),
+        annotations=_annotations(spec),
+        handler=handler,
     )
-    return tool
 
 
 def input_schema(spec: ToolSpec) -> dict[str, Any]:
@@ -104,7 +95,7 @@ def build_server(settings: Settings, gateway: Gateway | None = None) -> tuple[MC
         finally:
             await runtime.stop()
 
-    tools = [build_tool(spec, runtime) for spec in TOOLS.values()]
+    tools = [build_tool(spec, runtime) for spec in TOOLS.values()] + reflection_tools(runtime)
     server = MCPServer("geogate", version="0.1.0", instructions=INSTRUCTIONS, tools=tools, lifespan=lifespan)
     for register in REGISTRARS:
         register(server, runtime)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gateway import chat, health, resources_calls, resources_gdal, resources_workflow
+from gateway.reflection import surface as reflection_surface
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -22,4 +23,5 @@ REGISTRARS: list[Registrar] = [
     resources_workflow.register,
     resources_gdal.register,
     resources_calls.register,
+    reflection_surface.register,
 ]

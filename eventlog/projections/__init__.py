@@ -36,7 +36,7 @@ def ops_for(event: Event, keys: ProjectionKeys) -> list[Op]:
 
 def _load_families() -> None:
     # Importing a family module registers its projectors.
-    from eventlog.projections import calls, handlers, metrics, workflows  # noqa: F401
+    from eventlog.projections import calls, handlers, justifications, metrics, workflows  # noqa: F401
 
 
 _load_families()

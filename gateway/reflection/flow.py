@@ -28,6 +28,8 @@ async def preflight(gate: Gate, spec: ToolSpec, args: dict, ctx: Context | None,
     missing = await gate.missing(needed, actor)
     note = ""
     if missing and ctx is not None and can_sample(ctx):
+        if not ctx.input_responses:
+            await gate.record(spec, missing, actor)  # the hashes are issued before the model is asked
         if is_modern(ctx):
             ask = await obtain_modern(gate, missing, ctx, actor)
             if ask is not None:

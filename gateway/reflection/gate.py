@@ -79,6 +79,11 @@ class Gate:
 
     async def hint(self, spec: ToolSpec, missing: list[Needed], actor: str, note: str = "") -> CallToolResult:
         """Record `preflight.required` for each missing item and answer with all of them at once."""
+        await self.record(spec, missing, actor)
+        return hint_result(spec, missing, note)
+
+    async def record(self, spec: ToolSpec, missing: list[Needed], actor: str) -> None:
+        """Append `preflight.required` for each item: the hashes this server issued (and will accept)."""
         request = f"{time.time_ns()}"
         for item in missing:
             data = PreflightRequired(
@@ -86,7 +91,6 @@ class Gate:
             )
             event = new_event(justification_aggregate(item.hash), data, actor=actor)
             await self.store.append(event, f"justification:{item.hash}:required:{request}")
-        return hint_result(spec, missing, note)
 
 
 def hint_result(spec: ToolSpec, missing: list[Needed], note: str = "") -> CallToolResult:

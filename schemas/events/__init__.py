@@ -7,6 +7,12 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from schemas.events.base import EventData
 from schemas.events.handler import HandlerFailed, HandlerStarted, HandlerSucceeded
+from schemas.events.justification import (
+    JustificationExpired,
+    JustificationPersisted,
+    JustificationRevoked,
+    PreflightRequired,
+)
 from schemas.events.llm import LLMAttempted, LLMConversationFinished, LLMConversationStarted
 from schemas.events.tool import (
     OutputRef,
@@ -43,7 +49,11 @@ AnyEventData = Annotated[
     | LLMConversationFinished
     | HandlerStarted
     | HandlerSucceeded
-    | HandlerFailed,
+    | HandlerFailed
+    | PreflightRequired
+    | JustificationPersisted
+    | JustificationRevoked
+    | JustificationExpired,
     Field(discriminator="type"),
 ]
 

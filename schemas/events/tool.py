@@ -32,6 +32,8 @@ class ToolRequested(EventData):
     timeout_s: float
     result_handler: dict[str, JsonValue] | None = None
     """Optional result handler to run over the tool's output (Generative Invocation)."""
+    justified_by: list[str] = Field(default_factory=list)
+    """Hashes of the justifications that let this gated call through (preflight reflection)."""
 
 
 class ToolStarted(EventData):

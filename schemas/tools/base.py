@@ -4,6 +4,8 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
+from schemas.reflection import ReflectionSpec
+
 
 class ToolArgs(BaseModel):
     """Base of every tool's arguments: unknown fields are errors, so a typo never passes silently."""
@@ -43,6 +45,8 @@ class ToolSpec:
     result: type[ToolResult]
     hints: Hints = field(default_factory=Hints)
     timeout_s: float = 300.0
+    reflection: tuple[ReflectionSpec, ...] = ()
+    """Justifications needed before the tool runs (preflight reflection)."""
     queue_from: str | None = None
     """An argument that names the queue to run on (only `ping` has one)."""
     aliases: dict[str, str] = field(default_factory=dict)

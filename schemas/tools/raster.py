@@ -8,6 +8,7 @@ from pyproj import CRS
 from pyproj.exceptions import CRSError
 
 from schemas import tasks
+from schemas.reflection import ReflectionSpec
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 
 
@@ -269,6 +270,10 @@ RASTER_REPROJECT = ToolSpec(
     hints=Hints(destructive=True),
     timeout_s=3600.0,
     aliases=_ALIASES | {"crs": "dst_crs", "method": "resampling"},
+    reflection=(
+        ReflectionSpec(domain="crs_datum", prompt="justify_crs_selection", args={"dst_crs": "dst_crs"}),
+        ReflectionSpec(domain="resampling", prompt="justify_resampling_method", args={"method": "resampling"}),
+    ),
 )
 
 RASTER_STATS = ToolSpec(

@@ -1,10 +1,12 @@
 """Vector tools that write a file: convert, reproject, clip, buffer, simplify (gdal-mcp argument names)."""
 
+from dataclasses import replace
 from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
 
 from schemas import tasks
+from schemas.reflection import ReflectionSpec
 from schemas.tools.base import Hints, ToolResult, ToolSpec
 from schemas.tools.raster import CrsText, GeoArgs, OutputRef, Uri
 
@@ -146,13 +148,16 @@ VECTOR_CONVERT = _spec(
     VectorConvertArgs,
     VectorConvertResult,
 )
-VECTOR_REPROJECT = _spec(
-    "vector_reproject",
-    "Reproject a vector dataset",
-    "Transform a layer's coordinates into another CRS with PROJ. Use it before overlaying layers in different CRSs "
-    "or before measuring distances and areas (pick a projected CRS for that).",
-    VectorReprojectArgs,
-    VectorReprojectResult,
+VECTOR_REPROJECT = replace(
+    _spec(
+        "vector_reproject",
+        "Reproject a vector dataset",
+        "Transform a layer's coordinates into another CRS with PROJ. Use it before overlaying layers in different "
+        "CRSs or before measuring distances and areas (pick a projected CRS for that).",
+        VectorReprojectArgs,
+        VectorReprojectResult,
+    ),
+    reflection=(ReflectionSpec(domain="crs_datum", prompt="justify_crs_selection", args={"dst_crs": "dst_crs"}),),
 )
 VECTOR_CLIP = _spec(
     "vector_clip",

@@ -35,8 +35,8 @@ class CountingClient(Client):
         return await super().call_tool(*args, **kwargs)
 
 
-def reproject_args(output: str, crs: str) -> dict[str, object]:
-    return {"uri": "dem.tif", "output": output, "dst_crs": crs, "resampling": "bilinear", "overwrite": True}
+def reproject_args(output: str, crs: str, resampling: str = "bilinear") -> dict[str, object]:
+    return {"uri": "dem.tif", "output": output, "dst_crs": crs, "resampling": resampling, "overwrite": True}
 
 
 async def test_a_gated_reproject_succeeds_after_exactly_three_requests_then_a_cache_hit_adds_none(stack: Stack) -> None:
@@ -69,12 +69,12 @@ async def test_a_client_that_can_sample_gets_the_call_done_in_one_request(stack:
             stop_reason="endTurn",
         )
 
-    crs = "EPSG:32632" if mode == "auto" else "EPSG:32634"
+    crs, resampling = ("EPSG:32632", "cubic_spline") if mode == "auto" else ("EPSG:32634", "lanczos")
     async with Client(stack.url, mode=mode, sampling_callback=sample) as client:
-        result = await client.call_tool("raster_reproject", reproject_args(f"s-{mode}.tif", crs))
+        result = await client.call_tool("raster_reproject", reproject_args(f"s-{mode}.tif", crs, resampling))
 
     assert not result.is_error, result.content
-    assert len(prompts) == 2 and any(crs in p for p in prompts)
+    assert len(prompts) == 2 and any(crs in p for p in prompts) and any(resampling in p for p in prompts)
 
 
 async def test_a_malformed_sample_is_retried_once_with_its_errors_then_falls_back_to_the_hint(stack: Stack) -> None:
