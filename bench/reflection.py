@@ -16,12 +16,13 @@ from pathlib import Path
 from _stack import percentile
 
 from eventlog import streams
+from eventlog.preflight import needed_for
 from eventlog.publish import request_event
 from eventlog.settings import Settings
 from eventlog.store import AsyncEventStore
 from gateway.dev import Children, start_redis
 from gateway.reflection.flow import preflight
-from gateway.reflection.gate import Gate, needed_for
+from gateway.reflection.gate import Gate
 from gateway.reflection.persist import persist
 from schemas.ids import new_id
 from schemas.reflection import PersistItem

@@ -5,12 +5,15 @@ message, a worker runs it, and its outcome is read back from the calls stream.
 """
 
 import time
+from collections.abc import Callable
 
 from pydantic import JsonValue
 
 from eventlog import streams
 from eventlog.errors import EventLogError
+from eventlog.preflight import enforce
 from eventlog.publish import enqueue_op, request_event
+from eventlog.settings import Settings
 from eventlog.store import EventStore, parse_entries
 from schemas.events import Event
 from schemas.ids import call_aggregate, new_id
@@ -18,6 +21,10 @@ from schemas.tools import ToolSpec
 from schemas.validation import validate
 
 OUTCOMES = (b"tool.succeeded", b"tool.failed")
+
+
+def _default_ttl(domain: str) -> float:
+    return float(Settings.model_fields["justification_default_ttl_s"].default)
 
 
 class CallTimedOut(EventLogError, TimeoutError):
@@ -39,14 +46,17 @@ def call_and_wait(
     timeout_s: float,
     trace_id: str | None = None,
     causation_id: str | None = None,
+    justification_ttl: Callable[[str], float] | None = None,
 ) -> Event:
     """Publish a call to `spec` and return its outcome event (`tool.succeeded` or `tool.failed`).
 
     Raises:
         schemas.validation.ArgumentsInvalid: the arguments do not fit the tool (nothing is published).
         CallTimedOut: no outcome within `timeout_s`.
+        PreflightMissing: a gated tool lacks a justification (its hashes are issued; nothing else is published).
     """
     valid = validate(spec, arguments)
+    justified_by = enforce(store, spec, valid.args, actor, justification_ttl or _default_ttl)
     call_id = new_id()
     event = request_event(
         spec,
@@ -56,6 +66,7 @@ def call_and_wait(
         trace_id=trace_id,
         causation_id=causation_id,
         timeout_s=timeout_s,
+        justified_by=justified_by,
     )
     appended = store.append(event, streams.requested_key(call_id), effects=[enqueue_op(event)])
     return wait_for_outcome(store, call_id, after=appended.entry_id, timeout_s=timeout_s)

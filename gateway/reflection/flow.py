@@ -5,7 +5,8 @@ from dataclasses import dataclass, field
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, InputRequiredResult
 
-from gateway.reflection.gate import Gate, needed_for
+from eventlog.preflight import needed_for
+from gateway.reflection.gate import Gate
 from gateway.reflection.sampling import can_sample, is_modern, obtain_legacy, obtain_modern
 from schemas.tools import ToolSpec
 

@@ -1,52 +1,16 @@
 """The preflight gate: which justifications a call needs, which are missing, and the hint that lists them all."""
 
 import time
-from dataclasses import dataclass
-from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
+from eventlog.preflight import Needed, required_events
 from eventlog.projections.justifications import JustificationState, justification_key
 from eventlog.publish import new_event
 from eventlog.settings import Settings
 from eventlog.store import AsyncEventStore
-from gateway.reflection.keys import cache_key, prompt_args
-from gateway.reflection.prompts import PROMPTS
-from schemas.events.justification import JustificationExpired, PreflightRequired, justification_aggregate
+from schemas.events.justification import JustificationExpired, justification_aggregate
 from schemas.tools import ToolSpec
-
-
-@dataclass(frozen=True)
-class Needed:
-    """One justification a call needs: which prompt, with which arguments, under which cache key."""
-
-    domain: str
-    prompt: str
-    prompt_args: dict[str, Any]
-    hash: str
-
-    @property
-    def messages(self) -> list[dict[str, Any]]:
-        return PROMPTS[self.prompt].messages(self.prompt_args)
-
-    def as_hint(self) -> dict[str, Any]:
-        return {
-            "domain": self.domain,
-            "prompt": self.prompt,
-            "prompt_args": self.prompt_args,
-            "hash": self.hash,
-            "messages": self.messages,
-        }
-
-
-def needed_for(spec: ToolSpec, args: dict[str, Any]) -> list[Needed]:
-    """Every justification `spec` declares, keyed from the call's validated arguments (pure)."""
-    found = []
-    for reflection in spec.reflection:
-        pargs = prompt_args(reflection, args)
-        digest = cache_key(reflection.domain, reflection.prompt, pargs)
-        found.append(Needed(reflection.domain, reflection.prompt, pargs, digest))
-    return found
 
 
 class Gate:
@@ -84,13 +48,8 @@ class Gate:
 
     async def record(self, spec: ToolSpec, missing: list[Needed], actor: str) -> None:
         """Append `preflight.required` for each item: the hashes this server issued (and will accept)."""
-        request = f"{time.time_ns()}"
-        for item in missing:
-            data = PreflightRequired(
-                hash=item.hash, domain=item.domain, prompt=item.prompt, prompt_args=item.prompt_args, tool=spec.name
-            )
-            event = new_event(justification_aggregate(item.hash), data, actor=actor)
-            await self.store.append(event, f"justification:{item.hash}:required:{request}")
+        for event, key in required_events(spec, missing, actor):
+            await self.store.append(event, key)
 
 
 def hint_result(spec: ToolSpec, missing: list[Needed], note: str = "") -> CallToolResult:

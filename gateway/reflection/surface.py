@@ -10,13 +10,13 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
+from eventlog.preflight_prompts import PROMPTS, PromptTemplate
 from eventlog.projections.justifications import used_by_key
 from eventlog.publish import new_event
 from gateway.identity import caller
 from gateway.rawtool import raw_tool
 from gateway.reflection.gate import Gate
 from gateway.reflection.persist import persist
-from gateway.reflection.prompts import PROMPTS, PromptTemplate
 from gateway.results import error_result, invalid
 from schemas.events.justification import JustificationRevoked, justification_aggregate
 from schemas.reflection import Persisted, PersistItem, PersistMany

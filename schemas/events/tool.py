@@ -15,7 +15,7 @@ class OutputRef(BaseModel):
 
     uri: str
     """`blob://sha256:<hex>` for outputs kept in the blob store, or a workspace path for files."""
-    size: int
+    size: int = Field(ge=0, le=2**63 - 1)
     sha256: str
     media_type: str = "application/json"
 

@@ -11,6 +11,7 @@ import redis.asyncio as aredis
 from pydantic import JsonValue
 
 from eventlog.calls import CallTimedOut, call_and_wait
+from eventlog.preflight import PreflightMissing
 from eventlog.store import EventStore
 from schemas.events import Event, EventData, ToolStarted, ToolSucceeded
 from schemas.events.llm import LLMAttempted, LLMConversationStarted, conversation_aggregate
@@ -173,11 +174,16 @@ class ToolCaller:
             timeout_s=min(spec.timeout_s, self.timeout_s),
             trace_id=self.ctx.trace_id or None,
             causation_id=self.log.cause,
+            justification_ttl=self.ctx.settings.justification_ttl if self.ctx.settings else None,
         )
         try:
             outcome = await anyio.to_thread.run_sync(call)
         except ArgumentsInvalid as exc:
             return _error({"code": exc.code, "message": str(exc), "errors": [e.as_dict() for e in exc.errors]})
+        except PreflightMissing as exc:
+            return _error(
+                {"code": exc.code, "message": str(exc), "preflight": {"tool": name, "required": exc.required}}
+            )
         except CallTimedOut as exc:
             self.call_ids.append(exc.call_id)
             return _error({"code": exc.code, "message": str(exc), "call_id": exc.call_id})
