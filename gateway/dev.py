@@ -120,6 +120,20 @@ def client_config(settings: Settings, redis_url: str) -> str:
     return f"Streamable HTTP:\n{json.dumps(http, indent=2)}\nstdio (desktop hosts):\n{json.dumps(stdio, indent=2)}"
 
 
+def worker_pools(workers: int) -> list[tuple[str, list[str]]]:
+    """The local worker pools: jobs that wait on other jobs never share a pool with the jobs they wait for.
+
+    `ask` (llm) and result handlers (sandbox) call other tools and wait for them; on a shared pool, a few of them
+    could hold every process while their own calls queue behind them.
+    """
+    gdal = [(f"gdal{n}", ["--queues", f"{tasks.GDAL},{tasks.WORKFLOW}"]) for n in range(workers)]
+    return [
+        *gdal,
+        ("sandbox", ["--queues", tasks.SANDBOX, "--concurrency", "2"]),
+        ("llm", ["--queues", tasks.LLM, "--pool", "threads", "--concurrency", "8"]),
+    ]
+
+
 def run_dev(settings: Settings, workers: int) -> None:
     """Start everything, serve until Ctrl-C or SIGTERM, then stop every child."""
     children = Children()
@@ -131,21 +145,11 @@ def run_dev(settings: Settings, workers: int) -> None:
         settings = settings.model_copy(update={"redis_url": url})
         roots = ":".join(str(root) for root in settings.workspace_roots())
         env = {**os.environ, "REDIS_URL": url, "GEOGATE_WORKSPACES": roots}
-        for n in range(workers):
-            argv = [
-                sys.executable,
-                "-m",
-                "workers",
-                "--queues",
-                ",".join(tasks.QUEUES),
-                "--name",
-                f"w{n}@%h",
-                "--loglevel",
-                "WARNING",
-            ]
-            children.spawn(argv, env, log=data_dir / f"worker-{n}.log")
+        for name, argv in worker_pools(workers):
+            command = [sys.executable, "-m", "workers", *argv, "--name", f"{name}@%h", "--loglevel", "WARNING"]
+            children.spawn(command, env, log=data_dir / f"worker-{name}.log")
         print(f"Geogate is up: MCP endpoint http://{settings.host}:{settings.port}/mcp  (Ctrl-C stops everything)")
-        print(f"Redis {url}; {workers} worker process(es), logs in {data_dir}/")
+        print(f"Redis {url}; worker pools: {', '.join(n for n, _ in worker_pools(workers))}; logs in {data_dir}/")
         print(client_config(settings, url))
         _serve(settings)
     except KeyboardInterrupt:
