@@ -17,6 +17,7 @@ system-deps:
 	@missing=""; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
 	command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
+	[ -x /usr/bin/python3.11 ] || missing="$$missing python3.11-minimal"; \
 	if [ -n "$$missing" ]; then \
 	  if command -v apt-get >/dev/null; then \
 	    echo "installing$$missing with apt"; \
