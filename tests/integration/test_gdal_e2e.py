@@ -12,6 +12,7 @@ import pytest
 import rasterio
 from affine import Affine
 from mcp import Client, MCPError
+from mcp.types import CreateMessageResult, TextContent
 from rasterio.warp import transform_bounds
 
 from eventlog.store import EventStore
@@ -22,6 +23,13 @@ from tests.support import wait_for
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
 ERAS = ["auto", "legacy"]
+
+JUSTIFICATION = {
+    "intent": "test data warped onto a web-map grid",
+    "alternatives": [{"method": "keep the source CRS", "why_not": "the test checks a reprojection"}],
+    "choice": {"method": "the requested one", "rationale": "what the test asks for", "tradeoffs": "none that matter"},
+    "confidence": "high",
+}
 
 
 @pytest.fixture
@@ -59,6 +67,17 @@ def huge(stack: Stack) -> str:
     return write_square(stack.workspace / "huge.tif", 8192).name
 
 
+async def justify(context: object, params: object) -> CreateMessageResult:
+    """Answer the preflight gate's sampling request (reprojection is gated on CRS and resampling choices)."""
+    text = TextContent(type="text", text=json.dumps(JUSTIFICATION))
+    return CreateMessageResult(role="assistant", content=text, model="scripted", stop_reason="endTurn")
+
+
+def client(stack: Stack, mode: str = "auto") -> Client:
+    """The SDK client, able to answer the preflight gate by sampling."""
+    return Client(stack.url, mode=mode, sampling_callback=justify)
+
+
 def reproject_args(uri: str, output: str, **extra: object) -> dict[str, object]:
     return {"uri": uri, "output": output, "dst_crs": "EPSG:3857", "resampling": "lanczos", **extra}
 
@@ -85,9 +104,9 @@ def partials(workspace: Path, output: str) -> list[Path]:
 @pytest.mark.parametrize("mode", ERAS)
 async def test_reprojected_bounds_agree_with_transform_bounds_and_the_file(stack: Stack, mode: str) -> None:
     output = f"dem-4326-{mode}.tif"
-    async with Client(stack.url, mode=mode) as client:
+    async with client(stack, mode) as session:
         args = {"uri": "dem.tif", "output": output, "dst_crs": "EPSG:4326", "resampling": "bilinear", "overwrite": True}
-        result = await client.call_tool("raster_reproject", args)
+        result = await session.call_tool("raster_reproject", args)
 
     assert not result.is_error, result.content
     got = result.structured_content
@@ -109,9 +128,9 @@ async def test_a_reproject_reports_progress_strip_by_strip(stack: Stack, medium:
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         seen.append((progress, total))
 
-    async with Client(stack.url, mode=mode) as client:
+    async with client(stack, mode) as session:
         args = reproject_args(medium, f"medium-{mode}.tif", resampling="bilinear", overwrite=True)
-        result = await client.call_tool("raster_reproject", args, progress_callback=on_progress)
+        result = await session.call_tool("raster_reproject", args, progress_callback=on_progress)
 
     assert not result.is_error, result.content
     strips = seen[-1][1]
@@ -122,8 +141,8 @@ async def test_a_reproject_reports_progress_strip_by_strip(stack: Stack, medium:
 @pytest.mark.parametrize("mode", ERAS)
 async def test_overwrite_false_refuses_an_existing_output_naming_output(stack: Stack, mode: str) -> None:
     (stack.workspace / "taken.tif").write_bytes(b"someone else's file")
-    async with Client(stack.url, mode=mode) as client:
-        result = await client.call_tool("raster_reproject", reproject_args("dem.tif", "taken.tif"))
+    async with client(stack, mode) as session:
+        result = await session.call_tool("raster_reproject", reproject_args("dem.tif", "taken.tif"))
 
     error = result.structured_content["error"]
     assert result.is_error and (error["code"], error["field"]) == ("output.exists", "output")
@@ -133,9 +152,9 @@ async def test_overwrite_false_refuses_an_existing_output_naming_output(stack: S
 
 async def test_a_cancelled_reproject_leaves_no_file_at_the_output_path(stack: Stack, huge: str) -> None:
     store, output = stack.store(), "huge-cancelled.tif"
-    async with Client(stack.url) as client:
+    async with client(stack) as session:
         with pytest.raises(MCPError):
-            await client.call_tool("raster_reproject", reproject_args(huge, output), read_timeout_seconds=1.0)
+            await session.call_tool("raster_reproject", reproject_args(huge, output), read_timeout_seconds=1.0)
 
     call_id = call_for_output(store, output)
     assert call_id is not None
@@ -156,8 +175,8 @@ async def test_a_sigkilled_reproject_leaves_no_file_and_ends_with_exactly_one_ou
     store, output, outcome = stack.store(), "large-killed.tif", {}
 
     async def call() -> None:
-        async with Client(stack.url) as client:
-            outcome["result"] = await client.call_tool("raster_reproject", reproject_args(large, output))
+        async with client(stack) as session:
+            outcome["result"] = await session.call_tool("raster_reproject", reproject_args(large, output))
 
     def started() -> bool:
         call_id = call_for_output(store, output)
@@ -187,17 +206,17 @@ def body(read: object) -> str:
 
 @pytest.mark.parametrize("mode", ERAS)
 async def test_resources_list_and_read_catalog_metadata_and_reference(stack: Stack, mode: str) -> None:
-    async with Client(stack.url, mode=mode) as client:
-        listed = {str(r.uri) for r in (await client.list_resources()).resources}
-        templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
-        catalog = json.loads(body(await client.read_resource("catalog://workspace/all")))
-        rasters = json.loads(body(await client.read_resource("catalog://workspace/raster?extensions=tif")))
-        utm = json.loads(body(await client.read_resource("catalog://workspace/by-crs/32633")))
-        summary = json.loads(body(await client.read_resource("catalog://workspace/summary")))
-        fmt = json.loads(body(await client.read_resource("metadata://points.gpkg/format")))
-        meta = json.loads(body(await client.read_resource("metadata://dem.tif/raster")))
-        stats = json.loads(body(await client.read_resource("metadata://dem.tif/statistics")))
-        glossary = body(await client.read_resource("reference://glossary/geospatial/nodata"))
+    async with client(stack, mode) as session:
+        listed = {str(r.uri) for r in (await session.list_resources()).resources}
+        templates = {t.uri_template for t in (await session.list_resource_templates()).resource_templates}
+        catalog = json.loads(body(await session.read_resource("catalog://workspace/all")))
+        rasters = json.loads(body(await session.read_resource("catalog://workspace/raster?extensions=tif")))
+        utm = json.loads(body(await session.read_resource("catalog://workspace/by-crs/32633")))
+        summary = json.loads(body(await session.read_resource("catalog://workspace/summary")))
+        fmt = json.loads(body(await session.read_resource("metadata://points.gpkg/format")))
+        meta = json.loads(body(await session.read_resource("metadata://dem.tif/raster")))
+        stats = json.loads(body(await session.read_resource("metadata://dem.tif/statistics")))
+        glossary = body(await session.read_resource("reference://glossary/geospatial/nodata"))
 
     assert {"catalog://workspace/all", "catalog://workspace/summary", "reference://crs/common"} <= listed
     assert {"metadata://{+file}/raster", "reference://resampling/guide/{method}"} <= templates
@@ -215,6 +234,6 @@ async def test_resources_list_and_read_catalog_metadata_and_reference(stack: Sta
 
 
 async def test_a_resource_for_a_missing_file_is_an_error_naming_uri(stack: Stack) -> None:
-    async with Client(stack.url) as client:
+    async with client(stack) as session:
         with pytest.raises(MCPError, match=r"uri: 'missing\.tif' does not exist"):
-            await client.read_resource("metadata://missing.tif/raster")
+            await session.read_resource("metadata://missing.tif/raster")
