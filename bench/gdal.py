@@ -7,6 +7,7 @@ own under .bench/gdal-mcp (created on first use). Usage: python bench/gdal.py [-
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import subprocess
@@ -20,6 +21,7 @@ from pathlib import Path
 from _stack import ROOT, _wait_http, geogate_stack, percentile
 from gdal_core import direct, make_source
 from mcp import Client
+from mcp.types import CreateMessageResult, TextContent
 
 from gateway.dev import Children, free_port
 
@@ -28,6 +30,12 @@ GDAL_MCP_VENV = ROOT / ".bench" / "gdal-mcp"
 MODE = "auto"
 """The client's era negotiation: each server gets the newest era it speaks."""
 BATCH = 8
+JUSTIFICATION = {
+    "intent": "a bench warp onto a web-map grid",
+    "alternatives": [{"method": "keep EPSG:4326", "why_not": "the bench measures a reprojection"}],
+    "choice": {"method": "EPSG:3857, bilinear", "rationale": "continuous data on a web map", "tradeoffs": "area"},
+    "confidence": "high",
+}
 
 
 def ensure_gdal_mcp() -> Path:
@@ -78,6 +86,16 @@ async def info_interleaved(ours: str, theirs: str, uri: str, calls: int, rounds:
     return samples
 
 
+async def justify(context: object, params: object) -> CreateMessageResult:
+    """Answer Geogate's preflight gate once (sampling); later reprojections hit the justification cache."""
+    text = TextContent(type="text", text=json.dumps(JUSTIFICATION))
+    return CreateMessageResult(role="assistant", content=text, model="scripted", stop_reason="endTurn")
+
+
+def geogate_client(url: str) -> Client:
+    return Client(url, mode=MODE, sampling_callback=justify)
+
+
 def reproject_args(output: str) -> dict[str, object]:
     return {"uri": "src.tif", "output": output, "dst_crs": "EPSG:3857", "resampling": "bilinear", "overwrite": True}
 
@@ -86,7 +104,7 @@ async def reproject_vs_direct(url: str, workspace: Path, runs: int) -> tuple[lis
     """End-to-end `raster_reproject` through Geogate and the same warp with rasterio here, alternately."""
     ours: list[float] = []
     theirs: list[float] = []
-    async with Client(url, mode=MODE) as client:
+    async with geogate_client(url) as client:
         for n in range(runs + 1):
             ms = await timed(lambda: client.call_tool("raster_reproject", reproject_args("geogate.tif")))
             began = time.perf_counter()
@@ -99,7 +117,7 @@ async def reproject_vs_direct(url: str, workspace: Path, runs: int) -> tuple[lis
 
 async def batch_ms(url: str) -> float:
     """Wall time of `BATCH` concurrent reprojections (one client, concurrent calls)."""
-    async with Client(url, mode=MODE) as client:
+    async with geogate_client(url) as client:
 
         async def one(n: int) -> object:
             return await client.call_tool("raster_reproject", reproject_args(f"batch-{n}.tif"))
