@@ -2,7 +2,6 @@
 
 import contextlib
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path, PurePath
 
@@ -61,10 +60,13 @@ def output_path(uri: str, roots: list[Path], *, overwrite: bool, field: str = "o
 def atomic_output(target: Path) -> Iterator[Path]:
     """Yield a temporary path beside `target`; rename it into place only if the block succeeds.
 
-    A crash, an error or a cancellation leaves no file at `target` (and removes the temporary one when the
-    process survives to do so). The temporary name keeps the suffix so GDAL drivers recognise the format.
+    A crash, an error or a cancellation leaves no file at `target`. The temporary name is the same for every
+    attempt at one target, so the redelivered attempt after a SIGKILL replaces what the killed one left (which
+    no `finally` could remove). It keeps the suffix so GDAL drivers recognise the format.
     """
-    tmp = target.with_name(f".{target.stem}.{uuid.uuid4().hex[:12]}.partial{target.suffix}")
+    tmp = target.with_name(f".{target.stem}.geogate.partial{target.suffix}")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()  # left by an attempt that was killed
     try:
         yield tmp
         os.replace(tmp, target)

@@ -70,3 +70,17 @@ def test_atomic_output_renames_only_on_success(root: Path) -> None:
     with atomic_output(target) as tmp:
         tmp.write_bytes(b"whole")
     assert target.read_bytes() == b"whole"
+
+
+def test_a_retry_replaces_what_a_killed_attempt_left_beside_the_target(root: Path) -> None:
+    target = root / "dem.tif"
+    with pytest.raises(RuntimeError), atomic_output(target) as first:
+        raise RuntimeError("learn the temporary name")
+    first_name = first.name
+    (root / first_name).write_bytes(b"left by a SIGKILLed attempt")
+
+    with atomic_output(target) as tmp:
+        assert tmp.name == first_name and not tmp.exists()
+        tmp.write_bytes(b"whole")
+
+    assert target.read_bytes() == b"whole" and list(root.glob(".*partial*")) == []
