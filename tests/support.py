@@ -1,5 +1,6 @@
 """Test support shared by unit and integration tests: a private redis-server, free ports, event builders."""
 
+import json
 import shutil
 import socket
 import subprocess
@@ -8,11 +9,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import redis
 
 from schemas.events import Event, EventData
 from schemas.ids import new_id
+
+if TYPE_CHECKING:
+    from mcp.types import CreateMessageResult
 
 
 def free_port() -> int:
@@ -69,3 +74,19 @@ def wait_for(condition, *, what: str, timeout_s: float = 20.0, interval_s: float
 
 def make_event(aggregate: str, data: EventData, *, actor: str = "tester", trace_id: str = "trace") -> Event:
     return Event(id=new_id(), aggregate=aggregate, ts=datetime.now(UTC), trace_id=trace_id, actor=actor, data=data)
+
+
+JUSTIFICATION = {
+    "intent": "test data warped onto another grid",
+    "alternatives": [{"method": "keep the source CRS", "why_not": "the test checks a reprojection"}],
+    "choice": {"method": "the requested one", "rationale": "what the test asks for", "tradeoffs": "none that matter"},
+    "confidence": "high",
+}
+
+
+async def justify(context: object, params: object) -> "CreateMessageResult":
+    """A sampling callback that answers the preflight gate's justification requests with a valid JSON."""
+    from mcp.types import CreateMessageResult, TextContent
+
+    text = TextContent(type="text", text=json.dumps(JUSTIFICATION))
+    return CreateMessageResult(role="assistant", content=text, model="scripted", stop_reason="endTurn")

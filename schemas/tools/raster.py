@@ -3,7 +3,7 @@
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import AfterValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, model_validator
 from pyproj import CRS
 from pyproj.exceptions import CRSError
 
@@ -44,6 +44,18 @@ class Resampling(StrEnum):
     sum = "sum"
     rms = "rms"
 
+
+def _warp_method(value: object) -> object:
+    """Case-insensitive names; `gauss` exists for overviews only, GDAL's warper has no such kernel."""
+    name = value.casefold() if isinstance(value, str) else value
+    if name == Resampling.gauss:
+        valid = ", ".join(m.value for m in Resampling if m is not Resampling.gauss)
+        raise ValueError(f"gauss is an overview method, not a warp method; use one of {valid}")
+    return name
+
+
+WarpResampling = Annotated[Resampling, BeforeValidator(_warp_method)]
+"""A resampling method GDAL's warper supports."""
 
 Compression = Literal[
     "jpeg", "lzw", "packbits", "deflate", "ccittrle", "ccittfax3", "ccittfax4", "lzma", "none", "zstd", "lerc",
@@ -141,7 +153,7 @@ class RasterReprojectArgs(GeoArgs):
     """Where to write the GeoTIFF result, inside the workspace; its folder must exist."""
     dst_crs: CrsText
     """Target CRS, e.g. 'EPSG:3857'."""
-    resampling: Resampling
+    resampling: WarpResampling
     """nearest for categories (land cover), bilinear/cubic for continuous data (elevation), average to reduce."""
     src_crs: CrsText | None = None
     """Override (or supply) the source CRS."""

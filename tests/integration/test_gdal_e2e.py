@@ -12,24 +12,16 @@ import pytest
 import rasterio
 from affine import Affine
 from mcp import Client, MCPError
-from mcp.types import CreateMessageResult, TextContent
 from rasterio.warp import transform_bounds
 
 from eventlog.store import EventStore
 from schemas.ids import call_aggregate
 from tests.integration.conftest import Stack
-from tests.support import wait_for
+from tests.support import justify, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
 ERAS = ["auto", "legacy"]
-
-JUSTIFICATION = {
-    "intent": "test data warped onto a web-map grid",
-    "alternatives": [{"method": "keep the source CRS", "why_not": "the test checks a reprojection"}],
-    "choice": {"method": "the requested one", "rationale": "what the test asks for", "tradeoffs": "none that matter"},
-    "confidence": "high",
-}
 
 
 @pytest.fixture
@@ -65,12 +57,6 @@ def large(stack: Stack) -> str:
 def huge(stack: Stack) -> str:
     """8192² pixels: a lanczos warp takes several seconds, far longer than the client's 1 s read timeout."""
     return write_square(stack.workspace / "huge.tif", 8192).name
-
-
-async def justify(context: object, params: object) -> CreateMessageResult:
-    """Answer the preflight gate's sampling request (reprojection is gated on CRS and resampling choices)."""
-    text = TextContent(type="text", text=json.dumps(JUSTIFICATION))
-    return CreateMessageResult(role="assistant", content=text, model="scripted", stop_reason="endTurn")
 
 
 def client(stack: Stack, mode: str = "auto") -> Client:

@@ -42,13 +42,13 @@ def reproject_args(output: str, crs: str, resampling: str = "bilinear") -> dict[
 async def test_a_gated_reproject_succeeds_after_exactly_three_requests_then_a_cache_hit_adds_none(stack: Stack) -> None:
     CountingClient.requests = 0
     async with CountingClient(stack.url) as client:
-        hint = await client.call_tool("raster_reproject", reproject_args("r3.tif", "EPSG:3395"))
+        hint = await client.call_tool("raster_reproject", reproject_args("r3.tif", "EPSG:31468", "q3"))
         required = hint.structured_content["preflight"]["required"]
         items = [{"hash": r["hash"], "domain": r["domain"], "justification": GOOD} for r in required]
         saved = await client.call_tool("persist_justifications", {"items": items})
-        done = await client.call_tool("raster_reproject", reproject_args("r3.tif", "EPSG:3395"))
+        done = await client.call_tool("raster_reproject", reproject_args("r3.tif", "EPSG:31468", "q3"))
         assert CountingClient.requests == 3
-        again = await client.call_tool("raster_reproject", reproject_args("r3b.tif", "epsg:3395"))
+        again = await client.call_tool("raster_reproject", reproject_args("r3b.tif", "epsg:31468", "Q3"))
 
     assert hint.is_error and {r["domain"] for r in required} == {"crs_datum", "resampling"}
     assert all(r["messages"][0]["content"]["text"] for r in required)
@@ -69,7 +69,7 @@ async def test_a_client_that_can_sample_gets_the_call_done_in_one_request(stack:
             stop_reason="endTurn",
         )
 
-    crs, resampling = ("EPSG:32632", "cubic_spline") if mode == "auto" else ("EPSG:32634", "lanczos")
+    crs, resampling = ("EPSG:32632", "rms") if mode == "auto" else ("EPSG:32634", "med")
     async with Client(stack.url, mode=mode, sampling_callback=sample) as client:
         result = await client.call_tool("raster_reproject", reproject_args(f"s-{mode}.tif", crs, resampling))
 

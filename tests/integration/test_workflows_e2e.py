@@ -9,6 +9,7 @@ from mcp.types import CallToolResult
 
 from eventlog.replay import replay
 from tests.integration.conftest import Stack
+from tests.support import justify
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -46,7 +47,7 @@ async def test_chain_of_thought_runs_step_by_step_with_templates_from_earlier_th
 
 
 async def test_plan_reprojection_guides_real_gdal_calls_through_geogate(stack: Stack) -> None:
-    async with Client(stack.url) as client:
+    async with Client(stack.url, sampling_callback=justify) as client:  # the reprojection is gated
         start = await client.call_tool(
             "start_workflow", {"workflow": "plan_reprojection", "inputs": {"uri": "dem.tif", "goal": "a web map"}}
         )
