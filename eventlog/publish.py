@@ -78,3 +78,8 @@ def new_event(
         actor=actor,
         data=data,  # type: ignore[arg-type]
     )
+
+
+def follow(cause: Event, data: EventData) -> Event:
+    """An event of the same aggregate, trace and actor as `cause`, caused by it."""
+    return new_event(cause.aggregate, data, actor=cause.actor, trace_id=cause.trace_id, causation_id=cause.id)

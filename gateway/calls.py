@@ -13,7 +13,7 @@ from pydantic import JsonValue, ValidationError
 
 from eventlog import streams
 from eventlog.projections.handlers import HandlerState, handler_key
-from eventlog.publish import enqueue_op, request_event
+from eventlog.publish import enqueue_op, follow, request_event
 from eventlog.settings import Settings
 from eventlog.store import AsyncEventStore
 from gateway import results
@@ -32,7 +32,7 @@ from schemas.events import (
     ToolSucceeded,
 )
 from schemas.handlers import ResultHandler
-from schemas.ids import call_aggregate, new_id
+from schemas.ids import new_id
 from schemas.tools import ToolSpec
 from schemas.tools.handlers import HANDLER_ARG, HANDLER_META
 from schemas.validation import ArgumentsInvalid, FieldError, Validated, validate
@@ -159,15 +159,7 @@ class Gateway:
     async def _cancel(self, requested: Event) -> None:
         assert self.store is not None
         call_id = requested.data.call_id  # type: ignore[union-attr]
-        cancel = Event(
-            id=new_id(),
-            aggregate=call_aggregate(call_id),
-            ts=requested.ts.now(requested.ts.tzinfo),
-            trace_id=requested.trace_id,
-            causation_id=requested.id,
-            actor=requested.actor,
-            data=ToolCancelRequested(call_id=call_id, reason="the client cancelled or disconnected"),
-        )
+        cancel = follow(requested, ToolCancelRequested(call_id=call_id, reason="the client cancelled or disconnected"))
         try:
             await self.store.append(cancel, streams.cancel_key(call_id))
         except Exception:  # the request is already gone; log, never raise from cancellation

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 from eventlog import streams
 from eventlog.append import Expect, Readback
 from eventlog.projections.calls import TERMINAL
+from eventlog.publish import follow
 from eventlog.settings import Settings
 from eventlog.store import EventStore
 from schemas.codec import decode
@@ -38,7 +39,7 @@ def run_call(store: EventStore, settings: Settings, worker: str, payload: bytes)
         _run_follow_up(store, settings, worker, requested)
         return
     attempt = new_id()
-    started = _follow(
+    started = follow(
         requested,
         ToolStarted(call_id=data.call_id, worker=worker, attempt=attempt, queue_wait_ms=_ms_since(requested.ts)),
     )
@@ -67,7 +68,7 @@ def run_call(store: EventStore, settings: Settings, worker: str, payload: bytes)
         outcome: EventData = _failed(data.call_id, JobCancelled("the call was cancelled before it started"), 0.0)
     else:
         outcome = _execute(data, ctx, store, settings)
-    final = _follow(requested, outcome)
+    final = follow(requested, outcome)
     # A handler job is enqueued in the same atomic append as the outcome it follows: neither exists without the other.
     effects = [handler_job_op(final)] if data.result_handler and isinstance(outcome, ToolSucceeded) else []
     store.append(final, streams.outcome_key(data.call_id), effects=effects)
@@ -160,24 +161,11 @@ def _progress_sink(store: EventStore, requested: Event, attempt: str):
             return False
         state["seq"] += 1
         state["last"] = now
-        event = _follow(requested, ToolProgress(call_id=data.call_id, progress=progress, total=total, message=message))
+        event = follow(requested, ToolProgress(call_id=data.call_id, progress=progress, total=total, message=message))
         key = streams.progress_key(data.call_id, attempt, int(state["seq"]))
         return store.append(event, key, readback=Readback(call_key, "cancel")).readback == "1"
 
     return sink
-
-
-def _follow(cause: Event, data: EventData) -> Event:
-    """An event of the same aggregate and trace, caused by `cause`."""
-    return Event(
-        id=new_id(),
-        aggregate=cause.aggregate,
-        ts=datetime.now(UTC),
-        trace_id=cause.trace_id,
-        causation_id=cause.id,
-        actor=cause.actor,
-        data=data,  # type: ignore[arg-type]
-    )
 
 
 def _ms_since(ts: datetime) -> float:

@@ -20,11 +20,10 @@ from eventlog.append import Expect, Op
 from eventlog.calls import call_and_wait
 from eventlog.errors import BlobMissing
 from eventlog.projections.handlers import TERMINAL, handler_key
-from eventlog.publish import enqueue_op
+from eventlog.publish import enqueue_op, follow
 from eventlog.store import EventStore
 from schemas.events import (
     Event,
-    EventData,
     HandlerFailed,
     HandlerStarted,
     HandlerSucceeded,
@@ -74,7 +73,7 @@ def handler_job_op(succeeded: Event) -> Op:
         args={"call_id": call_id},
         timeout_s=RUN_RESULT_HANDLER.timeout_s,
     )
-    return enqueue_op(_follow(succeeded, command))
+    return enqueue_op(follow(succeeded, command))
 
 
 @dataclass(frozen=True)
@@ -111,10 +110,10 @@ def run_result_handler(args: RunResultHandlerArgs, ctx: JobContext) -> RunResult
     )
     guard = Expect(handler_key(store.live, args.call_id), "status", "not_in", TERMINAL)
     key = handler_started_key(args.call_id, data.attempt)
-    if store.append(_follow(call.succeeded, data), key, expect=guard).refused:  # redelivered after the outcome
+    if store.append(follow(call.succeeded, data), key, expect=guard).refused:  # redelivered after the outcome
         return RunResultHandlerResult(call_id=args.call_id, status="duplicate")
     outcome = _run(call, ctx, store)
-    store.append(_follow(call.succeeded, outcome), handler_outcome_key(args.call_id))
+    store.append(follow(call.succeeded, outcome), handler_outcome_key(args.call_id))
     return RunResultHandlerResult(call_id=args.call_id, status=outcome.type.split(".")[1])
 
 
@@ -227,18 +226,6 @@ def _warm_sandbox(**_: object) -> None:
         get_sandbox().run("None", None, limits=LIMITS)
     except SandboxUnavailable:
         logger.warning("no sandbox on this worker: Python result handlers will fail here (retryable)")
-
-
-def _follow(cause: Event, data: EventData) -> Event:
-    return Event(
-        id=new_id(),
-        aggregate=cause.aggregate,
-        ts=datetime.now(UTC),
-        trace_id=cause.trace_id,
-        causation_id=cause.id,
-        actor=cause.actor,
-        data=data,  # type: ignore[arg-type]
-    )
 
 
 def _compact(value: Any) -> bytes:
