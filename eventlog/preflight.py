@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
 from pyproj import CRS
 from pyproj.exceptions import CRSError
 
@@ -20,8 +21,9 @@ from eventlog.projections.justifications import JustificationState, justificatio
 from eventlog.publish import new_event
 from schemas.events import Event
 from schemas.events.justification import PreflightRequired, justification_aggregate
-from schemas.reflection import ReflectionSpec
+from schemas.reflection import Justification, ReflectionSpec
 from schemas.tools import ToolSpec
+from schemas.validation import FieldError
 
 if TYPE_CHECKING:
     from eventlog.store import EventStore
@@ -144,3 +146,26 @@ def enforce(
             store.append(event, key)
         raise PreflightMissing(spec.name, missing)
     return [item.hash for item in needed]
+
+
+def justification_errors(raw: object, prefix: str) -> list[FieldError]:
+    """Field-level problems of a 4-key justification (`[]` when it is valid)."""
+    try:
+        Justification.model_validate(raw)
+    except ValidationError as exc:
+        return [
+            FieldError(prefix + ".".join(str(p) for p in err["loc"]), err["msg"], err.get("input"))
+            for err in exc.errors()
+        ]
+    return []
+
+
+def parse_answer(text: str) -> tuple[dict[str, object] | None, list[str]]:
+    """A model's answer to a justification prompt: the JSON object, or what is wrong with it."""
+    body = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError as exc:
+        return None, [f"not valid JSON ({exc.msg} at line {exc.lineno})"]
+    problems = [f"{e.field}: {e.reason}" for e in justification_errors(value, "")]
+    return (value, []) if not problems else (None, problems)

@@ -46,6 +46,8 @@ class Settings(BaseSettings):
     justification_ttl_s: dict[str, float] = Field(default_factory=dict)
     """Time to live per domain (JSON, e.g. `{"crs_datum": 2592000}`); others use the default below."""
     justification_default_ttl_s: float = 30 * 86400.0
+    preflight_server_llm: bool = False
+    """For clients that cannot sample: ask the server-side model (the LLM host's settings) for justifications."""
     admin_actors: str = ""
     """Comma-separated client ids allowed to revoke justifications over MCP (the CLI always can)."""
     workflows_dir: Path | None = None

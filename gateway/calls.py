@@ -12,6 +12,7 @@ from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import JsonValue, ValidationError
 
 from eventlog import streams
+from eventlog.preflight import Needed
 from eventlog.projections.handlers import HandlerState, handler_key
 from eventlog.publish import enqueue_op, follow, request_event
 from eventlog.settings import Settings
@@ -35,6 +36,7 @@ from schemas.handlers import ResultHandler
 from schemas.ids import new_id
 from schemas.tools import ToolSpec
 from schemas.tools.handlers import HANDLER_ARG, HANDLER_META
+from schemas.tools.justify import JUSTIFY_CHOICE
 from schemas.validation import ArgumentsInvalid, FieldError, Validated, validate
 
 logger = logging.getLogger(__name__)
@@ -78,7 +80,8 @@ class Gateway:
         except ArgumentsInvalid as exc:
             return results.invalid(exc)
         assert self.store is not None and self.reader is not None, "gateway not started"
-        gated = await preflight(Gate(self.store, self.settings), spec, valid.args, ctx, actor)
+        server_justify = self._server_justify if self.settings.preflight_server_llm else None
+        gated = await preflight(Gate(self.store, self.settings), spec, valid.args, ctx, actor, server_justify)
         if gated.answer is not None:
             return gated.answer  # the hint, or (2026-07-28) the sampling request that obtains the justification
         call_id = _call_id(actor, meta.get(IDEMPOTENCY_META))
@@ -104,6 +107,14 @@ class Gateway:
             raise
         finally:
             self.reader.unwatch(call_id)
+
+    async def _server_justify(self, item: Needed) -> dict[str, Any] | None:
+        """One justification from the server-side model, through the `llm` queue like any job."""
+        args = {"domain": item.domain, "prompt": item.prompt, "prompt_args": item.prompt_args}
+        result = await self.call(JUSTIFY_CHOICE, args, None)
+        if isinstance(result, CallToolResult) and not result.is_error and isinstance(result.structured_content, dict):
+            return result.structured_content.get("justification")
+        return None
 
     async def _await_outcome(self, queue: Any, wait: "_Wait") -> CallToolResult:
         limit = min(wait.timeout_s + (HANDLER_EXTRA_S if wait.handled else 0.0), self.settings.call_timeout_s)

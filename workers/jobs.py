@@ -35,6 +35,7 @@ def load_all() -> dict[str, Job]:
     import workers.gdal.stats
     import workers.gdal.vector_ops
     import workers.llm.job
+    import workers.llm.justify
     import workers.sandbox.job
     import workers.workflows.jobs  # noqa: F401
 

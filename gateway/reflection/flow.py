@@ -1,16 +1,21 @@
 """The gate in a call's path: pass, obtain the justification in-call (sampling), or answer with the hint."""
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, InputRequiredResult
 
-from eventlog.preflight import needed_for
+from eventlog.preflight import Needed, needed_for
 from gateway.reflection.gate import Gate
+from gateway.reflection.persist import persist
 from gateway.reflection.sampling import can_sample, is_modern, obtain_legacy, obtain_modern
+from schemas.reflection import PersistItem
 from schemas.tools import ToolSpec
 
 SAMPLING_FAILED = "the client's model was asked and did not give a valid justification"
+SERVER_FAILED = "the server-side model was asked and did not give a valid justification"
 
 
 @dataclass
@@ -21,7 +26,18 @@ class GateOutcome:
     justified_by: list[str] = field(default_factory=list)
 
 
-async def preflight(gate: Gate, spec: ToolSpec, args: dict, ctx: Context | None, actor: str) -> GateOutcome:
+ServerJustify = Callable[[Needed], Awaitable[dict[str, Any] | None]]
+"""Asks the server-side model for one justification (None when it gave no valid one)."""
+
+
+async def preflight(
+    gate: Gate,
+    spec: ToolSpec,
+    args: dict[str, Any],
+    ctx: Context | None,
+    actor: str,
+    server_justify: ServerJustify | None = None,
+) -> GateOutcome:
     """Check the cache (checked only after the arguments validated); a hit costs one pipelined read."""
     needed = needed_for(spec, args)
     if not needed:
@@ -38,6 +54,13 @@ async def preflight(gate: Gate, spec: ToolSpec, args: dict, ctx: Context | None,
         else:
             await obtain_legacy(gate, missing, ctx, actor)
         missing, note = await gate.missing(needed, actor), SAMPLING_FAILED
+    elif missing and server_justify is not None:
+        await gate.record(spec, missing, actor)
+        for item in missing:
+            if (value := await server_justify(item)) is not None:
+                entry = PersistItem(hash=item.hash, domain=item.domain, justification=value)  # type: ignore[arg-type]
+                await persist(gate, [entry], actor=actor, source="server_llm")
+        missing, note = await gate.missing(needed, actor), SERVER_FAILED
     if missing:
         return GateOutcome(answer=await gate.hint(spec, missing, actor, note))
     return GateOutcome(justified_by=[item.hash for item in needed])

@@ -1,27 +1,13 @@
 """Persisting justifications: every item validated field by field first, then all appended (or none)."""
 
-import json
 from collections.abc import Sequence
 
-from pydantic import ValidationError
-
+from eventlog.preflight import justification_errors
 from eventlog.publish import new_event
 from gateway.reflection.gate import Gate
 from schemas.events.justification import JustificationPersisted, justification_aggregate
 from schemas.reflection import Justification, PersistItem
 from schemas.validation import FieldError
-
-
-def justification_errors(raw: object, prefix: str) -> list[FieldError]:
-    """Field-level problems of a 4-key justification (`[]` when it is valid)."""
-    try:
-        Justification.model_validate(raw)
-    except ValidationError as exc:
-        return [
-            FieldError(prefix + ".".join(str(p) for p in err["loc"]), err["msg"], err.get("input"))
-            for err in exc.errors()
-        ]
-    return []
 
 
 async def check(gate: Gate, items: Sequence[PersistItem], prefix: str = "") -> list[FieldError]:
@@ -61,14 +47,3 @@ async def persist(
         event = new_event(justification_aggregate(item.hash), data, actor=actor)
         await gate.store.append(event, f"justification:{item.hash}:persisted:{event.id}")
     return []
-
-
-def parse_answer(text: str) -> tuple[dict[str, object] | None, list[str]]:
-    """A model's answer to a justification prompt: the JSON object, or what is wrong with it."""
-    body = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
-    try:
-        value = json.loads(body)
-    except json.JSONDecodeError as exc:
-        return None, [f"not valid JSON ({exc.msg} at line {exc.lineno})"]
-    problems = [f"{e.field}: {e.reason}" for e in justification_errors(value, "")]
-    return (value, []) if not problems else (None, problems)

@@ -5,6 +5,7 @@ from schemas.tools.catalog import CATALOG_SPECS
 from schemas.tools.core import PING
 from schemas.tools.handlers import RUN_RESULT_HANDLER
 from schemas.tools.info import RASTER_INFO, VECTOR_INFO
+from schemas.tools.justify import JUSTIFY_CHOICE
 from schemas.tools.llm import ASK
 from schemas.tools.raster import RASTER_CONVERT, RASTER_REPROJECT, RASTER_STATS
 from schemas.tools.vector import VECTOR_BUFFER, VECTOR_CLIP, VECTOR_CONVERT, VECTOR_REPROJECT, VECTOR_SIMPLIFY
@@ -22,7 +23,7 @@ _FAMILIES: tuple[tuple[ToolSpec, ...], ...] = (
 TOOLS: dict[str, ToolSpec] = {spec.name: spec for family in _FAMILIES for spec in family}
 """Tools published to MCP clients (`tools/list`)."""
 
-_INTERNAL: tuple[tuple[ToolSpec, ...], ...] = (CATALOG_SPECS, (RUN_RESULT_HANDLER,))
+_INTERNAL: tuple[tuple[ToolSpec, ...], ...] = (CATALOG_SPECS, (RUN_RESULT_HANDLER,), (JUSTIFY_CHOICE,))
 
 INTERNAL: dict[str, ToolSpec] = {spec.name: spec for family in _INTERNAL for spec in family}
 """Jobs the gateway runs for itself (resource reads, handler runs): same path and events, not in `tools/list`."""

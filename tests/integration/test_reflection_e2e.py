@@ -8,7 +8,9 @@ import pytest
 from mcp import Client
 from mcp.types import CreateMessageResult, TextContent
 
-from tests.integration.conftest import Stack
+from tests.integration.conftest import Stack, start_gateway, stop
+from tests.llm_server import text
+from tests.support import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -154,3 +156,26 @@ async def test_a_revoked_justification_gates_again_and_export_writes_gdal_mcp_fi
     assert shown["actor"] == "anonymous" and shown["status"] == "persisted"
     assert exported.returncode == 0 and (tmp_path / "crs_datum" / f"sha256:{item['hash']}.json").exists()
     assert revoked.returncode == 0 and gated.is_error and "preflight" in gated.structured_content
+
+
+async def test_the_server_side_model_justifies_for_a_client_that_cannot_sample(stack: Stack, llm_server) -> None:
+    port = free_port()
+    gateway = start_gateway({**stack.env, "GEOGATE_PORT": str(port), "GEOGATE_PREFLIGHT_SERVER_LLM": "1"}, port)
+    llm_server.script.load([text("I would pick EPSG:3067."), text(json.dumps(GOOD))])
+    args = {"uri": "points.gpkg", "output": "p-server.gpkg", "dst_crs": "EPSG:3067", "overwrite": True}
+    try:
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            result = await client.call_tool("vector_reproject", args)
+            call_id = result.meta["io.geogate/call"]["call_id"]
+            store = stack.store()
+            requested = store.read_aggregate(f"call:{call_id}")[0].data
+            shown = json.loads(
+                (await client.read_resource(f"justification://{requested.justified_by[0]}")).contents[0].text
+            )
+    finally:
+        stop(gateway)
+
+    assert not result.is_error, result.content
+    assert shown["source"] == "server_llm" and shown["status"] == "persisted"
+    prompts = [r["messages"][-1]["content"] for r in llm_server.script.requests]
+    assert len(prompts) == 2 and "EPSG:3067" in prompts[0] and "rejected" in prompts[1]

@@ -6,14 +6,14 @@ import fakeredis
 import pytest
 from pyproj import CRS
 
-from eventlog.preflight import cache_key, needed_for, normalise_crs
+from eventlog.preflight import cache_key, needed_for, normalise_crs, parse_answer
 from eventlog.preflight_prompts import PROMPTS
 from eventlog.replay import replay
 from eventlog.settings import Settings
 from eventlog.store import AsyncEventStore, EventStore
 from eventlog.streams import Keys
 from gateway.reflection.gate import Gate
-from gateway.reflection.persist import parse_answer, persist
+from gateway.reflection.persist import persist
 from schemas.ids import new_id
 from schemas.reflection import PersistItem
 from schemas.tools import TOOLS
