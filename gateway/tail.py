@@ -49,14 +49,30 @@ def last_events(store: EventStore, count: int) -> list[StoredEvent]:
     return newest[-count:]
 
 
-def follow(store: EventStore, block_ms: int = 1000) -> Iterator[StoredEvent]:
-    """New events from now on, across every stream."""
-    cursors = {store.keys.stream(c): "$" for c in all_categories()}
-    while True:
+def follow(store: EventStore, block_ms: int = 1000, reads: int | None = None) -> Iterator[StoredEvent]:
+    """New events from now on (from this call, not from the first `next`), across every stream.
+
+    `reads` bounds the number of blocking reads (None: follow until interrupted).
+    """
+    # Concrete ids, not "$": "$" means "newer than now" on every read, which would drop what one stream gets
+    # while another stream's batch is being printed.
+    cursors = {store.keys.stream(c): _newest(store, store.keys.stream(c)) for c in all_categories()}
+    return _follow(store, cursors, block_ms, reads)
+
+
+def _follow(store: EventStore, cursors: dict[str, str], block_ms: int, reads: int | None) -> Iterator[StoredEvent]:
+    count = 0
+    while reads is None or count < reads:
+        count += 1
         for stream, entries in store.redis.xread(cursors, block=block_ms, count=500) or []:
             name = stream.decode()
             cursors[name] = entries[-1][0].decode()
             yield from parse_entries(name, entries)
+
+
+def _newest(store: EventStore, stream: str) -> str:
+    newest = store.redis.xrevrange(stream, count=1)
+    return newest[0][0].decode() if newest else "0-0"
 
 
 def run_tail(store: EventStore, pattern: str | None, count: int, do_follow: bool, json_lines: bool) -> None:

@@ -1,0 +1,47 @@
+"""`geogate events tail`: filtering, JSON lines, and following every stream without gaps."""
+
+import json
+from itertools import islice
+
+from eventlog import streams
+from eventlog.store import EventStore
+from gateway.tail import as_json, follow, last_events, select
+from schemas.events import ToolRequested, WorkflowExpired
+from schemas.events.workflow import workflow_aggregate
+from schemas.ids import call_aggregate, new_id
+from tests.support import make_event
+
+
+def request(store: EventStore) -> str:
+    call_id = new_id()
+    data = ToolRequested(call_id=call_id, tool="ping", queue="gdal", args={}, timeout_s=1)
+    store.append(make_event(call_aggregate(call_id), data), streams.requested_key(call_id))
+    return call_id
+
+
+def test_last_events_merge_streams_in_time_order_and_filter_by_type(fake_store: EventStore) -> None:
+    first = request(fake_store)
+    fake_store.append(
+        make_event(workflow_aggregate("wf_1"), WorkflowExpired(state_id="wf_1", version=2, idle_s=9)), "e"
+    )
+    second = request(fake_store)
+
+    events = last_events(fake_store, 10)
+
+    assert [e.event.type for e in events] == ["tool.requested", "workflow.expired", "tool.requested"]
+    assert [e.event.data.call_id for e in select(iter(events), "tool.*")] == [first, second]
+    assert json.loads(as_json(events[0]))["aggregate"] == f"call:{first}"
+
+
+def test_follow_sees_events_that_arrive_on_other_streams_meanwhile(fake_store: EventStore) -> None:
+    request(fake_store)  # history: not printed by follow
+    tail = follow(fake_store, block_ms=10)
+    request(fake_store)
+    fake_store.append(
+        make_event(workflow_aggregate("wf_2"), WorkflowExpired(state_id="wf_2", version=3, idle_s=1)), "x"
+    )
+    request(fake_store)
+
+    seen = [e.event.type for e in islice(tail, 3)]
+
+    assert sorted(seen) == ["tool.requested", "tool.requested", "workflow.expired"]
