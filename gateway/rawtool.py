@@ -44,4 +44,28 @@ def raw_tool(
     tool = Tool.from_function(call, name=name, title=title, description=description, annotations=annotations)
     tool.parameters = input_schema
     tool.fn_metadata = FuncMetadata(arg_model=_RawArguments, output_model=result, output_schema=output_schema)
+    tool.fn_metadata.output_schema = admit_errors(tool.fn_metadata.output_schema or {"type": "object"})
     return tool
+
+
+ERROR_SHAPES = {
+    "error": "Only on isError results: what went wrong (code, message, and field errors for bad arguments).",
+    "preflight": "Only on isError results of a gated tool: every justification it needs before it runs.",
+}
+
+
+def admit_errors(schema: dict[str, Any]) -> dict[str, Any]:
+    """The output schema, also admitting the `{"error": …}` and `{"preflight": …}` shapes of tool errors.
+
+    Clients validate `structuredContent` against `outputSchema` (the TypeScript SDK does so on `isError` results
+    too), so the error shapes are declared instead of breaking the schema.
+    """
+    schema = dict(schema)
+    properties = dict(schema.get("properties", {}))
+    for name, text in ERROR_SHAPES.items():
+        properties[name] = {"type": "object", "description": text}
+    schema["properties"] = properties
+    branches = schema.pop("anyOf", None) or [{"required": schema.pop("required", [])}]
+    schema.pop("required", None)
+    schema["anyOf"] = [*branches, *({"required": [name], "maxProperties": 1} for name in ERROR_SHAPES)]
+    return schema
