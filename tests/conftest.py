@@ -5,11 +5,16 @@ from collections.abc import Iterator
 import fakeredis
 import pytest
 import redis
+from hypothesis import settings as hypothesis_settings
 
 from eventlog.store import EventStore
 from eventlog.streams import Keys
 from schemas.ids import new_id
 from tests.support import redis_server
+
+# No per-example deadline: it is a wall-clock assertion, and it flakes on a loaded 2-core CI machine.
+hypothesis_settings.register_profile("geogate", deadline=None)
+hypothesis_settings.load_profile("geogate")
 
 
 @pytest.fixture(scope="session")
