@@ -7,7 +7,7 @@ when it needs GDAL or a sandbox, goes through `runtime.call(spec, args, ctx)` li
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from gateway import chat, health, resources_calls, resources_gdal, resources_workflow
+from gateway import chat, health, metrics, resources_calls, resources_gdal, resources_workflow
 from gateway.reflection import surface as reflection_surface
 
 if TYPE_CHECKING:
@@ -19,6 +19,7 @@ Registrar = Callable[["MCPServer", "Gateway"], None]
 
 REGISTRARS: list[Registrar] = [
     health.register,
+    metrics.register,
     chat.register,
     resources_workflow.register,
     resources_gdal.register,

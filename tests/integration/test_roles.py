@@ -113,3 +113,18 @@ def _alive(pid: int) -> bool:
             return stat.read().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+async def test_metrics_are_read_from_the_log_and_count_what_the_calls_did(stack: Stack) -> None:
+    async with Client(stack.url) as client:
+        await client.call_tool("ping", {})
+        await client.call_tool("raster_info", {"uri": "missing.tif"})
+    metrics_url = stack.url.removesuffix("/mcp") + "/metrics"
+
+    text = httpx.get(metrics_url, timeout=10).text
+
+    samples = {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line[:1] != "#"}
+    assert samples['geogate_events_total{type="tool.succeeded"}'] >= 1
+    assert samples['geogate_tool_failures_total{code="path.not_found"}'] >= 1
+    assert samples['geogate_stream_length{stream="calls"}'] >= 6
+    assert 'geogate_queue_depth{queue="gdal"}' in samples

@@ -1,0 +1,78 @@
+"""`GET /metrics`: Prometheus text from the log's metrics projection, queue depths and stream lengths.
+
+Everything shown is read from Redis, so every gateway replica reports the same cluster-wide figures.
+"""
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+from starlette.requests import Request
+from starlette.responses import Response
+
+from eventlog.streams import all_categories, celery_queue_key
+from schemas import tasks
+
+if TYPE_CHECKING:
+    from mcp.server import MCPServer
+
+    from gateway.calls import Gateway
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class Snapshot(Collector):
+    """Metric families built from values read beforehand (collectors are synchronous, Redis reads are not)."""
+
+    def __init__(self, counters: dict[str, int], queues: dict[str, int], streams: dict[str, int], waiting: int):
+        self.counters, self.queues, self.streams, self.waiting = counters, queues, streams, waiting
+
+    def collect(self) -> Iterator[Metric]:
+        events = CounterMetricFamily("geogate_events", "Events appended to the log, by type", labels=["type"])
+        failures = CounterMetricFamily("geogate_tool_failures", "tool.failed events, by code", labels=["code"])
+        seconds = CounterMetricFamily("geogate_job_seconds", "Job run time of finished calls", labels=["outcome"])
+        for field, value in self.counters.items():
+            kind, _, label = field.partition(":")
+            if kind == "events":
+                events.add_metric([label], value)
+            elif kind == "failed":
+                failures.add_metric([label], value)
+            elif kind == "duration_us_sum":
+                seconds.add_metric([label.removeprefix("tool.")], value / 1e6)
+        yield from (events, failures, seconds)
+        yield _gauge("geogate_queue_depth", "Messages waiting in a worker queue", "queue", self.queues)
+        yield _gauge("geogate_stream_length", "Entries in an event-log stream", "stream", self.streams)
+        yield GaugeMetricFamily("geogate_waiting_calls", "Calls this gateway process is waiting on", self.waiting)
+
+
+def _gauge(name: str, text: str, label: str, values: dict[str, int]) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, text, labels=[label])
+    for key, value in values.items():
+        family.add_metric([key], value)
+    return family
+
+
+async def snapshot(runtime: "Gateway") -> Snapshot:
+    assert runtime.store is not None and runtime.reader is not None
+    store = runtime.store
+    pipe = store.redis.pipeline(transaction=False)
+    pipe.hgetall(store.live.metrics())
+    for queue in tasks.QUEUES:
+        pipe.llen(celery_queue_key(queue))
+    for category in all_categories():
+        pipe.xlen(store.keys.stream(category))
+    raw, *sizes = await pipe.execute()
+    counters = {k.decode(): int(float(v)) for k, v in raw.items()}
+    queues = dict(zip(tasks.QUEUES, sizes[: len(tasks.QUEUES)], strict=True))
+    streams = dict(zip(all_categories(), sizes[len(tasks.QUEUES) :], strict=True))
+    return Snapshot(counters, queues, streams, runtime.reader.watching)
+
+
+def register(server: "MCPServer", runtime: "Gateway") -> None:
+    @server.custom_route("/metrics", methods=["GET"])
+    async def metrics(_: Request) -> Response:
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(await snapshot(runtime))
+        return Response(generate_latest(registry), media_type=CONTENT_TYPE)
