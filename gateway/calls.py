@@ -108,11 +108,22 @@ class Gateway:
         finally:
             self.reader.unwatch(call_id)
 
+    async def run(self, spec: ToolSpec, arguments: dict[str, Any], ctx: Context | None = None) -> CallToolResult:
+        """`call` for the gateway's own jobs (resources, chat, justifications), which never ask the client for input.
+
+        Raises:
+            RuntimeError: the spec is gated and would need the client's input (a programming error).
+        """
+        result = await self.call(spec, arguments, ctx)
+        if isinstance(result, InputRequiredResult):
+            raise RuntimeError(f"{spec.name} needs client input; the gateway's own calls cannot give it")
+        return result
+
     async def _server_justify(self, item: Needed) -> dict[str, Any] | None:
         """One justification from the server-side model, through the `llm` queue like any job."""
         args = {"domain": item.domain, "prompt": item.prompt, "prompt_args": item.prompt_args}
-        result = await self.call(JUSTIFY_CHOICE, args, None)
-        if isinstance(result, CallToolResult) and not result.is_error and isinstance(result.structured_content, dict):
+        result = await self.run(JUSTIFY_CHOICE, args)
+        if not result.is_error and isinstance(result.structured_content, dict):
             return result.structured_content.get("justification")
         return None
 

@@ -46,7 +46,7 @@ def register(server: "MCPServer", runtime: "Gateway") -> None:
         args = await arguments(request)
         if isinstance(args, Response):
             return args
-        return result_response(await runtime.call(ASK, args, None))
+        return result_response(await runtime.run(ASK, args))
 
     @server.custom_route("/api/chat/stream", methods=["POST"])
     async def chat_stream(request: Request) -> Response:
@@ -104,7 +104,7 @@ async def relay(runtime: "Gateway", args: dict[str, Any]) -> AsyncIterator[str]:
     assert runtime.store is not None, "gateway not started"
     redis, trace_id = runtime.store.redis, uuid.uuid4().hex
     cursors = await _stream_ends(redis, [runtime.store.keys.stream(c) for c in ("calls", "llm")])
-    call = asyncio.create_task(runtime.call(ASK, args, _trace_context(trace_id)))
+    call = asyncio.create_task(runtime.run(ASK, args, _trace_context(trace_id)))
     tail = TraceTail(trace_id)
     try:
         while True:

@@ -31,7 +31,7 @@ async def run_job(runtime: "Gateway", spec: ToolSpec, args: dict[str, Any]) -> d
     Raises:
         ResourceError: the job failed; the message is the job's (it names the field, e.g. `uri`).
     """
-    result = await runtime.call(spec, args, None)
+    result = await runtime.run(spec, args)
     content = result.structured_content or {}
     if result.is_error:
         error = content.get("error", {})

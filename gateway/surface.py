@@ -1,7 +1,7 @@
 """Everything the gateway serves beside the tools: resources, prompts and HTTP routes, registered in one list.
 
 Each registrar is `register(server, runtime)`; it declares resources, prompts or `server.custom_route`s whose work,
-when it needs GDAL or a sandbox, goes through `runtime.call(spec, args, ctx)` like any tool call.
+when it needs GDAL or a sandbox, goes through `runtime.run(spec, args)` like any tool call.
 """
 
 from collections.abc import Callable
