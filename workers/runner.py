@@ -38,40 +38,44 @@ def run_call(store: EventStore, settings: Settings, worker: str, payload: bytes)
     if data.tool == RUN_RESULT_HANDLER.name:
         _run_follow_up(store, settings, worker, requested)
         return
-    attempt = new_id()
     started = follow(
         requested,
-        ToolStarted(call_id=data.call_id, worker=worker, attempt=attempt, queue_wait_ms=_ms_since(requested.ts)),
+        ToolStarted(call_id=data.call_id, worker=worker, attempt=new_id(), queue_wait_ms=_ms_since(requested.ts)),
     )
     call_key = store.live.call(data.call_id)
     result = store.append(
         started,
-        streams.started_key(data.call_id, attempt),
+        streams.started_key(data.call_id, started.data.attempt),  # type: ignore[union-attr]
         expect=Expect(call_key, "status", "not_in", TERMINAL),
         readback=Readback(call_key, "cancel"),
     )
     if result.refused:
         return  # acks_late redelivery of a call that already has its outcome
-    ctx = JobContext(
+    if result.readback == "1":
+        outcome: EventData = _failed(data.call_id, JobCancelled("the call was cancelled before it started"), 0.0)
+    else:
+        outcome = _execute(data, _context(store, settings, requested, started), store, settings)
+    final = follow(requested, outcome)
+    # A handler job is enqueued in the same atomic append as the outcome it follows: neither exists without the other.
+    effects = [handler_job_op(final)] if data.result_handler and isinstance(outcome, ToolSucceeded) else []
+    store.append(final, streams.outcome_key(data.call_id), effects=effects)
+
+
+def _context(store: EventStore, settings: Settings, requested: Event, started: Event) -> JobContext:
+    data, start = requested.data, started.data
+    assert isinstance(data, ToolRequested) and isinstance(start, ToolStarted)
+    return JobContext(
         call_id=data.call_id,
         roots=settings.workspace_roots(),
-        sink=_progress_sink(store, requested, attempt),
-        worker=worker,
+        sink=_progress_sink(store, requested, start.attempt),
+        worker=start.worker,
         queue=data.queue,
-        queue_wait_ms=started.data.queue_wait_ms,  # type: ignore[union-attr]
+        queue_wait_ms=start.queue_wait_ms,
         actor=requested.actor,
         trace_id=requested.trace_id,
         store=store,
         settings=settings,
     )
-    if result.readback == "1":
-        outcome: EventData = _failed(data.call_id, JobCancelled("the call was cancelled before it started"), 0.0)
-    else:
-        outcome = _execute(data, ctx, store, settings)
-    final = follow(requested, outcome)
-    # A handler job is enqueued in the same atomic append as the outcome it follows: neither exists without the other.
-    effects = [handler_job_op(final)] if data.result_handler and isinstance(outcome, ToolSucceeded) else []
-    store.append(final, streams.outcome_key(data.call_id), effects=effects)
 
 
 def _run_follow_up(store: EventStore, settings: Settings, worker: str, command: Event) -> None:
