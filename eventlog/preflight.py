@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+from pydantic import JsonValue, ValidationError
 from pyproj import CRS
 from pyproj.exceptions import CRSError
 
@@ -160,7 +160,7 @@ def justification_errors(raw: object, prefix: str) -> list[FieldError]:
     return []
 
 
-def parse_answer(text: str) -> tuple[dict[str, object] | None, list[str]]:
+def parse_answer(text: str) -> tuple[dict[str, JsonValue] | None, list[str]]:
     """A model's answer to a justification prompt: the JSON object, or what is wrong with it."""
     body = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
     try:

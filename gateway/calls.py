@@ -30,6 +30,7 @@ from schemas.events import (
     ToolCancelRequested,
     ToolFailed,
     ToolProgress,
+    ToolRequested,
     ToolSucceeded,
 )
 from schemas.handlers import ResultHandler
@@ -94,7 +95,8 @@ class Gateway:
             result_handler=handler,
             justified_by=gated.justified_by,
         )
-        wait = _Wait(call_id, ctx, event.data.timeout_s, valid.aliases_used, handled=handler is not None)  # type: ignore[union-attr]
+        timeout_s = event.payload(ToolRequested).timeout_s
+        wait = _Wait(call_id, ctx, timeout_s, valid.aliases_used, handled=handler is not None)
         queue = self.reader.watch(call_id)
         try:
             appended = await self.store.append(event, streams.requested_key(call_id), effects=[enqueue_op(event)])
@@ -180,7 +182,7 @@ class Gateway:
 
     async def _cancel(self, requested: Event) -> None:
         assert self.store is not None
-        call_id = requested.data.call_id  # type: ignore[union-attr]
+        call_id = requested.payload(ToolRequested).call_id
         cancel = follow(requested, ToolCancelRequested(call_id=call_id, reason="the client cancelled or disconnected"))
         try:
             await self.store.append(cancel, streams.cancel_key(call_id))

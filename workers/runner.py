@@ -45,7 +45,7 @@ def run_call(store: EventStore, settings: Settings, worker: str, payload: bytes)
     call_key = store.live.call(data.call_id)
     result = store.append(
         started,
-        streams.started_key(data.call_id, started.data.attempt),  # type: ignore[union-attr]
+        streams.started_key(data.call_id, started.payload(ToolStarted).attempt),
         expect=Expect(call_key, "status", "not_in", TERMINAL),
         readback=Readback(call_key, "cancel"),
     )

@@ -58,7 +58,7 @@ async def preflight(
         await gate.record(spec, missing, actor)
         for item in missing:
             if (value := await server_justify(item)) is not None:
-                entry = PersistItem(hash=item.hash, domain=item.domain, justification=value)  # type: ignore[arg-type]
+                entry = PersistItem(hash=item.hash, domain=item.domain, justification=value)
                 await persist(gate, [entry], actor=actor, source="server_llm")
         missing, note = await gate.missing(needed, actor), SERVER_FAILED
     if missing:

@@ -1,6 +1,7 @@
 """Persisting justifications: every item validated field by field first, then all appended (or none)."""
 
 from collections.abc import Sequence
+from typing import Literal
 
 from eventlog.preflight import justification_errors
 from eventlog.publish import new_event
@@ -8,6 +9,8 @@ from gateway.reflection.gate import Gate
 from schemas.events.justification import JustificationPersisted, justification_aggregate
 from schemas.reflection import Justification, PersistItem
 from schemas.validation import FieldError
+
+Source = Literal["client", "sampling", "server_llm"]
 
 
 async def check(gate: Gate, items: Sequence[PersistItem], prefix: str = "") -> list[FieldError]:
@@ -25,7 +28,7 @@ async def check(gate: Gate, items: Sequence[PersistItem], prefix: str = "") -> l
 
 
 async def persist(
-    gate: Gate, items: Sequence[PersistItem], *, actor: str, source: str = "client", prefix: str = ""
+    gate: Gate, items: Sequence[PersistItem], *, actor: str, source: Source = "client", prefix: str = ""
 ) -> list[FieldError]:
     """Validate all `items`; append `justification.persisted` for each only if all are valid.
 
@@ -42,7 +45,7 @@ async def persist(
             prompt=state.prompt,
             prompt_args=state.prompt_args,
             justification=Justification.model_validate(item.justification).model_dump(mode="json"),
-            source=source,  # type: ignore[arg-type]
+            source=source,
         )
         event = new_event(justification_aggregate(item.hash), data, actor=actor)
         await gate.store.append(event, f"justification:{item.hash}:persisted:{event.id}")

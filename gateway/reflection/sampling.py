@@ -61,7 +61,7 @@ async def _keep(gate: Gate, item: Needed, text: str, actor: str) -> list[str]:
     value, problems = parse_answer(text)
     if value is None:
         return problems
-    entry = PersistItem(hash=item.hash, domain=item.domain, justification=value)  # type: ignore[arg-type]
+    entry = PersistItem(hash=item.hash, domain=item.domain, justification=value)
     errors = await persist(gate, [entry], actor=actor, source="sampling")
     return [f"{e.field}: {e.reason}" for e in errors]
 

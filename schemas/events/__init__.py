@@ -1,7 +1,8 @@
 """Every event payload type, the `AnyEventData` union discriminated on `type`, and the `Event` envelope."""
 
+import builtins
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -59,6 +60,8 @@ AnyEventData = Annotated[
 
 SCHEMA_VERSION = 1
 
+D = TypeVar("D", bound=EventData)
+
 
 class Event(BaseModel):
     """The envelope appended to a stream (DESIGN.md, "The event log")."""
@@ -77,6 +80,16 @@ class Event(BaseModel):
     @property
     def type(self) -> str:
         return self.data.type
+
+    def payload(self, kind: builtins.type[D]) -> D:
+        """The payload, typed as `kind`.
+
+        Raises:
+            TypeError: the event carries another type of payload.
+        """
+        if not isinstance(self.data, kind):
+            raise TypeError(f"event {self.id} is {self.type}, not {kind.__name__}")
+        return self.data
 
 
 event_data_adapter: TypeAdapter[AnyEventData] = TypeAdapter(AnyEventData)

@@ -121,7 +121,7 @@ class ConversationLog:
         started = [e for e in store.read_aggregate(call_aggregate(ctx.call_id)) if isinstance(e.data, ToolStarted)]
         if not started:
             return cls(store, ctx, "0", None)
-        return cls(store, ctx, started[-1].data.attempt, started[-1].id)  # type: ignore[union-attr]
+        return cls(store, ctx, started[-1].payload(ToolStarted).attempt, started[-1].id)
 
     def append(self, data: EventData, step: str) -> Event:
         """Append `data` after the previous event; the dedupe key names the run and the step."""

@@ -48,5 +48,5 @@ async def _ask(prompt: str, llm: LLMSettings) -> JustifyResult:
                 ) from exc
             value, errors = parse_answer(reply.text)
             if value is not None:
-                return JustifyResult(justification=value, model=provider.model, attempts=attempt)  # type: ignore[arg-type]
+                return JustifyResult(justification=value, model=provider.model, attempts=attempt)
     raise JobFailed("justify.invalid", "the server-side model gave no valid justification: " + "; ".join(errors))

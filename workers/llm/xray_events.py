@@ -93,7 +93,7 @@ def _citations(requests: Sequence[Event], outcomes: dict[str, Event]) -> list[Ci
     for requested in requests:
         outcome = outcomes.get(requested.aggregate)
         if outcome is not None and isinstance(outcome.data, ToolSucceeded):
-            tool = requested.data.tool  # type: ignore[union-attr]
+            tool = requested.payload(ToolRequested).tool
             for citation in citations_from(tool, _result(outcome.data)):
                 cited.setdefault(citation.source, citation)
     return list(cited.values())[:MAX_CITATIONS]
@@ -105,7 +105,7 @@ def _result(data: ToolSucceeded) -> JsonValue:
 
 
 def _names(requests: Sequence[Event]) -> dict[str, str]:
-    return {r.aggregate: r.data.tool for r in requests}  # type: ignore[union-attr]
+    return {r.aggregate: r.payload(ToolRequested).tool for r in requests}
 
 
 def _entry(event: Event, origin: datetime, names: dict[str, str]) -> TimelineEntry | None:

@@ -65,7 +65,7 @@ def handler_job_op(succeeded: Event) -> Op:
     The message carries a `tool.requested`-shaped command for `run_result_handler` on the call's aggregate; it is
     never appended itself: the job's own events are `handler.*` on the call.
     """
-    call_id = succeeded.data.call_id  # type: ignore[union-attr]
+    call_id = succeeded.payload(ToolSucceeded).call_id
     command = ToolRequested(
         call_id=call_id,
         tool=RUN_RESULT_HANDLER.name,
@@ -85,11 +85,11 @@ class _Call:
 
     @property
     def handler(self) -> ResultHandler:
-        return ResultHandler.model_validate(self.requested.data.result_handler)  # type: ignore[union-attr]
+        return ResultHandler.model_validate(self.requested.payload(ToolRequested).result_handler)
 
     @property
     def tool(self) -> str:
-        return self.requested.data.tool  # type: ignore[union-attr]
+        return self.requested.payload(ToolRequested).tool
 
 
 @job(RUN_RESULT_HANDLER.name)
@@ -121,7 +121,7 @@ def _read_call(store: EventStore, call_id: str) -> _Call | None:
     events = store.read_aggregate(call_aggregate(call_id))
     requested = next((e for e in events if isinstance(e.data, ToolRequested)), None)
     succeeded = next((e for e in events if isinstance(e.data, ToolSucceeded)), None)
-    if requested is None or succeeded is None or requested.data.result_handler is None:  # type: ignore[union-attr]
+    if requested is None or succeeded is None or requested.payload(ToolRequested).result_handler is None:
         return None
     return _Call(requested, succeeded)
 
@@ -131,7 +131,7 @@ def _run(call: _Call, ctx: JobContext, store: EventStore) -> HandlerSucceeded | 
     succeeded = call.succeeded.data
     assert isinstance(succeeded, ToolSucceeded) and ctx.settings is not None
     raw = succeeded.output_ref or store.put_blob(_compact(succeeded.result), ctx.settings.blob_ttl_s)
-    base = {"call_id": call.succeeded.data.call_id, "language": handler.language, "worker": ctx.worker}  # type: ignore[union-attr]
+    base = {"call_id": succeeded.call_id, "language": handler.language, "worker": ctx.worker}
     try:
         output = json.loads(store.get_blob(raw)) if succeeded.output_ref else succeeded.result
         outcome = _execute(handler, output, call, ctx)
