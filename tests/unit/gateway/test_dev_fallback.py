@@ -1,0 +1,29 @@
+"""`geogate dev` without a redis-server binary: fakeredis' TCP server stands in, Lua append included."""
+
+from pathlib import Path
+
+import pytest
+import redis
+
+from eventlog import streams
+from eventlog.store import EventStore
+from gateway import dev
+from schemas.events import ToolRequested
+from schemas.ids import call_aggregate, new_id
+from tests.support import make_event
+
+
+def test_without_redis_server_dev_mode_serves_fakeredis_that_runs_the_append_script(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dev.shutil, "which", lambda name: None)
+    children = dev.Children()
+
+    url = dev.start_redis(tmp_path, children)
+
+    assert children.procs == []  # nothing spawned: an in-process TCP server
+    store = EventStore(redis.Redis.from_url(url))
+    call_id = new_id()
+    data = ToolRequested(call_id=call_id, tool="ping", queue="gdal", args={}, timeout_s=1)
+    assert store.append(make_event(call_aggregate(call_id), data), streams.requested_key(call_id)).new
+    assert store.call_state(call_id).status == "requested"
