@@ -172,12 +172,9 @@ class TraceTail:
 
 def _progress(data: object) -> str | None:
     if isinstance(data, LLMConversationStarted):
-        return f"asking {data.model} ({data.mode} tool calling, {len(data.tools)} tools)"
+        return f"asking {data.describe()}"
     if isinstance(data, LLMAttempted):
-        kind = f" ({data.error_kind})" if data.error_kind else ""
-        return (
-            f"model attempt {data.attempt} of turn {data.turn} (temperature {data.temperature:g}): {data.outcome}{kind}"
-        )
+        return data.describe()
     return None
 
 

@@ -25,6 +25,10 @@ class LLMConversationStarted(EventData):
     tools: list[str] = Field(default_factory=list)
     """Tools offered to the model (blocked ones already removed)."""
 
+    def describe(self) -> str:
+        """One line for timelines and progress messages."""
+        return f"{self.model} ({self.mode} tool calling, {len(self.tools)} tools)"
+
 
 class LLMAttempted(EventData):
     """One request to the model and what came of it (seed 001: every attempt is recorded)."""
@@ -49,6 +53,13 @@ class LLMAttempted(EventData):
     provider_retries: int = 0
     """Backed-off provider failures (429, 5xx, timeouts) before this attempt got a reply."""
     latency_ms: float = 0.0
+
+    def describe(self) -> str:
+        """One line for timelines and progress messages."""
+        kind = f" ({self.error_kind})" if self.error_kind else ""
+        return (
+            f"model attempt {self.attempt} of turn {self.turn} (temperature {self.temperature:g}): {self.outcome}{kind}"
+        )
 
 
 class LLMConversationFinished(EventData):

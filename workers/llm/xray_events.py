@@ -116,12 +116,9 @@ def _entry(event: Event, origin: datetime, names: dict[str, str]) -> TimelineEnt
 def _describe(event: Event, tool: str) -> str | None:
     data = event.data
     if isinstance(data, LLMConversationStarted):
-        return f"conversation started: {data.model} ({data.mode} tool calling, {len(data.tools)} tools)"
+        return f"conversation started: {data.describe()}"
     if isinstance(data, LLMAttempted):
-        kind = f" ({data.error_kind})" if data.error_kind else ""
-        return (
-            f"model attempt {data.attempt} of turn {data.turn} (temperature {data.temperature:g}): {data.outcome}{kind}"
-        )
+        return data.describe()
     if isinstance(data, LLMConversationFinished):
         return f"conversation {data.outcome}"
     return _describe_call(data, tool)
