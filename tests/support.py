@@ -5,7 +5,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,11 +13,14 @@ from typing import TYPE_CHECKING
 
 import redis
 
+from eventlog.streams import all_categories
 from schemas.events import Event, EventData
 from schemas.ids import new_id
 
 if TYPE_CHECKING:
     from mcp.types import CreateMessageResult
+
+    from eventlog.store import EventStore
 
 
 def free_port() -> int:
@@ -64,12 +67,28 @@ def _pings(url: str) -> bool:
 
 
 def wait_for(condition, *, what: str, timeout_s: float = 20.0, interval_s: float = 0.02) -> None:
-    """Poll `condition` until true; raise naming `what` after `timeout_s` (a bound, never an assertion of speed)."""
+    """Poll `condition` until true; raise naming `what` after `timeout_s` (a bound, never an assertion of speed).
+
+    Only for what gives no event to wait on (a process listening, a process gone); log waits use `wait_for_log`.
+    """
     deadline = time.monotonic() + timeout_s
     while not condition():
         if time.monotonic() > deadline:
             raise TimeoutError(f"timed out waiting for {what}")
         time.sleep(interval_s)
+
+
+def wait_for_log(store: "EventStore", condition: Callable[[], bool], *, what: str, timeout_s: float = 20.0) -> None:
+    """Re-check `condition` each time the log grows (XREAD BLOCK on every stream); raise after `timeout_s`."""
+    streams = [store.keys.stream(c) for c in all_categories()]
+    cursors = {s: (e[0][0].decode() if (e := store.redis.xrevrange(s, count=1)) else "0-0") for s in streams}
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"timed out waiting for {what}")
+        for stream, entries in store.redis.xread(cursors, block=max(1, int(left * 1000))) or []:
+            cursors[stream.decode()] = entries[-1][0].decode()
 
 
 def make_event(aggregate: str, data: EventData, *, actor: str = "tester", trace_id: str = "trace") -> Event:

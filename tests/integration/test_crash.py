@@ -9,7 +9,7 @@ from mcp import Client
 
 from schemas.ids import call_aggregate
 from tests.integration.conftest import Stack
-from tests.support import wait_for
+from tests.support import wait_for_log
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -40,7 +40,9 @@ async def test_a_job_whose_worker_is_sigkilled_completes_with_exactly_one_outcom
 
     async with anyio.create_task_group() as group:
         group.start_soon(call)
-        await anyio.to_thread.run_sync(lambda: wait_for(lambda: started_pid(stack) is not None, what="job start"))
+        await anyio.to_thread.run_sync(
+            lambda: wait_for_log(stack.store(), lambda: started_pid(stack) is not None, what="job start")
+        )
         call_id, pid = started_pid(stack)
         os.kill(pid, signal.SIGKILL)  # the pool process running the job
 

@@ -6,7 +6,7 @@ from mcp import Client, MCPError
 
 from schemas.ids import call_aggregate
 from tests.integration.conftest import Stack
-from tests.support import wait_for
+from tests.support import wait_for_log
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -105,9 +105,9 @@ async def test_a_client_that_gives_up_cancels_the_call_and_the_worker_stops(stac
                 return stored.event.data.call_id
         return None
 
-    wait_for(lambda: cancelled_call() is not None, what="tool.cancel_requested in the log")
+    wait_for_log(store, lambda: cancelled_call() is not None, what="tool.cancel_requested in the log")
     call_id = cancelled_call()
-    wait_for(lambda: store.call_state(call_id).terminal, what="the cancelled call to end")
+    wait_for_log(store, lambda: store.call_state(call_id).terminal, what="the cancelled call to end")
     assert store.call_state(call_id).error_code == "cancelled"
 
 

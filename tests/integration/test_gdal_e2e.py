@@ -17,7 +17,7 @@ from rasterio.warp import transform_bounds
 from eventlog.store import EventStore
 from schemas.ids import call_aggregate
 from tests.integration.conftest import Stack
-from tests.support import justify, wait_for
+from tests.support import justify, wait_for_log
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -144,7 +144,7 @@ async def test_a_cancelled_reproject_leaves_no_file_at_the_output_path(stack: St
 
     call_id = call_for_output(store, output)
     assert call_id is not None
-    wait_for(lambda: store.call_state(call_id).terminal, what="the cancelled reproject to end")
+    wait_for_log(store, lambda: store.call_state(call_id).terminal, what="the cancelled reproject to end")
     assert store.call_state(call_id).error_code == "cancelled"
     assert "tool.cancel_requested" in event_types(store, call_id)
     assert not (stack.workspace / output).exists() and partials(stack.workspace, output) == []
@@ -170,7 +170,7 @@ async def test_a_sigkilled_reproject_leaves_no_file_and_ends_with_exactly_one_ou
 
     async with anyio.create_task_group() as group:
         group.start_soon(call)
-        await anyio.to_thread.run_sync(lambda: wait_for(started, what="the reproject to start"))
+        await anyio.to_thread.run_sync(lambda: wait_for_log(store, started, what="the reproject to start"))
         call_id = call_for_output(store, output)
         os.kill(started_worker_pid(store, call_id), signal.SIGKILL)  # the pool process running the warp
         assert not (stack.workspace / output).exists()

@@ -11,7 +11,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.integration.conftest import Stack, start_gateway, stop
-from tests.support import free_port, wait_for
+from tests.support import free_port, wait_for, wait_for_log
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -45,7 +45,7 @@ async def test_a_call_that_outlives_its_timeout_gets_an_error_naming_the_call_id
 
 
 def test_events_tail_prints_json_lines_filtered_by_type(stack: Stack) -> None:
-    wait_for(lambda: stack.store().redis.xlen("geogate:log:calls") > 0, what="some calls in the log")
+    wait_for_log(stack.store(), lambda: stack.store().redis.xlen("geogate:log:calls") > 0, what="calls in the log")
     done = subprocess.run(
         [sys.executable, "-m", "gateway.cli", "events", "tail", "--json", "-n", "50", "--type", "tool.s*"],
         env=stack.env,
