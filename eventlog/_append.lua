@@ -2,10 +2,11 @@
 -- KEYS[1] stream, KEYS[2] dedupe key, KEYS[3] aggregate index, KEYS[4..] keys the ops touch.
 -- ARGV: mode ("append" | "project"), dedupe ttl (0 = none), entry id (used in "project" mode),
 --       nfields, field/value pairs,
---       nexpect (0|1) [, key#, field, kind ("in"|"not_in"), nvalues, values...],
+--       nexpect, then per expectation: key#, field, kind ("in"|"not_in"|"lt"), nvalues, values...,
 --       nops, then per op: name, key#, nargs, args...   ("\0id" in an arg is replaced by the entry id),
 --       readback key# (0 = none), readback field.
--- Returns {status, entry id, readback}: 1 appended, 0 duplicate (id of the first), -1 expectation failed.
+-- Returns {status, entry id, readback, failed}: 1 appended, 0 duplicate (id of the first), -1 an expectation failed
+-- (then the entry id slot holds that field's current value and `failed` the expectation's 1-based number).
 local mode, ttl = ARGV[1], tonumber(ARGV[2])
 local i = 4
 
@@ -13,14 +14,14 @@ local nfields = tonumber(ARGV[i]); i = i + 1
 local fields = {}
 for j = 1, nfields * 2 do fields[j] = ARGV[i]; i = i + 1 end
 
-local expect = nil
-if tonumber(ARGV[i]) == 1 then
-  expect = {key = KEYS[tonumber(ARGV[i + 1])], field = ARGV[i + 2], kind = ARGV[i + 3], values = {}}
-  local n = tonumber(ARGV[i + 4])
-  for j = 1, n do expect.values[ARGV[i + 4 + j]] = true end
-  i = i + 5 + n
-else
-  i = i + 1
+local expects = {}
+local nexpect = tonumber(ARGV[i]); i = i + 1
+for x = 1, nexpect do
+  local e = {key = KEYS[tonumber(ARGV[i])], field = ARGV[i + 1], kind = ARGV[i + 2], values = {}, list = {}}
+  local n = tonumber(ARGV[i + 3])
+  for j = 1, n do e.values[ARGV[i + 3 + j]] = true; e.list[j] = ARGV[i + 3 + j] end
+  expects[x] = e
+  i = i + 4 + n
 end
 
 local ops = {}
@@ -41,6 +42,7 @@ end
 
 local function holds(e)
   local cur = redis.call('HGET', e.key, e.field) or ''
+  if e.kind == 'lt' then return (tonumber(cur) or 0) < tonumber(e.list[1]), cur end
   local found = e.values[cur] == true
   if e.kind == 'not_in' then return not found, cur end
   return found, cur
@@ -64,10 +66,10 @@ end
 local id
 if mode == 'append' then
   local first = redis.call('GET', KEYS[2])
-  if first then return {0, first, readback()} end
-  if expect then
-    local ok, cur = holds(expect)
-    if not ok then return {-1, cur, readback()} end
+  if first then return {0, first, readback(), 0} end
+  for x, e in ipairs(expects) do
+    local ok, cur = holds(e)
+    if not ok then return {-1, cur, readback(), x} end
   end
   id = redis.call('XADD', KEYS[1], '*', unpack(fields))
   if ttl > 0 then redis.call('SET', KEYS[2], id, 'EX', ttl) else redis.call('SET', KEYS[2], id) end
@@ -76,4 +78,4 @@ else
 end
 redis.call('RPUSH', KEYS[3], id)
 apply_ops(id)
-return {1, id, readback()}
+return {1, id, readback(), 0}

@@ -26,6 +26,7 @@ ALLOWED_OPS = frozenset(
         "RPUSH",
         "LPUSH",
         "DEL",
+        "PEXPIRE",
     }
 )
 
@@ -64,11 +65,12 @@ def hset(key: str, mapping: dict[str, Arg]) -> Op:
 
 @dataclass(frozen=True)
 class Expect:
-    """Append only if field `field` of hash `key` is (`in`) or is not (`not_in`) one of `values` ("" = absent)."""
+    """Append only if field `field` of hash `key` is (`in`) or is not (`not_in`) one of `values` ("" = absent),
+    or (`lt`) holds a number below `values[0]` (absent counts as 0)."""
 
     key: str
     field: str
-    kind: Literal["in", "not_in"]
+    kind: Literal["in", "not_in", "lt"]
     values: tuple[str, ...]
 
 
@@ -108,16 +110,14 @@ def script_call(
     ops: Sequence[Op],
     ttl: int = 0,
     entry_id: str = "*",
-    expect: Expect | None = None,
+    expect: Sequence[Expect] = (),
     readback: Readback | None = None,
 ) -> ScriptCall:
-    """Lay out one script call. Pure, so sync and async stores share it."""
+    """Lay out one script call. Pure, so sync and async stores share it. Expectations are checked in order."""
     call = ScriptCall(keys=[stream, dedupe, index])
-    call.args = [mode, ttl, entry_id, len(fields) // 2, *fields]
-    if expect is None:
-        call.args.append(0)
-    else:
-        call.args += [1, call.key_no(expect.key), expect.field, expect.kind, len(expect.values), *expect.values]
+    call.args = [mode, ttl, entry_id, len(fields) // 2, *fields, len(expect)]
+    for e in expect:
+        call.args += [call.key_no(e.key), e.field, e.kind, len(e.values), *e.values]
     call.args.append(len(ops))
     for op in ops:
         call.args += [op.name, call.key_no(op.key), len(op.args), *op.args]

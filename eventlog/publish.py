@@ -12,9 +12,10 @@ from eventlog.celery_message import task_message
 from eventlog.streams import celery_queue_key
 from schemas import tasks
 from schemas.codec import encode
-from schemas.events import Event, EventData, ToolRequested
+from schemas.events import Event, EventData, ToolRequested, ToolSucceeded
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import ToolSpec
+from schemas.tools.handlers import RUN_RESULT_HANDLER
 
 
 def request_event(
@@ -51,18 +52,38 @@ def request_event(
     )
 
 
-def enqueue_op(event: Event) -> Op:
-    """LPUSH of the Celery message that carries `event` (encoded) to its queue's `run_call` task."""
-    data = event.data
-    assert isinstance(data, ToolRequested)
+def enqueue_op(event: Event, dispatch: int = 1) -> Op:
+    """LPUSH of the Celery message that carries `event` (encoded) to its queue's `run_call` task.
+
+    `dispatch` numbers the message: a worker starts the call only while it is the call's current dispatch, so the
+    message a dead worker held is refused if the broker ever hands it out again after a re-dispatch.
+    """
+    data = event.payload(ToolRequested)
     message = task_message(
         tasks.run_call_task(data.queue),
         data.queue,
         task_id=data.call_id,
-        args=(encode(event),),
-        argsrepr=f"(<tool.requested {data.tool} {data.call_id}>,)",
+        args=(encode(event), dispatch),
+        argsrepr=f"(<tool.requested {data.tool} {data.call_id}>, {dispatch})",
     )
     return Op("LPUSH", celery_queue_key(data.queue), (message,))
+
+
+def handler_job_op(succeeded: Event) -> Op:
+    """The LPUSH of the `run_result_handler` job that follows a call's `tool.succeeded`, in the same append.
+
+    The message carries a `tool.requested`-shaped command for `run_result_handler` on the call's aggregate; it is
+    never appended itself: the job's own events are `handler.*` on the call.
+    """
+    call_id = succeeded.payload(ToolSucceeded).call_id
+    command = ToolRequested(
+        call_id=call_id,
+        tool=RUN_RESULT_HANDLER.name,
+        queue=RUN_RESULT_HANDLER.queue,
+        args={"call_id": call_id},
+        timeout_s=RUN_RESULT_HANDLER.timeout_s,
+    )
+    return enqueue_op(follow(succeeded, command))
 
 
 def new_event(

@@ -1,8 +1,9 @@
 """Typed settings, read once at an entry point (`geogate …`) and passed explicitly; env prefix `GEOGATE_`."""
 
 from pathlib import Path
+from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -40,7 +41,19 @@ class Settings(BaseSettings):
     blob_ttl_s: int = 86400
     job_time_limit_s: int = 900
     visibility_timeout_s: int = 1200
-    """Celery/Redis redelivery timeout; must exceed the longest job (`job_time_limit_s`)."""
+    """Celery/Redis redelivery timeout; must exceed the longest job (`job_time_limit_s`). A dead worker's calls do
+    not wait for it: leases (below) re-dispatch them within seconds."""
+    heartbeat_s: float = Field(default=2.0, gt=0)
+    """How often each worker node renews its liveness lease (and the reaper looks for lapsed ones)."""
+    lease_ttl_s: float = Field(default=6.0, gt=0)
+    """A lease not renewed for this long has lapsed: its node is taken for dead and its running calls are
+    re-dispatched. At least twice `heartbeat_s`."""
+    max_attempts: int = Field(default=3, ge=1)
+    """Starts of one call before it fails with `call.attempts_exhausted` (a job that kills its worker every time)."""
+    redis_appendfsync: Literal["everysec", "always"] = "everysec"
+    """fsync policy of the AOF of the Redis that `geogate dev` starts: `everysec` loses nothing when the process
+    dies and at most ~1 s on a power loss; `always` loses nothing on a power loss either, at about a third of the
+    write rate."""
     data_dir: Path = Path(".geogate")
     log_level: str = "INFO"
     justification_ttl_s: dict[str, float] = Field(default_factory=dict)
@@ -55,6 +68,15 @@ class Settings(BaseSettings):
     workflow_ttl_s: float = 86400.0
     """A workflow run untouched for this long expires."""
     retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
+
+    @model_validator(mode="after")
+    def _lease_outlives_beats(self) -> "Settings":
+        if self.lease_ttl_s < 2 * self.heartbeat_s:
+            raise ValueError(
+                f"lease_ttl_s ({self.lease_ttl_s:g}) must be at least twice heartbeat_s ({self.heartbeat_s:g}), "
+                "or one late heartbeat re-dispatches live work"
+            )
+        return self
 
     def workspace_roots(self) -> list[Path]:
         """The workspace roots, resolved (symlinks followed) and de-duplicated, in order."""

@@ -7,6 +7,8 @@ from typing import Any
 
 import redis
 import redis.asyncio as aredis
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.retry import Retry
 
 from eventlog.append import SCRIPT, Expect, Op, Readback, script_call, stream_fields
 from eventlog.errors import BlobMissing
@@ -20,11 +22,13 @@ from schemas.events import Event, OutputRef
 
 @dataclass(frozen=True)
 class AppendResult:
-    """What an append did: `status` 1 appended, 0 duplicate of `entry_id`, -1 expectation failed."""
+    """What an append did: `status` 1 appended, 0 duplicate of `entry_id`, -1 expectation number `failed` did not
+    hold (then `entry_id` holds that field's current value)."""
 
     status: int
     entry_id: str
     readback: str | None = None
+    failed: int = 0
 
     @property
     def new(self) -> bool:
@@ -44,13 +48,36 @@ class StoredEvent:
     event: Event
 
 
+RECONNECT_RETRIES = 24
+"""Retries of a command whose connection failed: with the backoff below, about 15 s in all, long enough to ride
+out a Redis restart (every write Geogate makes is an idempotent append, so repeating one is safe)."""
+
+
+def reconnecting(**kwargs: Any) -> dict[str, Any]:
+    """Client options that retry through a Redis restart instead of failing the call at the first refused connect."""
+    backoff = ExponentialWithJitterBackoff(base=0.05, cap=1.0)
+    return {"retry": Retry(backoff, RECONNECT_RETRIES), "health_check_interval": 10, **kwargs}
+
+
+def sync_client(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, **reconnecting(decode_responses=False))
+
+
+def async_client(url: str) -> aredis.Redis:
+    return aredis.Redis.from_url(url, **reconnecting(decode_responses=False))
+
+
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _parse_result(raw: list[Any]) -> AppendResult:
     status, entry_id, readback = int(raw[0]), _text(raw[1]), raw[2]
-    return AppendResult(status, entry_id, None if readback in (None, False) else _text(readback))
+    return AppendResult(status, entry_id, None if readback in (None, False) else _text(readback), int(raw[3]))
+
+
+def _expectations(expect: Expect | Sequence[Expect]) -> Sequence[Expect]:
+    return (expect,) if isinstance(expect, Expect) else expect
 
 
 def parse_entries(stream: str, entries: list[Any]) -> list[StoredEvent]:
@@ -66,7 +93,7 @@ class _Core:
         self.dedupe_ttl_s = dedupe_ttl_s
 
     def _append_call(
-        self, event: Event, dedupe_key: str, effects: Sequence[Op], expect: Expect | None, readback: Readback | None
+        self, event: Event, dedupe_key: str, effects: Sequence[Op], expect: Sequence[Expect], readback: Readback | None
     ) -> tuple[list[str], list[Any]]:
         call = script_call(
             mode="append",
@@ -104,8 +131,7 @@ class EventStore(_Core):
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "EventStore":
-        client = redis.Redis.from_url(settings.require_redis_url(), decode_responses=False)
-        return cls(client, Keys(settings.prefix), settings.dedupe_ttl_s)
+        return cls(sync_client(settings.require_redis_url()), Keys(settings.prefix), settings.dedupe_ttl_s)
 
     def append(
         self,
@@ -113,11 +139,11 @@ class EventStore(_Core):
         dedupe_key: str,
         *,
         effects: Sequence[Op] = (),
-        expect: Expect | None = None,
+        expect: Expect | Sequence[Expect] = (),
         readback: Readback | None = None,
     ) -> AppendResult:
         """Append `event` unless `dedupe_key` was seen, updating projections and running `effects` atomically."""
-        keys, args = self._append_call(event, dedupe_key, effects, expect, readback)
+        keys, args = self._append_call(event, dedupe_key, effects, _expectations(expect), readback)
         return _parse_result(self._script(keys=keys, args=args))
 
     def project(self, events: Sequence[StoredEvent], target: ProjectionKeys) -> None:
@@ -146,6 +172,10 @@ class EventStore(_Core):
     def call_state(self, call_id: str) -> CallState | None:
         return CallState.from_hash(call_id, self.redis.hgetall(self.live.call(call_id)))
 
+    def hash_strings(self, key: str) -> dict[str, str]:
+        """A projection hash with its fields and values decoded."""
+        return {_text(k): _text(v) for k, v in self.redis.hgetall(key).items()}
+
     def put_blob(self, data: bytes, ttl_s: int, media_type: str = "application/json") -> OutputRef:
         digest = hashlib.sha256(data).hexdigest()
         self.redis.set(self.keys.blob(digest), data, ex=ttl_s)
@@ -170,7 +200,7 @@ class AsyncEventStore(_Core):
     def from_settings(cls, settings: Settings) -> "AsyncEventStore":
         # A bounded pool that makes callers wait for a connection instead of failing under a burst of calls.
         pool = aredis.BlockingConnectionPool.from_url(
-            settings.require_redis_url(), max_connections=settings.redis_max_connections, timeout=30
+            settings.require_redis_url(), max_connections=settings.redis_max_connections, timeout=30, **reconnecting()
         )
         return cls(aredis.Redis(connection_pool=pool), Keys(settings.prefix), settings.dedupe_ttl_s)
 
@@ -180,11 +210,11 @@ class AsyncEventStore(_Core):
         dedupe_key: str,
         *,
         effects: Sequence[Op] = (),
-        expect: Expect | None = None,
+        expect: Expect | Sequence[Expect] = (),
         readback: Readback | None = None,
     ) -> AppendResult:
         """Append `event` unless `dedupe_key` was seen, updating projections and running `effects` atomically."""
-        keys, args = self._append_call(event, dedupe_key, effects, expect, readback)
+        keys, args = self._append_call(event, dedupe_key, effects, _expectations(expect), readback)
         return _parse_result(await self._script(keys=keys, args=args))
 
     async def call_state(self, call_id: str) -> CallState | None:

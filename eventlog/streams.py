@@ -56,6 +56,17 @@ class Keys:
     def rate(self, scope: str, subject: str, window: int) -> str:
         return f"{self.prefix}:rate:{scope}:{subject}:{window}"
 
+    def lease(self, lease_id: str) -> str:
+        """The liveness key of one worker node (a string with a TTL, renewed by its heartbeat)."""
+        return f"{self.prefix}:lease:{lease_id}"
+
+    def lease_pattern(self) -> str:
+        return f"{self.prefix}:lease:*"
+
+    def reaper_lock(self) -> str:
+        """Held (with a TTL) by the one process whose reaper acts at a time."""
+        return f"{self.prefix}:lock:reaper"
+
 
 @dataclass(frozen=True)
 class ProjectionKeys:
@@ -75,6 +86,12 @@ class ProjectionKeys:
 
     def metrics(self) -> str:
         return f"{self.base}:metrics"
+
+    def running(self) -> str:
+        """Hash `run → JSON {lease, worker, attempt, started_at}` of the runs a worker holds right now.
+
+        A run is a call id (the tool's job) or `handler:<call id>` (its result handler)."""
+        return f"{self.base}:running"
 
     def key(self, *parts: str) -> str:
         """A key for a family's own projection (`key("justification", h)`)."""
@@ -100,6 +117,28 @@ def outcome_key(call_id: CallId) -> str:
 
 def cancel_key(call_id: CallId) -> str:
     return f"call:{call_id}:cancel"
+
+
+def redispatch_key(call_id: CallId, lost_attempt: str) -> str:
+    """One re-dispatch per lost attempt, whichever reaper sees it first."""
+    return f"call:{call_id}:redispatch:{lost_attempt}"
+
+
+def handler_started_key(call_id: CallId, attempt: str) -> str:
+    return f"call:{call_id}:handler:started:{attempt}"
+
+
+def handler_outcome_key(call_id: CallId) -> str:
+    """One handler outcome per call: `handler.succeeded` and `handler.failed` share it."""
+    return f"call:{call_id}:handler:outcome"
+
+
+HANDLER_RUN = "handler:"
+"""Prefix of a handler run's field in the running index (`ProjectionKeys.running`)."""
+
+
+def handler_run(call_id: CallId) -> str:
+    return f"{HANDLER_RUN}{call_id}"
 
 
 def celery_queue_key(queue: str) -> str:

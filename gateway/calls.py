@@ -16,7 +16,7 @@ from eventlog.preflight import Needed
 from eventlog.projections.handlers import HandlerState, handler_key
 from eventlog.publish import enqueue_op, follow, request_event
 from eventlog.settings import Settings
-from eventlog.store import AsyncEventStore
+from eventlog.store import AsyncEventStore, async_client
 from gateway import results
 from gateway.identity import caller
 from gateway.outcomes import OutcomeReader
@@ -58,7 +58,7 @@ class Gateway:
 
     async def start(self) -> None:
         self.store = AsyncEventStore.from_settings(self.settings)
-        reader_client = type(self.store.redis).from_url(self.settings.require_redis_url(), decode_responses=False)
+        reader_client = async_client(self.settings.require_redis_url())
         self.reader = OutcomeReader(reader_client, self.store.keys.stream("calls"))
         await self.reader.start()
 

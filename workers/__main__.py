@@ -19,9 +19,10 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         parser.error(f"--queues: unknown queue(s) {', '.join(unknown)}; expected some of {', '.join(tasks.QUEUES)}")
     settings = Settings()
-    from workers.app import configure
+    from workers.app import configure, hold_lease
 
     app = configure(settings)
+    hold_lease(settings, ns.queues.split(","), ns.pool, ns.concurrency)
     args = ["worker", "-Q", ns.queues, "-c", str(ns.concurrency), "-P", ns.pool, "--without-gossip"]
     args += ["--without-mingle", "--without-heartbeat", "-l", ns.loglevel or settings.log_level]
     if ns.name:

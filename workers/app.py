@@ -5,11 +5,13 @@ import socket
 from functools import cached_property
 
 from celery import Celery, Task
+from celery.signals import worker_init, worker_shutdown
 
 from eventlog.celeryconf import celery_config
 from eventlog.settings import Settings
 from eventlog.store import EventStore
 from schemas import tasks
+from workers import lease
 from workers.jobs import load_all
 from workers.runner import run_call
 
@@ -42,10 +44,25 @@ class GeogateTask(Task):
         return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def hold_lease(settings: Settings, queues: list[str], pool: str, concurrency: int) -> None:
+    """Take this node's lease when the worker initialises (before its pool forks) and give it up after it drains."""
+    held: list[lease.Heartbeat] = []
+
+    def take(**_: object) -> None:
+        held.append(lease.start(settings, queues, pool, concurrency))
+
+    def give_up(**_: object) -> None:
+        for heartbeat in held:
+            heartbeat.stop()
+
+    worker_init.connect(take, weak=False)
+    worker_shutdown.connect(give_up, weak=False)
+
+
 def _register(queue: str) -> None:
     @app.task(name=tasks.run_call_task(queue), base=GeogateTask, bind=True)
-    def run(self: GeogateTask, payload: bytes) -> None:
-        run_call(self.store, self.settings, self.worker_name, payload)
+    def run(self: GeogateTask, payload: bytes, dispatch: int = 1) -> None:
+        run_call(self.store, self.settings, self.worker_name, payload, dispatch=dispatch, lease=lease.current())
 
 
 for _queue in tasks.QUEUES:

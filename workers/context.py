@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workers.errors import JobCancelled
+from workers.errors import JobCancelled, JobSuperseded
 
 if TYPE_CHECKING:
     from eventlog.settings import Settings
@@ -13,6 +13,20 @@ if TYPE_CHECKING:
 
 ProgressSink = Callable[[float, float | None, str | None], bool]
 """Appends `tool.progress`; returns True when the call has been cancelled."""
+
+
+@dataclass(frozen=True)
+class Fence:
+    """Which attempt a job is, and whether it is still the call's current one (checked before committing output)."""
+
+    call_id: str
+    attempt: str
+    current: Callable[[], bool]
+
+    def check(self) -> None:
+        """Raises: JobSuperseded: a re-dispatch made another attempt the current one."""
+        if not self.current():
+            raise JobSuperseded(self.call_id, self.attempt)
 
 
 def _never_cancelled(progress: float, total: float | None, message: str | None) -> bool:
@@ -34,6 +48,10 @@ class JobContext:
     trace_id: str = ""
     store: "EventStore | None" = None
     settings: "Settings | None" = None
+    fence: Fence | None = None
+    """Set by the runner: outputs are renamed into place only while this attempt is current."""
+    lease: str = ""
+    """The liveness lease of this worker node."""
     extra: dict[str, object] = field(default_factory=dict)
 
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
@@ -41,6 +59,7 @@ class JobContext:
 
         Raises:
             JobCancelled: a `tool.cancel_requested` event exists for this call.
+            JobSuperseded: this attempt lost its lease and the call was re-dispatched.
         """
         if self.sink(progress, total, message):
             raise JobCancelled()

@@ -3,7 +3,8 @@
 JobError
 ├── JobFailed      the job cannot produce a result (bad input, unreadable file, GDAL error); `retryable` says
 │                  whether trying again could help
-└── JobCancelled   the call was cancelled; raised between blocks of work
+├── JobCancelled   the call was cancelled; raised between blocks of work
+└── JobSuperseded  this attempt lost its lease and the call was re-dispatched; nothing it does counts any more
 """
 
 
@@ -27,3 +28,14 @@ class JobCancelled(JobError):
 
     def __init__(self, message: str = "the call was cancelled") -> None:
         super().__init__("cancelled", message)
+
+
+class JobSuperseded(JobError):
+    """This attempt is no longer the call's current one (its worker's lease lapsed and the call was re-dispatched).
+
+    Raised between blocks of work and before an output is renamed into place; the runner's late appends are
+    refused anyway, so the attempt ends without an outcome and without touching the output path.
+    """
+
+    def __init__(self, call_id: str, attempt: str) -> None:
+        super().__init__("attempt.superseded", f"attempt {attempt} of call {call_id} was superseded by a re-dispatch")

@@ -1,11 +1,16 @@
 """Workspace scoping and atomic outputs: every path a job touches is checked here."""
 
 import contextlib
+import glob
 import os
 from collections.abc import Iterator
 from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
 
 from workers.errors import JobFailed
+
+if TYPE_CHECKING:
+    from workers.context import Fence
 
 
 def resolve_in_workspace(uri: str, roots: list[Path], *, field: str = "uri", must_exist: bool = True) -> Path:
@@ -57,19 +62,39 @@ def output_path(uri: str, roots: list[Path], *, overwrite: bool, field: str = "o
 
 
 @contextlib.contextmanager
-def atomic_output(target: Path) -> Iterator[Path]:
-    """Yield a temporary path beside `target`; rename it into place only if the block succeeds.
+def atomic_output(target: Path, fence: "Fence | None" = None) -> Iterator[Path]:
+    """Yield a temporary path beside `target`; rename it (and its sidecars) into place only if the block succeeds.
 
-    A crash, an error or a cancellation leaves no file at `target`. The temporary name is the same for every
-    attempt at one target, so the redelivered attempt after a SIGKILL replaces what the killed one left (which
-    no `finally` could remove). It keeps the suffix so GDAL drivers recognise the format.
+    A crash, an error or a cancellation leaves no file at `target`. Each attempt writes its own temporary name
+    (`.<stem>.geogate.<attempt>.partial<suffix>`, keeping the suffix so GDAL drivers recognise the format), and a
+    new attempt first removes what earlier attempts left: a SIGKILLed one's leftovers, or the file of a paused one
+    whose call was re-dispatched. With a `fence`, the rename happens only while this attempt is the call's current
+    one, so a paused attempt that wakes after losing its lease never replaces the output of the attempt that won.
+
+    Raises:
+        JobSuperseded: the fence says another attempt is current; nothing of this attempt is left.
     """
-    tmp = target.with_name(f".{target.stem}.geogate.partial{target.suffix}")
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()  # left by an attempt that was killed
+    attempt = fence.attempt if fence is not None else "local"
+    for stale in target.parent.glob(glob.escape(f".{target.stem}.geogate.") + f"*.partial{glob.escape(target.suffix)}"):
+        _discard(stale)
+    tmp = target.with_name(f".{target.stem}.geogate.{attempt}.partial{target.suffix}")
     try:
         yield tmp
+        if fence is not None:
+            fence.check()
+        for side in sidecars(tmp):  # a Shapefile's .shx/.dbf/.prj, a PNG's .aux.xml and .wld
+            side.replace(target.with_name(target.stem + side.name.removeprefix(tmp.stem)))
         os.replace(tmp, target)
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+        _discard(tmp)
+
+
+def sidecars(tmp: Path) -> list[Path]:
+    """Files GDAL wrote beside the temporary `tmp` (`.dbf`, `.prj`, `.aux.xml`, `.wld`, …), not `tmp` itself."""
+    return [p for p in tmp.parent.glob(glob.escape(tmp.stem) + ".*") if p != tmp]
+
+
+def _discard(tmp: Path) -> None:
+    for side in sidecars(tmp):
+        side.unlink(missing_ok=True)
+    tmp.unlink(missing_ok=True)

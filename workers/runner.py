@@ -9,9 +9,10 @@ from celery.exceptions import SoftTimeLimitExceeded
 from pydantic import BaseModel, ValidationError
 
 from eventlog import streams
-from eventlog.append import Expect, Readback
+from eventlog.append import Expect, Op, Readback
 from eventlog.projections.calls import TERMINAL
-from eventlog.publish import follow
+from eventlog.publish import follow, handler_job_op
+from eventlog.reaper import attempts_exhausted
 from eventlog.settings import Settings
 from eventlog.store import EventStore
 from schemas.codec import decode
@@ -19,10 +20,9 @@ from schemas.events import Event, EventData, ToolFailed, ToolProgress, ToolReque
 from schemas.ids import new_id
 from schemas.tools import SPECS
 from schemas.tools.handlers import RUN_RESULT_HANDLER
-from workers.context import JobContext
-from workers.errors import JobCancelled, JobError, JobFailed
+from workers.context import Fence, JobContext, ProgressSink
+from workers.errors import JobCancelled, JobError, JobFailed, JobSuperseded
 from workers.jobs import JOBS
-from workers.sandbox.job import handler_job_op
 
 logger = logging.getLogger(__name__)
 
@@ -30,44 +30,87 @@ PROGRESS_INTERVAL_S = 0.1
 """At most one progress event per this interval (the last one always goes)."""
 
 
-def run_call(store: EventStore, settings: Settings, worker: str, payload: bytes) -> None:
-    """Run one tool call through its lifecycle; safe to call again after a redelivery."""
+def run_call(
+    store: EventStore, settings: Settings, worker: str, payload: bytes, *, dispatch: int = 1, lease: str = ""
+) -> None:
+    """Run one tool call through its lifecycle; safe to call again after a redelivery or a re-dispatch.
+
+    The start is refused when the call has ended, when this message is not the call's current dispatch (a dead
+    worker's message that the broker gave back after a re-dispatch), or when the call was started
+    `max_attempts` times already (then the call fails with `call.attempts_exhausted`). Progress and the outcome
+    are accepted only while this attempt is the current one.
+    """
     requested = decode(payload)
-    data = requested.data
-    assert isinstance(data, ToolRequested)
+    data = requested.payload(ToolRequested)
     if data.tool == RUN_RESULT_HANDLER.name:
-        _run_follow_up(store, settings, worker, requested)
+        _run_follow_up(store, settings, worker, requested, lease)
         return
     started = follow(
         requested,
-        ToolStarted(call_id=data.call_id, worker=worker, attempt=new_id(), queue_wait_ms=_ms_since(requested.ts)),
+        ToolStarted(
+            call_id=data.call_id,
+            worker=worker,
+            attempt=new_id(),
+            queue_wait_ms=_ms_since(requested.ts),
+            lease=lease,
+            dispatch=dispatch,
+        ),
     )
+    attempt = started.payload(ToolStarted).attempt
     call_key = store.live.call(data.call_id)
     result = store.append(
         started,
-        streams.started_key(data.call_id, started.payload(ToolStarted).attempt),
-        expect=Expect(call_key, "status", "not_in", TERMINAL),
+        streams.started_key(data.call_id, attempt),
+        expect=_may_start(call_key, dispatch, settings.max_attempts),
         readback=Readback(call_key, "cancel"),
     )
     if result.refused:
-        return  # acks_late redelivery of a call that already has its outcome
+        if result.failed == ATTEMPTS_CHECK:
+            _fail_exhausted(store, requested, call_key, dispatch, settings.max_attempts)
+        return  # the call ended, or this message is stale
+    ctx = _context(store, settings, requested, started)
     if result.readback == "1":
         outcome: EventData = _failed(data.call_id, JobCancelled("the call was cancelled before it started"), 0.0)
     else:
-        outcome = _execute(data, _context(store, settings, requested, started), store, settings)
+        outcome = _execute(data, ctx, store, settings)
     final = follow(requested, outcome)
     # A handler job is enqueued in the same atomic append as the outcome it follows: neither exists without the other.
     effects = [handler_job_op(final)] if data.result_handler and isinstance(outcome, ToolSucceeded) else []
-    store.append(final, streams.outcome_key(data.call_id), effects=effects)
+    current = Expect(call_key, "attempt", "in", (attempt,))
+    if store.append(final, streams.outcome_key(data.call_id), effects=effects, expect=current).refused:
+        logger.warning(
+            "attempt %s of call %s was superseded by a re-dispatch; its outcome is dropped", attempt, data.call_id
+        )
+
+
+ATTEMPTS_CHECK = 3
+"""The number of the `max_attempts` expectation in `_may_start`."""
+
+
+def _may_start(call_key: str, dispatch: int, max_attempts: int) -> list[Expect]:
+    """Not ended; this message is the current dispatch (a call from before dispatch numbers has none); attempts left."""
+    dispatches = (str(dispatch), "") if dispatch == 1 else (str(dispatch),)
+    return [
+        Expect(call_key, "status", "not_in", TERMINAL),
+        Expect(call_key, "dispatch", "in", dispatches),
+        Expect(call_key, "attempts", "lt", (str(max_attempts),)),
+    ]
+
+
+def _fail_exhausted(store: EventStore, requested: Event, call_key: str, dispatch: int, max_attempts: int) -> None:
+    call_id = requested.payload(ToolRequested).call_id
+    failed = attempts_exhausted(call_id, store.read_aggregate(requested.aggregate), max_attempts)
+    current = Expect(call_key, "dispatch", "in", (str(dispatch), ""))
+    store.append(follow(requested, failed), streams.outcome_key(call_id), expect=current)
 
 
 def _context(store: EventStore, settings: Settings, requested: Event, started: Event) -> JobContext:
-    data, start = requested.data, started.data
-    assert isinstance(data, ToolRequested) and isinstance(start, ToolStarted)
+    data, start = requested.payload(ToolRequested), started.payload(ToolStarted)
+    call_key, fenced = store.live.call(data.call_id), start.attempt.encode()
     return JobContext(
         call_id=data.call_id,
         roots=settings.workspace_roots(),
-        sink=_progress_sink(store, requested, start.attempt),
+        sink=_progress_sink(store, settings, requested, start),
         worker=start.worker,
         queue=data.queue,
         queue_wait_ms=start.queue_wait_ms,
@@ -75,13 +118,14 @@ def _context(store: EventStore, settings: Settings, requested: Event, started: E
         trace_id=requested.trace_id,
         store=store,
         settings=settings,
+        fence=Fence(data.call_id, start.attempt, lambda: store.redis.hget(call_key, "attempt") == fenced),
+        lease=start.lease,
     )
 
 
-def _run_follow_up(store: EventStore, settings: Settings, worker: str, command: Event) -> None:
+def _run_follow_up(store: EventStore, settings: Settings, worker: str, command: Event, lease: str) -> None:
     """Run a job that follows a finished call and appends its own events on it (`handler.*`), not `tool.*`."""
-    data = command.data
-    assert isinstance(data, ToolRequested)
+    data = command.payload(ToolRequested)
     ctx = JobContext(
         call_id=data.call_id,
         roots=settings.workspace_roots(),
@@ -91,6 +135,7 @@ def _run_follow_up(store: EventStore, settings: Settings, worker: str, command: 
         trace_id=command.trace_id,
         store=store,
         settings=settings,
+        lease=lease,
     )
     try:
         _run_job(data, ctx)
@@ -152,10 +197,18 @@ def _failed(call_id: str, exc: JobError, ms: float, worker: str = "") -> ToolFai
     )
 
 
-def _progress_sink(store: EventStore, requested: Event, attempt: str):
-    data = requested.data
-    assert isinstance(data, ToolRequested)
+def _progress_sink(store: EventStore, settings: Settings, requested: Event, started: ToolStarted) -> ProgressSink:
+    """Appends throttled `tool.progress`, renewing the worker's lease; True when cancelled.
+
+    Raises:
+        JobSuperseded: the call was re-dispatched; this attempt's progress no longer counts.
+    """
+    data, attempt = requested.payload(ToolRequested), started.attempt
     call_key = store.live.call(data.call_id)
+    current = Expect(call_key, "attempt", "in", (attempt,))
+    renew = (
+        [Op("PEXPIRE", store.keys.lease(started.lease), (int(settings.lease_ttl_s * 1000),))] if started.lease else []
+    )
     state = {"seq": 0, "last": 0.0}
 
     def sink(progress: float, total: float | None, message: str | None) -> bool:
@@ -167,7 +220,10 @@ def _progress_sink(store: EventStore, requested: Event, attempt: str):
         state["last"] = now
         event = follow(requested, ToolProgress(call_id=data.call_id, progress=progress, total=total, message=message))
         key = streams.progress_key(data.call_id, attempt, int(state["seq"]))
-        return store.append(event, key, readback=Readback(call_key, "cancel")).readback == "1"
+        appended = store.append(event, key, expect=current, effects=renew, readback=Readback(call_key, "cancel"))
+        if appended.refused:
+            raise JobSuperseded(data.call_id, attempt)
+        return appended.readback == "1"
 
     return sink
 

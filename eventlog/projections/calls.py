@@ -7,13 +7,16 @@ from pydantic import BaseModel, JsonValue
 
 from eventlog.append import Op, hset, hset_unless
 from eventlog.projections import projector
-from eventlog.streams import ProjectionKeys
+from eventlog.projections.handlers import handler_key
+from eventlog.projections.running import running_value
+from eventlog.streams import ProjectionKeys, handler_run
 from schemas.events import (
     Event,
     OutputRef,
     ToolCancelRequested,
     ToolFailed,
     ToolProgress,
+    ToolRedispatched,
     ToolRequested,
     ToolStarted,
     ToolSucceeded,
@@ -42,6 +45,7 @@ def _requested(event: Event, keys: ProjectionKeys) -> list[Op]:
                 "requested_at": event.ts.isoformat(),
                 "args": _json(data.args),
                 "timeout_s": repr(data.timeout_s),
+                "dispatch": "1",
             },
         )
     ]
@@ -52,8 +56,19 @@ def _started(event: Event, keys: ProjectionKeys) -> list[Op]:
     data = event.data
     assert isinstance(data, ToolStarted)
     key = keys.call(data.call_id)
-    update = {"status": "running", "started_at": event.ts.isoformat(), "worker": data.worker}
-    return [hset_unless(key, "status", TERMINAL, update), Op("HINCRBY", key, ("attempts", 1))]
+    update = {
+        "status": "running",
+        "started_at": event.ts.isoformat(),
+        "worker": data.worker,
+        "attempt": data.attempt,
+        "lease": data.lease,
+    }
+    entry = running_value(event, lease=data.lease, worker=data.worker, attempt=data.attempt)
+    return [
+        hset_unless(key, "status", TERMINAL, update),
+        Op("HINCRBY", key, ("attempts", 1)),
+        hset(keys.running(), {data.call_id: entry}),
+    ]
 
 
 @projector("tool.progress")
@@ -77,7 +92,7 @@ def _succeeded(event: Event, keys: ProjectionKeys) -> list[Op]:
         "output_ref": _json(ref),
         "duration_ms": repr(data.duration_ms),
     }
-    return [hset(keys.call(data.call_id), update)]
+    return [hset(keys.call(data.call_id), update), Op("HDEL", keys.running(), (data.call_id,))]
 
 
 @projector("tool.failed")
@@ -93,7 +108,21 @@ def _failed(event: Event, keys: ProjectionKeys) -> list[Op]:
         "retryable": "1" if data.retryable else "0",
         "duration_ms": repr(data.duration_ms),
     }
-    return [hset(keys.call(data.call_id), update)]
+    return [hset(keys.call(data.call_id), update), Op("HDEL", keys.running(), (data.call_id,))]
+
+
+@projector("tool.redispatched")
+def _redispatched(event: Event, keys: ProjectionKeys) -> list[Op]:
+    """The lost run leaves the running index and waits on its queue again; its attempt is no longer current."""
+    data = event.data
+    assert isinstance(data, ToolRedispatched)
+    if data.stage == "handler":
+        key = handler_key(keys, data.call_id)
+        not_running = Op("HDEL", keys.running(), (handler_run(data.call_id),))
+        return [hset(key, {"status": "requested", "attempt": ""}), not_running]
+    key = keys.call(data.call_id)
+    update = {"status": "requested", "attempt": "", "lease": "", "dispatch": str(data.dispatch)}
+    return [hset(key, update), Op("HINCRBY", key, ("redispatches", 1)), Op("HDEL", keys.running(), (data.call_id,))]
 
 
 @projector("tool.cancel_requested")
@@ -112,6 +141,11 @@ class CallState(BaseModel):
     actor: str = ""
     attempts: int = 0
     worker: str = ""
+    attempt: str = ""
+    """The current attempt (the only one whose appends are accepted); "" while queued."""
+    lease: str = ""
+    dispatch: int = 1
+    redispatches: int = 0
     cancel: bool = False
     result: JsonValue = None
     text: str = ""
@@ -139,6 +173,10 @@ class CallState(BaseModel):
             actor=h.get("actor", ""),
             attempts=int(h.get("attempts", "0")),
             worker=h.get("worker", ""),
+            attempt=h.get("attempt", ""),
+            lease=h.get("lease", ""),
+            dispatch=int(h.get("dispatch", "1")),
+            redispatches=int(h.get("redispatches", "0")),
             cancel=h.get("cancel") == "1",
             result=json.loads(h.get("result", "null")),
             text=h.get("text", ""),

@@ -7,7 +7,8 @@ from pydantic import BaseModel, JsonValue
 
 from eventlog.append import Op, hset, hset_unless
 from eventlog.projections import projector
-from eventlog.streams import ProjectionKeys
+from eventlog.projections.running import running_value
+from eventlog.streams import ProjectionKeys, handler_run
 from schemas.events import Event, HandlerFailed, HandlerStarted, HandlerSucceeded, OutputRef
 
 TERMINAL = ("succeeded", "failed")
@@ -34,9 +35,17 @@ def _count(event: Event, keys: ProjectionKeys) -> Op:
 def _started(event: Event, keys: ProjectionKeys) -> list[Op]:
     data = event.data
     assert isinstance(data, HandlerStarted)
-    update = {"status": "running", "language": data.language, "worker": data.worker, "started_at": event.ts.isoformat()}
+    started_at = event.ts.isoformat()
+    update = {"status": "running", "language": data.language, "worker": data.worker, "started_at": started_at}
+    update |= {"attempt": data.attempt, "lease": data.lease}
     key = handler_key(keys, data.call_id)
-    return [hset_unless(key, "status", TERMINAL, update), Op("HINCRBY", key, ("attempts", 1)), _count(event, keys)]
+    entry = running_value(event, lease=data.lease, worker=data.worker, attempt=data.attempt)
+    return [
+        hset_unless(key, "status", TERMINAL, update),
+        Op("HINCRBY", key, ("attempts", 1)),
+        _count(event, keys),
+        hset(keys.running(), {handler_run(data.call_id): entry}),
+    ]
 
 
 @projector("handler.succeeded")
@@ -54,7 +63,11 @@ def _succeeded(event: Event, keys: ProjectionKeys) -> list[Op]:
         "isolation": data.isolation,
         "duration_ms": repr(data.duration_ms),
     }
-    return [hset(handler_key(keys, data.call_id), update), _count(event, keys)]
+    return [hset(handler_key(keys, data.call_id), update), _count(event, keys), _not_running(data.call_id, keys)]
+
+
+def _not_running(call_id: str, keys: ProjectionKeys) -> Op:
+    return Op("HDEL", keys.running(), (handler_run(call_id),))
 
 
 @projector("handler.failed")
@@ -69,7 +82,7 @@ def _failed(event: Event, keys: ProjectionKeys) -> list[Op]:
         "language": data.language,
         "duration_ms": repr(data.duration_ms),
     }
-    ops = [hset(handler_key(keys, data.call_id), update), _count(event, keys)]
+    ops = [hset(handler_key(keys, data.call_id), update), _count(event, keys), _not_running(data.call_id, keys)]
     return [*ops, Op("HINCRBY", keys.metrics(), (f"failed:{data.code}", 1))]
 
 

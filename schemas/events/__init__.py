@@ -20,6 +20,7 @@ from schemas.events.tool import (
     ToolCancelRequested,
     ToolFailed,
     ToolProgress,
+    ToolRedispatched,
     ToolRequested,
     ToolStarted,
     ToolSucceeded,
@@ -40,6 +41,7 @@ AnyEventData = Annotated[
     | ToolSucceeded
     | ToolFailed
     | ToolCancelRequested
+    | ToolRedispatched
     | WorkflowStarted
     | WorkflowThoughtSubmitted
     | WorkflowAdvanced
@@ -106,6 +108,7 @@ __all__ = [
     "ToolCancelRequested",
     "ToolFailed",
     "ToolProgress",
+    "ToolRedispatched",
     "ToolRequested",
     "ToolStarted",
     "ToolSucceeded",

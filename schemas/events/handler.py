@@ -20,6 +20,8 @@ class HandlerStarted(EventData):
     attempt: str
     queue_wait_ms: float = 0.0
     """From the tool's `tool.succeeded` to the sandbox worker taking the handler job."""
+    lease: str = ""
+    """The liveness lease of the worker node running the handler (see `tool.started`)."""
 
 
 class HandlerSucceeded(EventData):

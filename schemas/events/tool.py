@@ -45,6 +45,10 @@ class ToolStarted(EventData):
     """`hostname:pid` of the process running the job."""
     attempt: str
     queue_wait_ms: float
+    lease: str = ""
+    """The liveness lease of the worker node holding the call; when it lapses, the reaper re-dispatches the call."""
+    dispatch: int = 1
+    """Which dispatch of the call this attempt took (1 = the gateway's message, n = the (n-1)th re-dispatch)."""
 
 
 class ToolProgress(EventData):
@@ -91,6 +95,24 @@ class ToolCancelRequested(EventData):
     type: Literal["tool.cancel_requested"] = "tool.cancel_requested"
     call_id: CallId
     reason: str = Field(default="cancelled by client", max_length=500)
+
+
+class ToolRedispatched(EventData):
+    """The worker holding a run of the call lost its lease; the run was put back on its queue as a fresh message.
+
+    `stage` says which run: the tool's job (`tool`) or its result handler (`handler`). The stale attempt is fenced:
+    its late appends are refused, so it can produce neither a second outcome nor an output file.
+    """
+
+    type: Literal["tool.redispatched"] = "tool.redispatched"
+    call_id: CallId
+    stage: Literal["tool", "handler"] = "tool"
+    dispatch: int
+    """The dispatch number of the fresh message (the gateway's first message is dispatch 1)."""
+    lost_worker: str
+    lost_lease: str
+    lost_attempt: str
+    reason: str
 
 
 TERMINAL_TYPES = frozenset({"tool.succeeded", "tool.failed"})

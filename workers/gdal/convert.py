@@ -15,7 +15,7 @@ from workers.errors import JobFailed
 from workers.files import atomic_output, output_path, resolve_in_workspace
 from workers.gdal.blocks import strips
 from workers.gdal.errors import open_raster, reading, writing
-from workers.gdal.outputs import drop_sidecars, file_ref, publish_sidecars
+from workers.gdal.outputs import file_ref
 from workers.jobs import job
 
 _COMPRESSING = {"GTiff", "COG"}
@@ -86,11 +86,9 @@ def _write(src: rasterio.DatasetReader, tmp: Path, target: Path, args: RasterCon
         _copy_blocks(src, staged, _gtiff_profile(src, args, final=False), args, ctx)
         with _driver_errors(args.driver):
             rasterio.shutil.copy(staged, tmp, driver=args.driver, **_copy_options(args))
-        staged.unlink()
-        publish_sidecars(tmp, target)  # PNG/JPEG keep their CRS in `.aux.xml` and transform in `.wld`
+        staged.unlink()  # PNG/JPEG keep their CRS in `.aux.xml` and transform in `.wld`: published with `tmp`
     finally:
         staged.unlink(missing_ok=True)
-        drop_sidecars(tmp)
 
 
 @job("raster_convert")
@@ -107,7 +105,7 @@ def raster_convert(args: RasterConvertArgs, ctx: JobContext) -> RasterConvertRes
     _check_driver(args)
     src_path = resolve_in_workspace(args.uri, ctx.roots)
     dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
-    with open_raster(src_path) as src, writing(), atomic_output(dst_path) as tmp:
+    with open_raster(src_path) as src, writing(), atomic_output(dst_path, ctx.fence) as tmp:
         _write(src, tmp, dst_path, args, ctx)
     with open_raster(dst_path, "output") as out:
         compression = out.compression.value.lower() if out.compression else None

@@ -113,7 +113,7 @@ def raster_reproject(args: RasterReprojectArgs, ctx: JobContext) -> RasterReproj
         with reading(src_path, "uri"):
             grid = target_grid(src, src_crs, args)
         profile = _profile(src, grid, dst_crs, args.nodata if args.nodata is not None else src.nodata)
-        with atomic_output(dst_path) as tmp:
+        with atomic_output(dst_path, ctx.fence) as tmp:
             _warp(src, tmp, src_crs, profile, args, ctx)
     return RasterReprojectResult(
         output=file_ref(dst_path, "GTiff"),

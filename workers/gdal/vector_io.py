@@ -10,11 +10,10 @@ import pyogrio.errors
 import pyogrio.raw
 import shapely
 
-from workers.context import JobContext
+from workers.context import Fence, JobContext
 from workers.errors import JobFailed
 from workers.files import atomic_output
 from workers.gdal.errors import reading, writing
-from workers.gdal.outputs import drop_sidecars, publish_sidecars
 
 CHUNK_FEATURES = 20_000
 """Features read, processed and reported per step."""
@@ -113,7 +112,9 @@ def geometry_type(geometry: np.ndarray) -> str:
     return "Unknown"
 
 
-def write_layer(layer: Layer, target: Path, driver: str, crs: str | None, encoding: str | None = None) -> None:
+def write_layer(
+    layer: Layer, target: Path, driver: str, crs: str | None, encoding: str | None = None, fence: Fence | None = None
+) -> None:
     """Write `layer` to a temporary file beside `target` and rename it (and its sidecars) into place.
 
     Raises:
@@ -122,13 +123,8 @@ def write_layer(layer: Layer, target: Path, driver: str, crs: str | None, encodi
     kind = geometry_type(layer.geometry)
     wkb = np.array(shapely.to_wkb(layer.geometry), dtype=object)
     options = {"encoding": encoding} if driver == "ESRI Shapefile" and encoding else {}
-    with atomic_output(target) as tmp:
-        try:
-            with writing():
-                pyogrio.raw.write(
-                    tmp, wkb, layer.columns, layer.fields, layer=target.stem, driver=driver, geometry_type=kind,
-                    crs=crs, promote_to_multi=kind.startswith("Multi") or None, **options,
-                )  # fmt: skip
-            publish_sidecars(tmp, target)  # a Shapefile is .shp plus .shx/.dbf/.prj/.cpg
-        finally:
-            drop_sidecars(tmp)
+    with atomic_output(target, fence) as tmp, writing():  # a Shapefile's .shx/.dbf/.prj/.cpg go with it
+        pyogrio.raw.write(
+            tmp, wkb, layer.columns, layer.fields, layer=target.stem, driver=driver, geometry_type=kind,
+            crs=crs, promote_to_multi=kind.startswith("Multi") or None, **options,
+        )  # fmt: skip

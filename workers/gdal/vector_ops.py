@@ -57,7 +57,7 @@ def _described(layer: Layer, dst: Path, driver: str, crs: str | None) -> dict:
 def _rewrite(args: VectorWriteArgs, ctx: JobContext, op: GeometryOp | None = None) -> tuple[Layer, Path, str]:
     src, dst, driver = _paths(args, ctx)
     layer = read_layer(src, args.layer, ctx, op)
-    write_layer(layer, dst, driver, layer.crs, getattr(args, "encoding", None))
+    write_layer(layer, dst, driver, layer.crs, getattr(args, "encoding", None), ctx.fence)
     return layer, dst, driver
 
 
@@ -109,7 +109,7 @@ def vector_reproject(args: VectorReprojectArgs, ctx: JobContext) -> VectorReproj
     src, dst, driver = _paths(args, ctx)
     src_crs, dst_crs = _layer_crs(src, args.layer, args.src_crs), parse_crs(args.dst_crs, "dst_crs")
     layer = read_layer(src, args.layer, ctx, _transformer_op(src_crs, dst_crs))
-    write_layer(layer, dst, driver, dst_crs.to_wkt())
+    write_layer(layer, dst, driver, dst_crs.to_wkt(), fence=ctx.fence)
     described = _described(layer, dst, driver, args.dst_crs)
     return VectorReprojectResult(src_crs=src_crs.to_string(), dst_crs=args.dst_crs, **described)
 
@@ -179,7 +179,7 @@ def vector_clip(args: VectorClipArgs, ctx: JobContext) -> VectorClipResult:
         crs = pyogrio.read_info(src, layer=layer_name(src, args.layer))["crs"]
     layer = read_layer(src, args.layer, ctx, _clip_op(_mask(args, crs, ctx)))
     kept = layer.where(~shapely.is_missing(layer.geometry))
-    write_layer(kept, dst, driver, layer.crs)
+    write_layer(kept, dst, driver, layer.crs, fence=ctx.fence)
     method = "bbox" if args.bounds is not None else "mask"
     described = _described(kept, dst, driver, layer.crs)
     return VectorClipResult(clip_method=method, source_feature_count=len(layer.geometry), **described)

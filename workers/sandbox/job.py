@@ -16,11 +16,13 @@ from typing import Any
 
 from celery.signals import worker_process_init
 
-from eventlog.append import Expect, Op
+from eventlog import streams
+from eventlog.append import Expect
 from eventlog.calls import call_and_wait
 from eventlog.errors import BlobMissing
 from eventlog.projections.handlers import TERMINAL, handler_key
-from eventlog.publish import enqueue_op, follow
+from eventlog.publish import follow
+from eventlog.reaper import handler_attempts_exhausted
 from eventlog.store import EventStore
 from schemas.events import (
     Event,
@@ -48,32 +50,6 @@ logger = logging.getLogger(__name__)
 
 LIMITS = HandlerLimits()
 """Limits of every handler run (CPU, memory, wall clock, output, chained-call budget)."""
-
-
-def handler_started_key(call_id: str, attempt: str) -> str:
-    return f"call:{call_id}:handler:started:{attempt}"
-
-
-def handler_outcome_key(call_id: str) -> str:
-    """One handler outcome per call: `handler.succeeded` and `handler.failed` share it."""
-    return f"call:{call_id}:handler:outcome"
-
-
-def handler_job_op(succeeded: Event) -> Op:
-    """The LPUSH of this job's message, to run in the same append as the call's `tool.succeeded`.
-
-    The message carries a `tool.requested`-shaped command for `run_result_handler` on the call's aggregate; it is
-    never appended itself: the job's own events are `handler.*` on the call.
-    """
-    call_id = succeeded.payload(ToolSucceeded).call_id
-    command = ToolRequested(
-        call_id=call_id,
-        tool=RUN_RESULT_HANDLER.name,
-        queue=RUN_RESULT_HANDLER.queue,
-        args={"call_id": call_id},
-        timeout_s=RUN_RESULT_HANDLER.timeout_s,
-    )
-    return enqueue_op(follow(succeeded, command))
 
 
 @dataclass(frozen=True)
@@ -107,13 +83,24 @@ def run_result_handler(args: RunResultHandlerArgs, ctx: JobContext) -> RunResult
         worker=ctx.worker,
         attempt=new_id(),
         queue_wait_ms=_ms_since(call.succeeded.ts),
+        lease=ctx.lease,
     )
-    guard = Expect(handler_key(store.live, args.call_id), "status", "not_in", TERMINAL)
-    key = handler_started_key(args.call_id, data.attempt)
-    if store.append(follow(call.succeeded, data), key, expect=guard).refused:  # redelivered after the outcome
+    state = handler_key(store.live, args.call_id)
+    may_start = [
+        Expect(state, "status", "not_in", TERMINAL),
+        Expect(state, "attempts", "lt", (str(ctx.settings.max_attempts),)),
+    ]
+    started = store.append(
+        follow(call.succeeded, data), streams.handler_started_key(args.call_id, data.attempt), expect=may_start
+    )
+    if started.refused:  # redelivered after the outcome, or its workers kept dying
+        if started.failed == 2:
+            failed = handler_attempts_exhausted(args.call_id, store.hash_strings(state), ctx.settings.max_attempts)
+            store.append(follow(call.succeeded, failed), streams.handler_outcome_key(args.call_id))
         return RunResultHandlerResult(call_id=args.call_id, status="duplicate")
     outcome = _run(call, ctx, store)
-    store.append(follow(call.succeeded, outcome), handler_outcome_key(args.call_id))
+    current = Expect(state, "attempt", "in", (data.attempt,))
+    store.append(follow(call.succeeded, outcome), streams.handler_outcome_key(args.call_id), expect=current)
     return RunResultHandlerResult(call_id=args.call_id, status=outcome.type.split(".")[1])
 
 

@@ -1,0 +1,148 @@
+"""The reaper: runs whose worker's lease lapsed go back on their queue, as an event and a fresh message in one append.
+
+Celery's Redis transport gives a dead worker's messages back only after the visibility timeout (20 minutes here),
+so the log does the detecting (DESIGN.md, "When a machine dies"; Temporal's activity heartbeat timeout is the
+model). Every worker node renews a lease key; `*.started` records the lease in the running index; any process may
+run the reaper, and a lock lets one act at a time. A lost run is re-dispatched with `tool.redispatched`, fenced on
+the lost attempt so that two reapers, or a reaper and a worker that woke up, cannot both act on it. A run that was
+started `max_attempts` times and lost each time fails with `call.attempts_exhausted` instead.
+"""
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from eventlog import streams
+from eventlog.append import Expect
+from eventlog.projections.handlers import handler_key
+from eventlog.projections.running import RunningEntry
+from eventlog.publish import enqueue_op, follow, handler_job_op
+from eventlog.settings import Settings
+from eventlog.store import EventStore
+from schemas.events import Event, HandlerFailed, ToolFailed, ToolRedispatched, ToolRequested, ToolStarted, ToolSucceeded
+from schemas.ids import call_aggregate
+
+logger = logging.getLogger(__name__)
+
+EXHAUSTED = "call.attempts_exhausted"
+HANDLER_EXHAUSTED = "handler.attempts_exhausted"
+
+
+@dataclass(frozen=True)
+class Reaped:
+    """What the reaper did with one lost run."""
+
+    call_id: str
+    stage: str
+    action: Literal["redispatched", "failed"]
+    lost_worker: str
+
+
+class Reaper:
+    """One process's reaper. `run_once` acts only while this process holds the reaper lock."""
+
+    def __init__(self, store: EventStore, settings: Settings, owner: str) -> None:
+        self.store = store
+        self.settings = settings
+        self.owner = owner.encode()
+
+    def run_once(self) -> list[Reaped]:
+        """Re-dispatch (or fail) every run held by a lapsed lease; nothing unless this process leads."""
+        if not self._lead():
+            return []
+        entries = [RunningEntry.parse(k, v) for k, v in self.store.redis.hgetall(self.store.live.running()).items()]
+        lapsed = self._lapsed({e.lease for e in entries if e.lease})
+        done = [self._recover(e) for e in entries if e.lease in lapsed]
+        return [r for r in done if r is not None]
+
+    def _lead(self) -> bool:
+        lock, ttl_ms = self.store.keys.reaper_lock(), int(self.settings.lease_ttl_s * 1000)
+        if self.store.redis.set(lock, self.owner, nx=True, px=ttl_ms):
+            return True
+        if self.store.redis.get(lock) == self.owner:
+            self.store.redis.pexpire(lock, ttl_ms)
+            return True
+        return False
+
+    def _lapsed(self, leases: set[str]) -> set[str]:
+        ordered = sorted(leases)
+        pipe = self.store.redis.pipeline(transaction=False)
+        for lease in ordered:
+            pipe.exists(self.store.keys.lease(lease))
+        return {lease for lease, alive in zip(ordered, pipe.execute(), strict=True) if not alive}
+
+    def _recover(self, entry: RunningEntry) -> Reaped | None:
+        events = self.store.read_aggregate(call_aggregate(entry.call_id))
+        if entry.stage == "handler":
+            return self._recover_handler(entry, events)
+        requested = _first(events, ToolRequested)
+        state = self.store.call_state(entry.call_id)
+        if requested is None or state is None or state.terminal or state.attempt != entry.attempt:
+            return None  # the run moved on since the index was read
+        fenced = Expect(self.store.live.call(entry.call_id), "attempt", "in", (entry.attempt,))
+        if state.attempts >= self.settings.max_attempts:
+            failed = attempts_exhausted(entry.call_id, events, self.settings.max_attempts)
+            self.store.append(follow(requested, failed), streams.outcome_key(entry.call_id), expect=fenced)
+            return Reaped(entry.call_id, "tool", "failed", entry.worker)
+        again = self._redispatched(entry, "tool", state.dispatch + 1)
+        key = streams.redispatch_key(entry.call_id, entry.attempt)
+        appended = self.store.append(
+            follow(requested, again), key, expect=fenced, effects=[enqueue_op(requested, again.dispatch)]
+        )
+        return Reaped(entry.call_id, "tool", "redispatched", entry.worker) if appended.new else None
+
+    def _recover_handler(self, entry: RunningEntry, events: Sequence[Event]) -> Reaped | None:
+        succeeded = _first(events, ToolSucceeded)
+        raw = {
+            k.decode(): v.decode()
+            for k, v in self.store.redis.hgetall(handler_key(self.store.live, entry.call_id)).items()
+        }
+        if succeeded is None or raw.get("attempt") != entry.attempt:
+            return None
+        fenced = Expect(handler_key(self.store.live, entry.call_id), "attempt", "in", (entry.attempt,))
+        if int(raw.get("attempts", "0")) >= self.settings.max_attempts:
+            failed = handler_attempts_exhausted(entry.call_id, raw, self.settings.max_attempts)
+            self.store.append(follow(succeeded, failed), streams.handler_outcome_key(entry.call_id), expect=fenced)
+            return Reaped(entry.call_id, "handler", "failed", entry.worker)
+        again = self._redispatched(entry, "handler", int(raw.get("attempts", "0")) + 1)
+        key = streams.redispatch_key(entry.call_id, entry.attempt)
+        appended = self.store.append(follow(succeeded, again), key, expect=fenced, effects=[handler_job_op(succeeded)])
+        return Reaped(entry.call_id, "handler", "redispatched", entry.worker) if appended.new else None
+
+    def _redispatched(self, entry: RunningEntry, stage: Literal["tool", "handler"], dispatch: int) -> ToolRedispatched:
+        logger.warning("lease %s lapsed: re-dispatching the %s run of call %s", entry.lease, stage, entry.call_id)
+        return ToolRedispatched(
+            call_id=entry.call_id,
+            stage=stage,
+            dispatch=dispatch,
+            lost_worker=entry.worker,
+            lost_lease=entry.lease,
+            lost_attempt=entry.attempt,
+            reason=f"the lease of worker {entry.worker} lapsed (no heartbeat for {self.settings.lease_ttl_s:g} s)",
+        )
+
+
+def attempts_exhausted(call_id: str, events: Sequence[Event], max_attempts: int) -> ToolFailed:
+    """The outcome of a call whose every start lost its worker: it names the call, its attempts and the workers."""
+    workers = [e.payload(ToolStarted).worker for e in events if isinstance(e.data, ToolStarted)]
+    message = (
+        f"call {call_id} was started {len(workers)} times and its worker was lost each time "
+        f"({', '.join(workers)}); it is not tried again (GEOGATE_MAX_ATTEMPTS={max_attempts})"
+    )
+    details = {"attempts": len(workers), "workers": list(workers)}
+    return ToolFailed(call_id=call_id, code=EXHAUSTED, message=message, details=details)  # type: ignore[arg-type]
+
+
+def handler_attempts_exhausted(call_id: str, state: dict[str, str], max_attempts: int) -> HandlerFailed:
+    attempts = state.get("attempts", "0")
+    message = (
+        f"the result handler of call {call_id} was started {attempts} times and its worker was lost each time; "
+        f"it is not tried again (GEOGATE_MAX_ATTEMPTS={max_attempts})"
+    )
+    language = state.get("language") or "python"
+    return HandlerFailed(call_id=call_id, code=HANDLER_EXHAUSTED, message=message, language=language)  # type: ignore[arg-type]
+
+
+def _first(events: Sequence[Event], kind: type) -> Event | None:
+    return next((e for e in events if isinstance(e.data, kind)), None)

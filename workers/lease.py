@@ -1,0 +1,86 @@
+"""This worker node's liveness lease: set before the pool starts, renewed by a heartbeat thread that also reaps.
+
+One lease per worker node (the Celery main process): `host:pid:nonce`, so a container restarted with the same
+hostname and pid 1 never revives a dead node's lease. Prefork children inherit the id; every `*.started` they
+append names it. The heartbeat renews the key every `heartbeat_s` with a TTL of `lease_ttl_s`; when the node dies
+(SIGKILL of the whole group, a lost machine) or freezes (SIGSTOP, a VM pause), the key lapses and the reaper of any
+other node re-dispatches what it held. A clean shutdown deletes the key after the pool has drained.
+"""
+
+import json
+import logging
+import os
+import socket
+import threading
+from datetime import UTC, datetime
+
+from redis.exceptions import RedisError
+
+from eventlog.reaper import Reaper
+from eventlog.settings import Settings
+from eventlog.store import EventStore
+from schemas.ids import new_id
+
+logger = logging.getLogger(__name__)
+
+_LEASE = ""
+
+
+def current() -> str:
+    """This node's lease id ("" outside a worker node, e.g. in unit tests: such runs are never reaped)."""
+    return _LEASE
+
+
+class Heartbeat(threading.Thread):
+    """Renews the lease and runs a reaper pass every `heartbeat_s`, until `stop()`."""
+
+    def __init__(self, store: EventStore, settings: Settings, info: dict[str, object]) -> None:
+        super().__init__(name="geogate-heartbeat", daemon=True)
+        self.store = store
+        self.settings = settings
+        self.lease = str(info["lease"])
+        self.info = {**info, "started_at": datetime.now(UTC).isoformat()}
+        self.reaper = Reaper(store, settings, owner=self.lease)
+        self._stopped = threading.Event()
+
+    def beat(self) -> None:
+        value = json.dumps({**self.info, "beat_at": datetime.now(UTC).isoformat()})
+        self.store.redis.set(self.store.keys.lease(self.lease), value, px=int(self.settings.lease_ttl_s * 1000))
+
+    def run(self) -> None:
+        while not self._stopped.wait(self.settings.heartbeat_s):
+            self.tick()
+
+    def tick(self) -> None:
+        """One beat and one reaper pass; a Redis outage is logged and ridden out (the next tick retries)."""
+        try:
+            self.beat()
+            for reaped in self.reaper.run_once():
+                logger.warning("reaper: %s %s run of call %s", reaped.action, reaped.stage, reaped.call_id)
+        except RedisError as exc:
+            logger.warning("heartbeat: Redis unavailable (%s); retrying", exc)
+        except Exception:  # the heartbeat must outlive any bug in a pass
+            logger.exception("heartbeat: reaper pass failed")
+
+    def stop(self) -> None:
+        """Stop beating and give the lease up: nothing runs here any more after a drained shutdown."""
+        self._stopped.set()
+        self.join(timeout=self.settings.heartbeat_s + 5)
+        try:
+            self.store.redis.delete(self.store.keys.lease(self.lease))
+        except RedisError:
+            logger.warning("heartbeat: could not delete lease %s; it lapses by itself", self.lease)
+
+
+def start(settings: Settings, queues: list[str], pool: str, concurrency: int) -> Heartbeat:
+    """Take this node's lease (set at once, before the pool takes work) and start renewing it."""
+    global _LEASE
+    _LEASE = f"{socket.gethostname()}:{os.getpid()}:{new_id()[-8:].lower()}"
+    info = {"lease": _LEASE, "host": socket.gethostname(), "pid": os.getpid(), "queues": queues, "pool": pool}
+    heartbeat = Heartbeat(EventStore.from_settings(settings), settings, {**info, "concurrency": concurrency})
+    try:
+        heartbeat.beat()
+    except RedisError as exc:
+        logger.warning("heartbeat: Redis unavailable at start (%s); the thread keeps trying", exc)
+    heartbeat.start()
+    return heartbeat
