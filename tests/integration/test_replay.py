@@ -11,7 +11,15 @@ from eventlog import streams
 from eventlog.replay import replay
 from eventlog.store import EventStore
 from eventlog.streams import Keys
-from schemas.events import ToolCancelRequested, ToolFailed, ToolProgress, ToolRequested, ToolStarted, ToolSucceeded
+from schemas.events import (
+    ToolCancelRequested,
+    ToolFailed,
+    ToolProgress,
+    ToolRedispatched,
+    ToolRequested,
+    ToolStarted,
+    ToolSucceeded,
+)
 from schemas.ids import call_aggregate, new_id
 from tests.support import make_event
 
@@ -38,12 +46,21 @@ def lifecycle(store: EventStore, rng: random.Random) -> int:
         events.append(
             (
                 ToolStarted(
-                    call_id=call_id, worker=f"w:{attempt}", attempt=str(attempt), queue_wait_ms=rng.random() * 5
+                    call_id=call_id,
+                    worker=f"w:{attempt}",
+                    attempt=str(attempt),
+                    queue_wait_ms=rng.random() * 5,
+                    lease=f"l{attempt}",
                 ),
                 streams.started_key(call_id, str(attempt)),
             )
         )
         events += [(ToolProgress(call_id=call_id, progress=p, total=3), f"{call_id}:p{attempt}{p}") for p in (1, 2)]
+        if attempt == 0 and rng.random() < 0.3:  # its worker's lease lapsed: the reaper put it back on the queue
+            lost = ToolRedispatched(
+                call_id=call_id, dispatch=2, lost_worker="w:0", lost_lease="l0", lost_attempt="0", reason="lapsed"
+            )
+            events.append((lost, streams.redispatch_key(call_id, "0")))
     if rng.random() < 0.1:
         events.append((ToolCancelRequested(call_id=call_id), streams.cancel_key(call_id)))
     if rng.random() < 0.2:

@@ -184,3 +184,27 @@ def test_trimming_by_length_keeps_the_newest_entries(store: EventStore) -> None:
     trim(store, RetentionPolicy(maxlen=4))
 
     assert [e.event.data.call_id for e in store.read("calls")] == ids[2:]
+
+
+def test_expectations_are_checked_in_order_and_the_first_unmet_one_is_reported(store: EventStore) -> None:
+    call_id = request(store)
+    key = store.live.call(call_id)
+    started = make_event(
+        call_aggregate(call_id), ToolStarted(call_id=call_id, worker="w", attempt="a", queue_wait_ms=0)
+    )
+    checks = [
+        Expect(key, "status", "not_in", ("succeeded", "failed")),
+        Expect(key, "dispatch", "in", ("1",)),
+        Expect(key, "attempts", "lt", ("1",)),
+    ]
+
+    first = store.append(started, streams.started_key(call_id, "a"), expect=checks)
+    again = make_event(call_aggregate(call_id), ToolStarted(call_id=call_id, worker="w", attempt="b", queue_wait_ms=0))
+    second = store.append(again, streams.started_key(call_id, "b"), expect=checks)
+    stale = store.append(
+        again, streams.started_key(call_id, "c"), expect=[checks[0], Expect(key, "dispatch", "in", ("2",))]
+    )
+
+    assert first.new and (second.refused, second.failed, second.entry_id) == (True, 3, "1")
+    assert (stale.refused, stale.failed, stale.entry_id) == (True, 2, "1")
+    assert [e.type for e in store.read_aggregate(call_aggregate(call_id))] == ["tool.requested", "tool.started"]

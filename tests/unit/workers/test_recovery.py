@@ -1,0 +1,209 @@
+"""Leases, the reaper and fencing, on the real runner and store (fakeredis and a real redis-server), without Celery.
+
+A node's death is simulated by deleting its lease key, which is what a lapsed TTL leaves; the cluster suite
+(tests/cluster) does the same with SIGKILL and SIGSTOP of real worker processes.
+"""
+
+import base64
+import json
+from pathlib import Path
+
+import msgpack
+import pytest
+from pydantic import BaseModel
+
+from eventlog import streams
+from eventlog.publish import follow, request_event
+from eventlog.reaper import EXHAUSTED, Reaper
+from eventlog.settings import Settings
+from eventlog.store import EventStore
+from schemas.codec import decode, encode
+from schemas.events import ToolRedispatched, ToolStarted
+from schemas.ids import call_aggregate, new_id
+from schemas.tools import TOOLS
+from workers import runner
+from workers.context import Fence, JobContext
+from workers.errors import JobSuperseded
+from workers.files import atomic_output
+from workers.jobs import JOBS, load_all
+
+load_all()
+
+LEASE_A, LEASE_B = "host-a:1:aaaa", "host-b:2:bbbb"
+JOBS_PING = JOBS["ping"]
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(redis_url="redis://unused", workspaces=str(tmp_path), max_attempts=3)
+
+
+def publish(store: EventStore, **args: object) -> tuple[str, bytes]:
+    spec = TOOLS["ping"]
+    call_id = new_id()
+    event = request_event(spec, spec.args.model_validate(args).model_dump(mode="json"), call_id=call_id, actor="t")
+    store.append(event, streams.requested_key(call_id))
+    return call_id, encode(event)
+
+
+def alive(store: EventStore, *leases: str) -> None:
+    for lease in leases:
+        store.redis.set(store.keys.lease(lease), "{}", px=60_000)
+
+
+def queued(store: EventStore, queue: str = "gdal") -> list[tuple[str, int]]:
+    """(call id, dispatch) of every message waiting on `queue`, decoded as a worker would."""
+    found = []
+    for raw in store.redis.lrange(streams.celery_queue_key(queue), 0, -1):
+        body = msgpack.unpackb(base64.b64decode(json.loads(raw)["body"]), raw=False)
+        args = body[0]
+        found.append((decode(args[0]).data.call_id, args[1] if len(args) > 1 else 1))
+    return found
+
+
+def reap(store: EventStore, settings: Settings) -> list:
+    """A pass of another node's reaper (one owner throughout, so it keeps the lock)."""
+    return Reaper(store, settings, owner="other-node").run_once()
+
+
+def types_of(store: EventStore, call_id: str) -> list[str]:
+    return [e.type for e in store.read_aggregate(call_aggregate(call_id))]
+
+
+def dies_mid_job(store: EventStore, settings: Settings, lease: str) -> object:
+    """A ping job during which its node 'dies': the lease lapses and another node's reaper re-dispatches the call."""
+
+    def job(args: BaseModel, ctx: JobContext) -> BaseModel:
+        store.redis.delete(store.keys.lease(lease))
+        reaped = reap(store, settings)
+        assert [r.action for r in reaped] == ["redispatched"]
+        ctx.progress(1, 2, "after the pause")  # the paused attempt wakes up and reports progress
+        raise AssertionError("progress must refuse a superseded attempt")
+
+    return job
+
+
+def test_a_run_on_a_live_lease_is_left_alone(store: EventStore, settings: Settings) -> None:
+    call_id, payload = publish(store, delay_ms=0)
+    alive(store, LEASE_A)
+
+    def check(args: BaseModel, ctx: JobContext) -> BaseModel:
+        assert reap(store, settings) == []
+        return JOBS_PING(args, ctx)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(JOBS, "ping", check)
+        runner.run_call(store, settings, "host-a:11", payload, lease=LEASE_A)
+
+    assert types_of(store, call_id) == ["tool.requested", "tool.started", "tool.succeeded"]
+    assert store.redis.hgetall(store.live.running()) == {}
+
+
+def test_a_lapsed_lease_redispatches_the_call_and_fences_the_paused_attempt(
+    store: EventStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    call_id, payload = publish(store, delay_ms=0)
+    alive(store, LEASE_A)
+    monkeypatch.setitem(JOBS, "ping", dies_mid_job(store, settings, LEASE_A))
+
+    runner.run_call(store, settings, "host-a:11", payload, lease=LEASE_A)
+
+    assert types_of(store, call_id) == ["tool.requested", "tool.started", "tool.redispatched"]
+    redispatched = store.read_aggregate(call_aggregate(call_id))[-1].payload(ToolRedispatched)
+    assert (redispatched.dispatch, redispatched.lost_lease, redispatched.lost_worker) == (2, LEASE_A, "host-a:11")
+    assert queued(store) == [(call_id, 2)]
+    state = store.call_state(call_id)
+    assert state is not None and (state.status, state.dispatch, state.attempt) == ("requested", 2, "")
+
+
+def test_the_redispatched_message_runs_and_the_stale_one_is_refused(
+    store: EventStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    call_id, payload = publish(store, delay_ms=0)
+    alive(store, LEASE_A, LEASE_B)
+    with monkeypatch.context() as mp:
+        mp.setitem(JOBS, "ping", dies_mid_job(store, settings, LEASE_A))
+        runner.run_call(store, settings, "host-a:11", payload, lease=LEASE_A)
+
+    runner.run_call(store, settings, "host-a:11", payload, dispatch=1, lease=LEASE_A)  # broker gives the old one back
+    runner.run_call(store, settings, "host-b:22", payload, dispatch=2, lease=LEASE_B)
+
+    types = types_of(store, call_id)
+    assert types == ["tool.requested", "tool.started", "tool.redispatched", "tool.started", "tool.succeeded"]
+    state = store.call_state(call_id)
+    assert state is not None and state.status == "succeeded" and state.result["worker"] == "host-b:22"
+
+
+def test_a_run_lost_on_its_last_attempt_fails_naming_the_call_and_its_workers(
+    store: EventStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    call_id, payload = publish(store, delay_ms=0)
+    monkeypatch.setitem(JOBS, "ping", dies_mid_job(store, settings, LEASE_A))
+    for dispatch in (1, 2):
+        alive(store, LEASE_A)
+        runner.run_call(store, settings, f"host-a:{dispatch}", payload, dispatch=dispatch, lease=LEASE_A)
+
+    def dies_for_good(args: BaseModel, ctx: JobContext) -> BaseModel:
+        store.redis.delete(store.keys.lease(LEASE_A))
+        assert [r.action for r in reap(store, settings)] == ["failed"]
+        ctx.progress(1, 2)
+        raise AssertionError("unreachable")
+
+    monkeypatch.setitem(JOBS, "ping", dies_for_good)
+    alive(store, LEASE_A)
+    runner.run_call(store, settings, "host-a:3", payload, dispatch=3, lease=LEASE_A)
+
+    state = store.call_state(call_id)
+    assert state is not None and state.status == "failed" and state.error_code == EXHAUSTED
+    assert call_id in state.error_message and "started 3 times" in state.error_message
+    assert all(f"host-a:{n}" in state.error_message for n in (1, 2, 3))
+    assert types_of(store, call_id).count("tool.failed") == 1
+
+
+def test_a_job_that_kills_its_pool_process_every_time_fails_after_max_attempts(
+    store: EventStore, settings: Settings
+) -> None:
+    """Celery requeues at once when only a pool child dies; the runner's attempt bound stops the loop."""
+    call_id, payload = publish(store, delay_ms=0)
+    for n in range(settings.max_attempts):  # each start 'dies': no outcome follows it
+        data = ToolStarted(call_id=call_id, worker=f"w:{n}", attempt=f"a{n}", queue_wait_ms=0)
+        store.append(follow(decode(payload), data), streams.started_key(call_id, f"a{n}"))
+
+    runner.run_call(store, settings, "w:last", payload)
+
+    state = store.call_state(call_id)
+    assert state is not None and state.status == "failed" and state.error_code == EXHAUSTED
+    assert types_of(store, call_id).count("tool.started") == settings.max_attempts
+
+
+def test_only_the_process_holding_the_lock_reaps(store: EventStore, settings: Settings) -> None:
+    assert Reaper(store, settings, owner="first").run_once() == []
+    assert store.redis.get(store.keys.reaper_lock()) == b"first"
+
+    assert Reaper(store, settings, owner="second")._lead() is False
+    assert Reaper(store, settings, owner="first")._lead() is True
+
+
+def test_a_superseded_attempt_leaves_no_file_and_the_winners_file_stays(tmp_path: Path) -> None:
+    target = tmp_path / "out.tif"
+    winner = Fence("c", "win", lambda: True)
+    with atomic_output(target, winner) as tmp:
+        tmp.write_bytes(b"the winner")
+    loser = Fence("c", "lost", lambda: False)
+
+    with pytest.raises(JobSuperseded), atomic_output(target, loser) as tmp:
+        tmp.write_bytes(b"the paused attempt")
+
+    assert target.read_bytes() == b"the winner" and [p.name for p in tmp_path.iterdir()] == ["out.tif"]
+
+
+def test_a_new_attempt_removes_what_a_killed_attempt_left_beside_the_target(tmp_path: Path) -> None:
+    target = tmp_path / "out.shp"
+    (tmp_path / ".out.geogate.dead.partial.shp").write_bytes(b"left by a SIGKILLed attempt")
+    (tmp_path / ".out.geogate.dead.partial.dbf").write_bytes(b"its sidecar")
+
+    with atomic_output(target, Fence("c", "next", lambda: True)) as tmp:
+        tmp.write_bytes(b"whole")
+        tmp.with_suffix(".dbf").write_bytes(b"table")
+
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.dbf", "out.shp"]
