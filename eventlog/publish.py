@@ -53,10 +53,11 @@ def request_event(
 
 
 def enqueue_op(event: Event, dispatch: int = 1) -> Op:
-    """LPUSH of the Celery message that carries `event` (encoded) to its queue's `run_call` task.
+    """The push of the Celery message that carries `event` (encoded) to its queue's `run_call` task.
 
     `dispatch` numbers the message: a worker starts the call only while it is the call's current dispatch, so the
-    message a dead worker held is refused if the broker ever hands it out again after a re-dispatch.
+    message a dead worker held is refused if the broker ever hands it out again after a re-dispatch. A re-dispatch
+    goes to the head of the queue (kombu pops from the right): the call already waited its turn once.
     """
     data = event.payload(ToolRequested)
     message = task_message(
@@ -66,10 +67,10 @@ def enqueue_op(event: Event, dispatch: int = 1) -> Op:
         args=(encode(event), dispatch),
         argsrepr=f"(<tool.requested {data.tool} {data.call_id}>, {dispatch})",
     )
-    return Op("LPUSH", celery_queue_key(data.queue), (message,))
+    return Op("LPUSH" if dispatch == 1 else "RPUSH", celery_queue_key(data.queue), (message,))
 
 
-def handler_job_op(succeeded: Event) -> Op:
+def handler_job_op(succeeded: Event, dispatch: int = 1) -> Op:
     """The LPUSH of the `run_result_handler` job that follows a call's `tool.succeeded`, in the same append.
 
     The message carries a `tool.requested`-shaped command for `run_result_handler` on the call's aggregate; it is
@@ -83,7 +84,7 @@ def handler_job_op(succeeded: Event) -> Op:
         args={"call_id": call_id},
         timeout_s=RUN_RESULT_HANDLER.timeout_s,
     )
-    return enqueue_op(follow(succeeded, command))
+    return enqueue_op(follow(succeeded, command), dispatch)
 
 
 def new_event(

@@ -107,7 +107,9 @@ class Reaper:
             return Reaped(entry.call_id, "handler", "failed", entry.worker)
         again = self._redispatched(entry, "handler", int(raw.get("attempts", "0")) + 1)
         key = streams.redispatch_key(entry.call_id, entry.attempt)
-        appended = self.store.append(follow(succeeded, again), key, expect=fenced, effects=[handler_job_op(succeeded)])
+        appended = self.store.append(
+            follow(succeeded, again), key, expect=fenced, effects=[handler_job_op(succeeded, again.dispatch)]
+        )
         return Reaped(entry.call_id, "handler", "redispatched", entry.worker) if appended.new else None
 
     def _redispatched(self, entry: RunningEntry, stage: Literal["tool", "handler"], dispatch: int) -> ToolRedispatched:

@@ -7,6 +7,7 @@ from typing import Any
 
 import redis
 import redis.asyncio as aredis
+from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.retry import Retry
 
@@ -53,10 +54,14 @@ RECONNECT_RETRIES = 24
 out a Redis restart (every write Geogate makes is an idempotent append, so repeating one is safe)."""
 
 
-def reconnecting(**kwargs: Any) -> dict[str, Any]:
-    """Client options that retry through a Redis restart instead of failing the call at the first refused connect."""
+def reconnecting(*, asynchronous: bool = False, **kwargs: Any) -> dict[str, Any]:
+    """Client options that retry through a Redis restart instead of failing the call at the first refused connect.
+
+    The asyncio client needs the asyncio `Retry`: the synchronous one never sees an error raised inside a coroutine.
+    """
     backoff = ExponentialWithJitterBackoff(base=0.05, cap=1.0)
-    return {"retry": Retry(backoff, RECONNECT_RETRIES), "health_check_interval": 10, **kwargs}
+    retry = AsyncRetry(backoff, RECONNECT_RETRIES) if asynchronous else Retry(backoff, RECONNECT_RETRIES)
+    return {"retry": retry, "health_check_interval": 10, **kwargs}
 
 
 def sync_client(url: str) -> redis.Redis:
@@ -64,7 +69,7 @@ def sync_client(url: str) -> redis.Redis:
 
 
 def async_client(url: str) -> aredis.Redis:
-    return aredis.Redis.from_url(url, **reconnecting(decode_responses=False))
+    return aredis.Redis.from_url(url, **reconnecting(asynchronous=True, decode_responses=False))
 
 
 def _text(value: Any) -> str:
@@ -200,7 +205,10 @@ class AsyncEventStore(_Core):
     def from_settings(cls, settings: Settings) -> "AsyncEventStore":
         # A bounded pool that makes callers wait for a connection instead of failing under a burst of calls.
         pool = aredis.BlockingConnectionPool.from_url(
-            settings.require_redis_url(), max_connections=settings.redis_max_connections, timeout=30, **reconnecting()
+            settings.require_redis_url(),
+            max_connections=settings.redis_max_connections,
+            timeout=30,
+            **reconnecting(asynchronous=True),
         )
         return cls(aredis.Redis(connection_pool=pool), Keys(settings.prefix), settings.dedupe_ttl_s)
 

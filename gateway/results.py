@@ -34,7 +34,9 @@ def failed(call_id: str, data: ToolFailed) -> CallToolResult:
         "retryable": data.retryable,
         "call_id": call_id,
     }
-    return error_result(f"{data.message} (call {call_id}, {data.code})", error)
+    result = error_result(f"{data.message} (call {call_id}, {data.code})", error)
+    result.meta = {META_KEY: {"call_id": call_id, "worker": data.worker, "duration_ms": data.duration_ms}}
+    return result
 
 
 def invalid(exc: ArgumentsInvalid) -> CallToolResult:

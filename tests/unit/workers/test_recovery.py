@@ -13,7 +13,7 @@ import pytest
 from pydantic import BaseModel
 
 from eventlog import streams
-from eventlog.publish import follow, request_event
+from eventlog.publish import enqueue_op, follow, request_event
 from eventlog.reaper import EXHAUSTED, Reaper
 from eventlog.settings import Settings
 from eventlog.store import EventStore
@@ -103,6 +103,9 @@ def test_a_lapsed_lease_redispatches_the_call_and_fences_the_paused_attempt(
     store: EventStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     call_id, payload = publish(store, delay_ms=0)
+    waiting, _ = publish(store, delay_ms=0)
+    waiting_message = enqueue_op(store.read_aggregate(call_aggregate(waiting))[0])
+    store.redis.lpush(waiting_message.key, *waiting_message.args)
     alive(store, LEASE_A)
     monkeypatch.setitem(JOBS, "ping", dies_mid_job(store, settings, LEASE_A))
 
@@ -111,7 +114,7 @@ def test_a_lapsed_lease_redispatches_the_call_and_fences_the_paused_attempt(
     assert types_of(store, call_id) == ["tool.requested", "tool.started", "tool.redispatched"]
     redispatched = store.read_aggregate(call_aggregate(call_id))[-1].payload(ToolRedispatched)
     assert (redispatched.dispatch, redispatched.lost_lease, redispatched.lost_worker) == (2, LEASE_A, "host-a:11")
-    assert queued(store) == [(call_id, 2)]
+    assert queued(store) == [(waiting, 1), (call_id, 2)]  # kombu pops from the right: the lost call goes first
     state = store.call_state(call_id)
     assert state is not None and (state.status, state.dispatch, state.attempt) == ("requested", 2, "")
 

@@ -1,0 +1,107 @@
+"""The chaos suite's client load and its checks of the log: every call answered, one outcome each, replay clean."""
+
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from mcp import Client
+
+from eventlog.store import EventStore
+from schemas.ids import call_aggregate, new_id
+
+IDEMPOTENCY = "io.geogate/idempotency-key"
+OUTCOMES = ("tool.succeeded", "tool.failed")
+
+
+@dataclass
+class Answer:
+    """What one client saw: the call id, whether it is an error (and its code), when it came back, tries made."""
+
+    key: str
+    call_id: str = ""
+    error: str | None = None
+    at_ms: float = 0.0
+    tries: int = 0
+
+
+@dataclass
+class Load:
+    """`calls` tool calls, `concurrency` at a time, each with an idempotency key; a broken connection is retried
+    with the same key through the next gateway (bounded), as a client behind a load balancer would."""
+
+    gateways: Callable[[], list[str]]
+    tool: str
+    args: dict[str, Any]
+    calls: int
+    concurrency: int
+    answers: list[Answer] = field(default_factory=list)
+
+    async def run(self) -> list[Answer]:
+        limit = anyio.Semaphore(self.concurrency)
+        async with anyio.create_task_group() as group:
+            for n in range(self.calls):
+                group.start_soon(self._one, f"chaos-{new_id()}-{n}", limit)
+        return self.answers
+
+    async def _one(self, key: str, limit: anyio.Semaphore) -> None:
+        async with limit:
+            answer = Answer(key)
+            for attempt in range(12):
+                answer.tries = attempt + 1
+                urls = self.gateways()
+                try:
+                    async with Client(urls[attempt % len(urls)]) as client:
+                        result = await client.call_tool(self.tool, self.args, meta={IDEMPOTENCY: key})
+                except Exception:  # the gateway died under the call (any transport error): retry, same key
+                    await anyio.sleep(0.5)  # the client's own back-off before its retry, not a test wait
+                    continue
+                if not (result.meta or {}).get("io.geogate/call"):
+                    raise AssertionError(f"an answer without its call: {result.content}")
+                answer.call_id = result.meta["io.geogate/call"]["call_id"]
+                error = (result.structured_content or {}).get("error") if result.is_error else None
+                answer.error = error["code"] if isinstance(error, dict) else None
+                break
+            answer.at_ms = time.time() * 1000
+            self.answers.append(answer)
+
+
+def run_load(load: Load) -> list[Answer]:
+    return anyio.run(load.run)
+
+
+def outcomes_per_call(store: EventStore, call_ids: list[str]) -> Counter[str]:
+    """How many outcome events each call has in the log (the invariant: exactly one)."""
+    found: Counter[str] = Counter()
+    for call_id in call_ids:
+        types = [e.type for e in store.read_aggregate(call_aggregate(call_id))]
+        found[call_id] = sum(types.count(t) for t in OUTCOMES)
+    return found
+
+
+def outcome_at_ms(store: EventStore, call_id: str) -> float:
+    event = next(e for e in store.read_aggregate(call_aggregate(call_id)) if e.type in OUTCOMES)
+    return event.ts.timestamp() * 1000
+
+
+def replay_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "replay", "--check"], env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def assert_log_is_whole(store: EventStore, env: dict[str, str], answers: list[Answer], calls: int) -> None:
+    """Every call answered, exactly one outcome each in the log, one `tool.requested` each, replay identical."""
+    assert len(answers) == calls and all(a.call_id for a in answers), [a for a in answers if not a.call_id]
+    call_ids = [a.call_id for a in answers]
+    assert len(set(call_ids)) == calls
+    per_call = outcomes_per_call(store, call_ids)
+    assert set(per_call.values()) == {1}, {c: n for c, n in per_call.items() if n != 1}
+    requested = {c: [e.type for e in store.read_aggregate(call_aggregate(c))].count("tool.requested") for c in call_ids}
+    assert set(requested.values()) == {1}
+    done = replay_check(env)
+    assert done.returncode == 0, done.stdout + done.stderr
