@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SYSTEM_PACKAGES := redis-server bubblewrap
 
-.PHONY: run test bench lint system-deps clean
+.PHONY: run test bench chaos lint system-deps clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ test: $(BIN)/.installed system-deps
 bench: $(BIN)/.installed system-deps
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/throughput.py
+
+# The chaos suite at the issue's full size (100 calls on a 4096² raster, three node kills); `make test` runs it short.
+chaos: $(BIN)/.installed system-deps
+	GEOGATE_CHAOS=full $(BIN)/pytest -s tests/cluster
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

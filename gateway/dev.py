@@ -56,9 +56,9 @@ def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
         os.killpg(proc.pid, sig)
 
 
-def start_redis(data_dir: Path, children: Children) -> str:
+def start_redis(settings: Settings, children: Children) -> str:
     """A private redis-server on a free port with its data in `data_dir/redis`; fakeredis when none is installed."""
-    port = free_port()
+    port, data_dir = free_port(), settings.data_dir
     binary = shutil.which("redis-server")
     if binary is None:
         return _start_fakeredis(port)
@@ -74,6 +74,8 @@ def start_redis(data_dir: Path, children: Children) -> str:
         str(store.resolve()),
         "--appendonly",
         "yes",
+        "--appendfsync",
+        settings.redis_appendfsync,
         "--save",
         "",
         "--maxmemory-policy",
@@ -141,7 +143,7 @@ def run_dev(settings: Settings, workers: int) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
-        url = settings.redis_url or start_redis(data_dir, children)
+        url = settings.redis_url or start_redis(settings, children)
         settings = settings.model_copy(update={"redis_url": url})
         roots = ":".join(str(root) for root in settings.workspace_roots())
         env = {**os.environ, "REDIS_URL": url, "GEOGATE_WORKSPACES": roots}
