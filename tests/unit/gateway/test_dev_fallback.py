@@ -6,6 +6,7 @@ import pytest
 import redis
 
 from eventlog import streams
+from eventlog.settings import Settings
 from eventlog.store import EventStore
 from gateway import dev
 from schemas.events import ToolRequested
@@ -19,7 +20,7 @@ def test_without_redis_server_dev_mode_serves_fakeredis_that_runs_the_append_scr
     monkeypatch.setattr(dev.shutil, "which", lambda name: None)
     children = dev.Children()
 
-    url = dev.start_redis(tmp_path, children)
+    url = dev.start_redis(Settings(data_dir=tmp_path), children)
 
     assert children.procs == []  # nothing spawned: an in-process TCP server
     store = EventStore(redis.Redis.from_url(url))
