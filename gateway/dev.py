@@ -15,6 +15,7 @@ from pathlib import Path
 
 import redis
 
+from eventlog.append import SCRIPT
 from eventlog.settings import Settings
 from schemas import tasks
 
@@ -95,7 +96,12 @@ def _start_fakeredis(port: int) -> str:
     server = TcpFakeServer(("127.0.0.1", port), server_type="redis")
     threading.Thread(target=server.serve_forever, daemon=True, name="fakeredis").start()
     print("redis-server not found: using fakeredis (slow; fine for trying things out)", file=sys.stderr)
-    return f"redis://127.0.0.1:{port}/0"
+    url = f"redis://127.0.0.1:{port}/0"
+    # fakeredis' TCP server drops the connection after any error reply, NOSCRIPT included, which races the client's
+    # reload of the script: load it once here, so no client ever meets NOSCRIPT.
+    _wait_for_redis(url)
+    redis.Redis.from_url(url).script_load(SCRIPT)
+    return url
 
 
 def _wait_for_redis(url: str, timeout_s: float = 10.0) -> None:
