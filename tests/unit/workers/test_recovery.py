@@ -10,6 +10,7 @@ from pathlib import Path
 
 import msgpack
 import pytest
+import redis
 from pydantic import BaseModel
 
 from eventlog import streams
@@ -17,6 +18,7 @@ from eventlog.publish import enqueue_op, follow, request_event
 from eventlog.reaper import EXHAUSTED, Reaper
 from eventlog.settings import Settings
 from eventlog.store import EventStore
+from eventlog.streams import Keys
 from schemas.codec import decode, encode
 from schemas.events import ToolRedispatched, ToolStarted
 from schemas.ids import call_aggregate, new_id
@@ -31,6 +33,18 @@ load_all()
 
 LEASE_A, LEASE_B = "host-a:1:aaaa", "host-b:2:bbbb"
 JOBS_PING = JOBS["ping"]
+
+
+@pytest.fixture(params=["fakeredis", "redis"])
+def store(request: pytest.FixtureRequest, fake_store: EventStore) -> EventStore:
+    """Both backends; the real one on a database of its own, since Celery queues are not prefixed and the
+    integration stack's workers consume database 0's."""
+    if request.param == "fakeredis":
+        return fake_store
+    url = request.getfixturevalue("redis_url").rsplit("/", 1)[0] + "/3"
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    return EventStore(client, Keys(f"t{new_id()[-8:]}"))
 
 
 @pytest.fixture
