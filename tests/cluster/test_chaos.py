@@ -19,7 +19,7 @@ from schemas.events import ToolRedispatched, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate
 from tests.cluster.conftest import FULL, LOAD, Cluster, make_cluster, monotonic_ms, write_raster
 from tests.cluster.load import Load, assert_log_is_whole, outcome_at_ms, run_load
-from tests.support import wait_for, wait_for_log
+from tests.support import wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -52,7 +52,7 @@ def test_whole_worker_sigkill_during_load_recovers_every_call_through_redispatch
         for n in range(LOAD.faults):
             if n and done.wait(FAULT_EVERY_S):
                 return
-            wait_for_log(cluster.store(), lambda: bool(live_runs(cluster)) or done.is_set(), what="a running call")
+            wait_for(lambda: bool(live_runs(cluster)) or done.is_set(), what="a running call", timeout_s=120)
             runs = live_runs(cluster)
             if not runs:
                 return
@@ -108,7 +108,7 @@ def _pause_and_wake(cluster: Cluster) -> None:
     load = Load(lambda: [cluster.gateways[0][0]], "raster_convert", args, calls=1, concurrency=1)
     thread = threading.Thread(target=lambda: outcome.setdefault("answers", run_load(load)))
     thread.start()
-    wait_for_log(store, lambda: bool(running(cluster)), what="the convert to start on the first worker")
+    wait_for(lambda: bool(running(cluster)), what="the convert to start on the first worker", timeout_s=60)
     cluster.signal_node(first, signal.SIGSTOP)  # frozen past every timeout
     paused_at = monotonic_ms()
     cluster.add_worker()
@@ -170,8 +170,7 @@ def test_a_gateway_killed_mid_load_loses_no_call_and_retries_attach_through_anot
         return [u for u, p in cluster.gateways if p.poll() is None]
 
     def fault() -> None:
-        store = cluster.store()
-        wait_for_log(store, lambda: len(running(cluster)) >= 2, what="calls in flight", timeout_s=60)
+        wait_for(lambda: len(running(cluster)) >= 2, what="calls in flight", timeout_s=120)
         first.kill()
         first.wait()
         killed.append(monotonic_ms())
@@ -201,7 +200,7 @@ def test_a_poison_job_that_kills_every_node_it_lands_on_fails_clearly_after_max_
     def killer() -> None:
         seen: set[str] = set()
         for _ in range(3):  # GEOGATE_MAX_ATTEMPTS's default: the third loss ends it
-            wait_for_log(store, lambda: _poison_started(cluster, seen) is not None, what="the poison job to start")
+            wait_for(lambda: _poison_started(cluster, seen) is not None, what="the poison job to start", timeout_s=120)
             entry = _poison_started(cluster, seen)
             assert entry is not None
             seen.add(entry.attempt)
