@@ -84,7 +84,15 @@ def outcomes_per_call(store: EventStore, call_ids: list[str]) -> Counter[str]:
 
 
 def outcome_at_ms(store: EventStore, call_id: str) -> float:
-    event = next(e for e in store.read_aggregate(call_aggregate(call_id)) if e.type in OUTCOMES)
+    return _first_at_ms(store, call_id, OUTCOMES)
+
+
+def requested_at_ms(store: EventStore, call_id: str) -> float:
+    return _first_at_ms(store, call_id, ("tool.requested",))
+
+
+def _first_at_ms(store: EventStore, call_id: str, types: tuple[str, ...]) -> float:
+    event = next(e for e in store.read_aggregate(call_aggregate(call_id)) if e.type in types)
     return event.ts.timestamp() * 1000
 
 

@@ -18,7 +18,7 @@ from eventlog.projections.running import RunningEntry
 from schemas.events import ToolRedispatched, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate
 from tests.cluster.conftest import FULL, LOAD, Cluster, make_cluster, monotonic_ms, write_raster
-from tests.cluster.load import Load, assert_log_is_whole, outcome_at_ms, run_load
+from tests.cluster.load import Answer, Load, assert_log_is_whole, outcome_at_ms, requested_at_ms, run_load
 from tests.support import wait_for
 
 pytestmark = pytest.mark.cluster
@@ -40,15 +40,26 @@ def stats_load(gateways: Callable[[], list[str]]) -> Load:
     return Load(gateways, "raster_stats", {"uri": "big.tif"}, LOAD.calls, LOAD.concurrency)
 
 
+def during_faults(fault: Callable[[threading.Event], None], load: Load) -> list[Answer]:
+    """Run `load` while `fault(done)` injects faults from a thread; `done` is set once the load has finished."""
+    done = threading.Event()
+    thread = threading.Thread(target=fault, args=(done,))
+    thread.start()
+    try:
+        return run_load(load)
+    finally:
+        done.set()
+        thread.join()
+
+
 def report(name: str, figures: dict[str, object]) -> None:
     print(f"\n[chaos] {name}: {json.dumps(figures)}")
 
 
 def test_whole_worker_sigkill_during_load_recovers_every_call_through_redispatch(cluster: Cluster) -> None:
     kills: list[tuple[float, str, list[str]]] = []
-    done = threading.Event()
 
-    def faults() -> None:
+    def faults(done: threading.Event) -> None:
         for n in range(LOAD.faults):
             if n and done.wait(FAULT_EVERY_S):
                 return
@@ -63,14 +74,7 @@ def test_whole_worker_sigkill_during_load_recovers_every_call_through_redispatch
             cluster.signal_node(victim, signal.SIGKILL)
             cluster.add_worker()  # a fresh node replaces the dead one, as an orchestrator would
 
-    thread = threading.Thread(target=faults)
-    thread.start()
-    load = stats_load(lambda: [u for u, _ in cluster.gateways])
-    try:
-        answers = run_load(load)
-    finally:
-        done.set()
-        thread.join()
+    answers = during_faults(faults, stats_load(lambda: [u for u, _ in cluster.gateways]))
 
     store = cluster.store()
     assert_log_is_whole(store, cluster.env, answers, LOAD.calls)
@@ -135,31 +139,28 @@ def _pause_and_wake(cluster: Cluster) -> None:
 
 def test_redis_killed_and_restarted_on_its_own_data_mid_load_loses_nothing(cluster: Cluster) -> None:
     restarted: list[float] = []
-    done = threading.Event()
 
-    def fault() -> None:
+    def fault(done: threading.Event) -> None:
         if done.wait(FAULT_EVERY_S / 2):
             return
+        restarted.append(monotonic_ms())
         cluster.redis.kill()  # SIGKILL: whatever it acknowledged must be in its AOF
         done.wait(1.0)  # the outage: the restart comes a second later, as a supervisor would restart it
         cluster.redis.start()
         restarted.append(monotonic_ms())
 
-    thread = threading.Thread(target=fault)
-    thread.start()
-    load = stats_load(lambda: [u for u, _ in cluster.gateways])
-    try:
-        answers = run_load(load)
-    finally:
-        thread.join()
+    answers = during_faults(fault, stats_load(lambda: [u for u, _ in cluster.gateways]))
 
     store = cluster.store()
     assert restarted, "the load ended before the fault"
     assert_log_is_whole(store, cluster.env, answers, LOAD.calls)
     told_ok = [a for a in answers if a.error is None]
     assert len(told_ok) == LOAD.calls, [a.error for a in answers if a.error]
-    last = max(outcome_at_ms(store, a.call_id) for a in answers)
-    report("redis-restart", {"calls": LOAD.calls, "last_outcome_after_restart_s": (last - restarted[0]) / 1000})
+    killed_at, back_at = restarted
+    in_flight = [a.call_id for a in answers if requested_at_ms(store, a.call_id) < killed_at]
+    waited = [outcome_at_ms(store, c) - back_at for c in in_flight if outcome_at_ms(store, c) > killed_at]
+    figures = {"calls": LOAD.calls, "outage_s": (back_at - killed_at) / 1000, "in_flight_at_kill": len(waited)}
+    report("redis-restart", figures | {"slowest_in_flight_answered_after_restart_s": max(waited, default=0) / 1000})
 
 
 def test_a_gateway_killed_mid_load_loses_no_call_and_retries_attach_through_another(cluster: Cluster) -> None:
@@ -169,19 +170,13 @@ def test_a_gateway_killed_mid_load_loses_no_call_and_retries_attach_through_anot
     def gateways() -> list[str]:
         return [u for u, p in cluster.gateways if p.poll() is None]
 
-    def fault() -> None:
+    def fault(done: threading.Event) -> None:
         wait_for(lambda: len(running(cluster)) >= 2, what="calls in flight", timeout_s=120)
         first.kill()
         first.wait()
         killed.append(monotonic_ms())
 
-    thread = threading.Thread(target=fault)
-    thread.start()
-    load = stats_load(gateways)
-    try:
-        answers = run_load(load)
-    finally:
-        thread.join()
+    answers = during_faults(fault, stats_load(gateways))
 
     store = cluster.store()
     assert killed
