@@ -5,6 +5,8 @@ from pathlib import Path
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from eventlog.security_settings import SecuritySettings
+
 
 class RetentionPolicy(BaseSettings):
     """How much of the log to keep. Trimming never passes a registered consumer's checkpoint."""
@@ -55,6 +57,8 @@ class Settings(BaseSettings):
     workflow_ttl_s: float = 86400.0
     """A workflow run untouched for this long expires."""
     retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
+    security: SecuritySettings = Field(default_factory=SecuritySettings)
+    """Authentication, limits, allowed hosts and origins, sandbox strength (issue 14)."""
 
     def workspace_roots(self) -> list[Path]:
         """The workspace roots, resolved (symlinks followed) and de-duplicated, in order."""

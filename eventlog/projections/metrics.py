@@ -5,7 +5,14 @@ from eventlog.projections import projector
 from eventlog.streams import ProjectionKeys
 from schemas.events import Event, ToolFailed, ToolSucceeded
 
-COUNTED = ("tool.requested", "tool.started", "tool.succeeded", "tool.failed", "tool.cancel_requested")
+COUNTED = (
+    "tool.requested",
+    "tool.started",
+    "tool.succeeded",
+    "tool.failed",
+    "tool.cancel_requested",
+    "call.rejected",
+)
 
 
 @projector(*COUNTED)
