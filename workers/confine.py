@@ -67,14 +67,15 @@ def pinned(real: Path, field: str = "uri") -> str:
     pins = _PINS.get()
     if pins is None:
         return str(real)
-    if is_vrt(real):
-        check_vrt(real, pins.roots, field)
-        return str(real)
     folder = pins.folders.get(real.parent)
     if folder is None:
         folder = pins.folders[real.parent] = _open_folder(real.parent, field)
     _refuse_link(folder, real, field)
-    return f"/proc/self/fd/{folder}/{real.name}"
+    name = f"/proc/self/fd/{folder}/{real.name}"
+    if is_vrt(Path(name)):
+        check_vrt(real, pins.roots, field)
+        return str(real)
+    return name
 
 
 def _swapped(field: str, what: Path) -> JobFailed:
