@@ -104,6 +104,7 @@ def handler_failed(call_id: str, data: HandlerFailed) -> CallToolResult:
         **data.model_dump(mode="json", include={"code", "message", "line", "column", "exc_type", "retryable"}),
         "tool_succeeded": True,
         "stage": "result_handler",
+        "field": "result_handler.script" if data.code.startswith("handler.") else "result_handler",
         "call_id": call_id,
         "raw": _raw(call_id, data.raw),
     }

@@ -63,8 +63,8 @@ def call_tool(
     client: httpx.Client, url: str, name: str, arguments: dict[str, Any], token: str | None = None, **extra: Any
 ) -> Reply:
     """`tools/call` as one stateless request."""
-    body = frame("tools/call", {"name": name, "arguments": arguments, **extra})
-    return parse(client.post(url, json=body, headers=headers("tools/call", name, token)))
+    body = json.dumps(frame("tools/call", {"name": name, "arguments": arguments, **extra})).encode()  # \u-escaped
+    return parse(client.post(url, content=body, headers=headers("tools/call", name, token)))
 
 
 def read_resource(client: httpx.Client, url: str, uri: str, token: str | None = None) -> Reply:

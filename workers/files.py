@@ -26,6 +26,13 @@ def resolve_in_workspace(uri: str, roots: list[Path], *, field: str = "uri", mus
     if ".." in PurePath(raw).parts:
         raise JobFailed("path.outside_workspace", f"{field}: '..' is not allowed in workspace paths", field=field)
     candidates = [Path(raw)] if Path(raw).is_absolute() else [root / raw for root in roots]
+    try:
+        return _first_inside(candidates, roots, must_exist, uri, field)
+    except OSError as exc:  # a name too long, a loop of links: found by fuzzing (issue 14)
+        raise JobFailed("path.invalid", f"{field}: not a usable path ({exc.strerror})", field=field) from exc
+
+
+def _first_inside(candidates: list[Path], roots: list[Path], must_exist: bool, uri: str, field: str) -> Path:
     for candidate in candidates:
         real = candidate.resolve()
         if not _inside(real, roots):

@@ -20,7 +20,8 @@ from eventlog.publish import new_event
 from eventlog.security_settings import SecuritySettings
 from eventlog.streams import rejected_key
 from gateway.security import responses
-from gateway.security.jsonrpc import Need, chat_need, needs_of, route_need
+from gateway.security.frames import FrameError, check_body
+from gateway.security.jsonrpc import Need, chat_need, needs_of_frame, route_need
 from gateway.security.limits import Decision, Limiter, Limits
 from gateway.security.tokens import ClientLimits
 from schemas.events.security import CallRejected, RejectReason, client_aggregate
@@ -112,7 +113,10 @@ class Guard:
             presented = Headers(scope=scope).get("authorization", "").lower().startswith("bearer ")
             await responses.unauthorized(send, self.policy.metadata_url, presented)
             return
-        receive, needs = await self._needs(scope, receive)
+        receive, needs, malformed = await self._needs(scope, receive)
+        if malformed is not None:
+            await responses.malformed(send, malformed.body())
+            return
         if await self._refused_scope(who, needs, send):
             return
         decision = await self._take_slots(who, needs, send)
@@ -127,15 +131,18 @@ class Guard:
                 with anyio.CancelScope(shield=True):
                     await self.limiter().release(who.client_id, decision)
 
-    async def _needs(self, scope: Scope, receive: Receive) -> tuple[Receive, list[Need]]:
+    async def _needs(self, scope: Scope, receive: Receive) -> tuple[Receive, list[Need], FrameError | None]:
         if self.kind == "chat":
-            return receive, [chat_need()]
+            return receive, [chat_need()], None
         if self.kind == "admin":
-            return receive, [route_need(scope["path"], ADMIN)]
-        if scope["method"] != "POST" or not self.policy.inspects:
-            return receive, []
+            return receive, [route_need(scope["path"], ADMIN)], None
+        if scope["method"] != "POST":
+            return receive, [], None
         body, replay = await _buffered(receive)
-        return replay, needs_of(body)
+        frame, malformed = check_body(body)
+        if malformed is not None or not self.policy.inspects:
+            return replay, [], malformed
+        return replay, needs_of_frame(frame), None
 
     async def _refused_scope(self, who: Principal, needs: list[Need], send: Send) -> bool:
         if not self.policy.auth:

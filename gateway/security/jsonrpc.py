@@ -58,6 +58,11 @@ def needs_of(body: bytes) -> list[Need]:
         parsed = json.loads(body)
     except (ValueError, RecursionError):
         return []
+    return needs_of_frame(parsed)
+
+
+def needs_of_frame(parsed: Any) -> list[Need]:
+    """The needs of a parsed body (one message or a batch)."""
     messages = parsed if isinstance(parsed, list) else [parsed]
     return [need for message in messages if (need := need_of(message)) is not None]
 

@@ -42,6 +42,11 @@ async def insufficient_scope(send: Send, scope: str, what: str, metadata_url: st
     await _send(send, 403, body, {"WWW-Authenticate": challenge})
 
 
+async def malformed(send: Send, body: dict[str, Any]) -> None:
+    """400 with a JSON-RPC error naming the member of the frame at fault (`gateway.security.frames`)."""
+    await _send(send, 400, body, {})
+
+
 async def too_many(send: Send, message: str, retry_after_s: int, request_id: Any, data: dict[str, Any]) -> None:
     """429 with `Retry-After`; the body is a JSON-RPC error for the request, so MCP clients can show it."""
     error = {"code": RATE_LIMITED, "message": message, "data": {**data, "retry_after_s": retry_after_s}}
