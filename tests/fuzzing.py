@@ -184,14 +184,28 @@ def check_tool_reply(name: str, arguments: dict[str, Any], reply: Any, tally: Ta
         error = content.get("error") if isinstance(content, dict) else None
         if isinstance(error, dict):
             tally.codes[str(error.get("code"))] += 1
-            if _unnamed(error):
-                problem = f"{name} {arguments!r:.300}: error names no field: {error!r:.300}"
+            if _unnamed(error) or error.get("code") in CRASHES:
+                problem = f"{name} {arguments!r:.300}: error names no field or is a crash: {error!r:.300}"
     if problem:
         tally.broken.append(problem)
     return problem
 
 
-NAMED_MEMBERS = ("body", "jsonrpc", "'id'", "method", "params", "name", "uri", "arguments", "_meta", "header")
+NAMED_MEMBERS = (
+    "body",
+    "jsonrpc",
+    "'id'",
+    "method",
+    "params",
+    "name",
+    "uri",
+    "arguments",
+    "_meta",
+    "header",
+    "session",
+)
+CRASHES = ("job.crashed", "handler.crashed")
+"""A job that crashed on its input is a bug the fuzzer found, whatever the error says."""
 
 
 def _jsonrpc_error(error: dict[str, Any], tally: Tally) -> str | None:

@@ -113,6 +113,8 @@ def _refuse_link(folder: int, real: Path, field: str) -> None:
         mode = os.stat(real.name, dir_fd=folder, follow_symlinks=False).st_mode
     except FileNotFoundError:
         return  # an output not written yet
+    except OSError as exc:
+        raise JobFailed("path.invalid", f"{field}: not a usable path ({exc.strerror})", field=field) from exc
     if stat.S_ISLNK(mode):
         raise _swapped(field, real)
 

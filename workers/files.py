@@ -56,6 +56,13 @@ def output_path(uri: str, roots: list[Path], *, overwrite: bool, field: str = "o
         JobFailed: the path is outside the workspace, its folder is missing, or it exists and `overwrite` is false.
     """
     path = resolve_in_workspace(uri, roots, field=field, must_exist=False)
+    try:
+        return _writable(path, uri, overwrite, field)
+    except OSError as exc:  # a name too long for the filesystem: found by fuzzing (issue 14)
+        raise JobFailed("path.invalid", f"{field}: not a usable path ({exc.strerror})", field=field) from exc
+
+
+def _writable(path: Path, uri: str, overwrite: bool, field: str) -> Path:
     if not path.parent.is_dir():
         raise JobFailed("path.not_found", f"{field}: folder {str(path.parent)!r} does not exist", field=field)
     if path.exists() and not overwrite:

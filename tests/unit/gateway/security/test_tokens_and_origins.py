@@ -68,3 +68,11 @@ def test_a_bad_tokens_file_is_refused_naming_the_line(tmp_path: Path, text: str,
 )
 def test_hosts_and_origins_match_exactly_or_by_port_wildcard(value: str, allowed: list[str], ok: bool) -> None:
     assert matches(value, allowed) is ok
+
+
+def test_the_shipped_example_tokens_file_is_valid() -> None:
+    example = Path(__file__).resolve().parents[4] / "deploy" / "tokens.example"
+
+    clients = load_tokens(example)
+
+    assert {c.client_id for c in clients.values()} == {"analyst", "ops"}
