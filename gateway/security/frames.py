@@ -4,9 +4,10 @@ The SDK refuses the same frames, but with `Parse error` or `Body must be a singl
 them. Found by fuzzing (issue 14): the answer now says which member is wrong, in `message` and `data.field`.
 """
 
-import json
 from dataclasses import dataclass
 from typing import Any
+
+from pydantic_core import from_json
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -34,13 +35,13 @@ class FrameError:
 
 
 def check_body(body: bytes) -> tuple[Any, FrameError | None]:
-    """The parsed frame and, when it is malformed, the error that names the member at fault."""
+    """The parsed frame and, when it is malformed, the error that names the member at fault.
+
+    Parsed with `pydantic_core.from_json`, the parser the SDK uses, so both refuse the same bodies (lone
+    surrogates, invalid UTF-8, nesting deeper than its recursion limit).
+    """
     try:
-        frame = json.loads(body)
-    except UnicodeDecodeError as exc:
-        return None, FrameError(PARSE_ERROR, f"Parse error: the body is not UTF-8 (byte {exc.start})", "body")
-    except RecursionError:
-        return None, FrameError(PARSE_ERROR, "Parse error: the body nests JSON too deeply", "body")
+        frame = from_json(body)
     except ValueError as exc:
         return None, FrameError(PARSE_ERROR, f"Parse error: the body is not JSON ({exc})", "body")
     return frame, check_frame(frame)
