@@ -55,8 +55,10 @@ def check_frame(frame: Any) -> FrameError | None:
     if not isinstance(frame, dict):
         return FrameError(INVALID_REQUEST, "Invalid Request: the body must be a JSON-RPC object", "body")
     request_id = frame.get("id")
-    if "id" in frame and (isinstance(request_id, bool) or not isinstance(request_id, str | int | None)):
-        return FrameError(INVALID_REQUEST, "Invalid Request: 'id' must be a string or an integer", "id")
+    if "id" in frame and (isinstance(request_id, bool) or not isinstance(request_id, str | int)):
+        return FrameError(
+            INVALID_REQUEST, "Invalid Request: 'id' must be a string or an integer (MCP: never null)", "id"
+        )
     answer_id = request_id if isinstance(request_id, str | int) else None
     if frame.get("jsonrpc") != "2.0":
         return FrameError(INVALID_REQUEST, "Invalid Request: 'jsonrpc' must be \"2.0\"", "jsonrpc", answer_id)

@@ -19,6 +19,7 @@ from gateway.security.frames import check_body
         (b'{"jsonrpc": "1.0", "id": 1, "method": "ping"}', "jsonrpc", -32600),
         (b'{"jsonrpc": "2.0", "id": [1], "method": "ping"}', "id", -32600),
         (b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', "id", -32600),
+        (b'{"jsonrpc": "2.0", "id": null, "method": "tools/call", "params": {}}', "id", -32600),
         (b'{"jsonrpc": "2.0", "id": 1, "method": 7}', "method", -32600),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": 5}', "params", -32602),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": 5}}', "params.name", -32602),
