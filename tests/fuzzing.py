@@ -18,7 +18,7 @@ from tests.mcp_http import call_tool, headers, parse
 
 HUGE_INTS = st.sampled_from([2**63, -(2**63) - 1, 2**64, 10**30, -(10**30), 2**1024])
 HUGE_FLOATS = st.sampled_from([1e308, -1e308, 5e-324, 1.7976931348623157e308])
-TEXT = st.text(max_size=40) | st.sampled_from(["", "\x00", "../../etc/passwd", "/etc/shadow", "é" * 200, "\ud800x"])
+TEXT = st.text(max_size=40) | st.sampled_from(["", "\x00", "../../etc/passwd", "/etc/shadow", "é" * 200])
 SCALARS = (
     st.none()
     | st.booleans()
@@ -133,6 +133,7 @@ def _raw_frames() -> st.SearchStrategy[bytes]:
             b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ping","arguments":{"delay_ms":1e999}}}',
             b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ping","arguments":{"queue":"\xff\xfe"}}}',
             b'{"jsonrpc":"2.0","id":1,"method":"ping\xc3\x28"}',
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ping","arguments":{"queue":"\\ud800"}}}',
             deep(100_000).encode(),
             ('{"a":' * 5000 + "1" + "}" * 5000).encode(),
         ]
