@@ -12,11 +12,11 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from eventlog.security_settings import is_loopback
 from eventlog.settings import Settings
 from gateway.calls import Gateway
 from gateway.security.chain import ChainVerifier
-from gateway.security.guard import Guard as _Guard
-from gateway.security.guard import Policy, RouteKind
+from gateway.security.guard import Guard, Policy, RouteKind
 from gateway.security.jwt_verifier import JwtVerifier
 from gateway.security.origin import HostOriginCheck
 from gateway.security.tokens import ClientLimits, StaticTokenVerifier, load_tokens
@@ -114,8 +114,6 @@ def check_exposure(settings: Settings) -> None:
     Raises:
         InsecureBind: with the settings that fix it.
     """
-    from eventlog.security_settings import is_loopback
-
     security = settings.security
     if is_loopback(settings.host) or security.auth_enabled or security.allow_unauthenticated:
         return
@@ -136,7 +134,7 @@ def secure(app: Starlette, settings: Settings, runtime: Gateway, setup: AuthSetu
     )
     for route in app.router.routes:
         if isinstance(route, Route) and route.path in GUARDED:
-            route.app = _Guard(route.app, policy, runtime, GUARDED[route.path])
+            route.app = Guard(route.app, policy, runtime, GUARDED[route.path])
     if setup is not None and setup.metadata_url is not None:
         _advertise_scopes(app, setup)
     security = settings.security
