@@ -1,6 +1,5 @@
 """What an MCP HTTP request asks for: each JSON-RPC message's method, target and the scope it needs."""
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,15 +49,6 @@ def _has_handler(params: dict[str, Any]) -> bool:
     arguments, meta = params.get("arguments"), params.get("_meta")
     in_arguments = isinstance(arguments, dict) and HANDLER_ARG in arguments
     return in_arguments or (isinstance(meta, dict) and HANDLER_META in meta)
-
-
-def needs_of(body: bytes) -> list[Need]:
-    """The needs of every message in `body` (one message or a batch); [] when it is not JSON (the SDK answers)."""
-    try:
-        parsed = json.loads(body)
-    except (ValueError, RecursionError):
-        return []
-    return needs_of_frame(parsed)
 
 
 def needs_of_frame(parsed: Any) -> list[Need]:

@@ -77,11 +77,12 @@ def test_a_read_token_cannot_write(oauth: OAuthGateway) -> None:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_the_sdk_client_calls_with_a_jwt_and_the_client_id_is_the_actor(oauth: OAuthGateway) -> None:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_the_sdk_client_calls_with_a_jwt_and_the_client_id_is_the_actor(oauth: OAuthGateway, mode: str) -> None:
     token = oauth.signer.token(oauth.url, client_id="agent-7", scope="read")
     async with (
         httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http,
-        Client(streamable_http_client(oauth.url, http_client=http)) as client,
+        Client(streamable_http_client(oauth.url, http_client=http), mode=mode) as client,
     ):
         result = await client.call_tool("raster_info", {"uri": "dem.tif"})
 
