@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SYSTEM_PACKAGES := redis-server bubblewrap
 
-.PHONY: run test bench chaos lint system-deps clean
+.PHONY: run test bench chaos fuzz lint system-deps clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,8 +41,14 @@ bench: $(BIN)/.installed system-deps
 chaos: $(BIN)/.installed system-deps
 	GEOGATE_CHAOS=full $(BIN)/pytest -s tests/cluster
 
+# 10,000 hostile cases against a running gateway (5,000 tool-argument cases, 5,000 raw JSON-RPC frames); CI runs 60 each
+fuzz: $(BIN)/.installed system-deps
+	rm -f .fuzz-report.txt
+	GEOGATE_FUZZ_EXAMPLES=5000 GEOGATE_FUZZ_REPORT=.fuzz-report.txt $(BIN)/pytest tests/integration/test_fuzz_e2e.py -q --timeout 3600
+	cat .fuzz-report.txt
+
 lint: $(BIN)/.installed
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) .geogate .bench
+	rm -rf $(VENV) .geogate .bench .fuzz-report.txt

@@ -12,11 +12,12 @@ from pydantic import JsonValue
 from eventlog import streams
 from eventlog.errors import EventLogError
 from eventlog.preflight import enforce
-from eventlog.publish import enqueue_op, request_event
+from eventlog.publish import enqueue_op, new_event, request_event
 from eventlog.settings import Settings
 from eventlog.store import EventStore, parse_entries
-from schemas.events import Event
+from schemas.events import Event, ToolFailed
 from schemas.ids import call_aggregate, new_id
+from schemas.scopes import spec_scope
 from schemas.tools import ToolSpec
 from schemas.validation import validate
 
@@ -56,6 +57,8 @@ def call_and_wait(
         PreflightMissing: a gated tool lacks a justification (its hashes are issued; nothing else is published).
     """
     valid = validate(spec, arguments)
+    if (refused := _outside_scopes(store, spec, actor)) is not None:
+        return refused
     justified_by = enforce(store, spec, valid.args, actor, justification_ttl or _default_ttl)
     call_id = new_id()
     event = request_event(
@@ -70,6 +73,25 @@ def call_and_wait(
     )
     appended = store.append(event, streams.requested_key(call_id), effects=[enqueue_op(event)])
     return wait_for_outcome(store, call_id, after=appended.entry_id, timeout_s=timeout_s)
+
+
+def _outside_scopes(store: EventStore, spec: ToolSpec, actor: str) -> Event | None:
+    """A `tool.failed` (never appended) when the actor's token could not make this call itself (issue 14).
+
+    The gateway records the scopes of a client whose call delegates tool calls (`ask`, result handlers); without
+    a record (authentication off) nothing is restricted.
+    """
+    raw = store.redis.get(store.keys.client_scopes(actor))
+    needed = spec_scope(spec)
+    if raw is None or needed in raw.decode().split(","):
+        return None
+    call_id = new_id()
+    message = f"{actor} may not call {spec.name}: it needs the scope {needed!r}, which the client's token lacks"
+    return new_event(
+        call_aggregate(call_id),
+        ToolFailed(call_id=call_id, code="auth.insufficient_scope", message=message),
+        actor=actor,
+    )
 
 
 def wait_for_outcome(store: EventStore, call_id: str, *, after: str, timeout_s: float) -> Event:

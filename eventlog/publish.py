@@ -9,6 +9,7 @@ from pydantic import JsonValue
 
 from eventlog.append import Op
 from eventlog.celery_message import task_message
+from eventlog.redaction import redact_event
 from eventlog.streams import celery_queue_key
 from schemas import tasks
 from schemas.codec import encode
@@ -41,7 +42,7 @@ def request_event(
         result_handler=result_handler,
         justified_by=justified_by or [],
     )
-    return Event(
+    event = Event(
         id=new_id(),
         aggregate=call_aggregate(call_id),
         ts=datetime.now(UTC),
@@ -50,6 +51,7 @@ def request_event(
         actor=actor,
         data=data,
     )
+    return redact_event(event)  # issue 14: the queue message carries no secret either
 
 
 def enqueue_op(event: Event, dispatch: int = 1) -> Op:

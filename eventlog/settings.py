@@ -6,6 +6,8 @@ from typing import Literal
 from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from eventlog.security_settings import SecuritySettings
+
 
 class RetentionPolicy(BaseSettings):
     """How much of the log to keep. Trimming never passes a registered consumer's checkpoint."""
@@ -68,6 +70,8 @@ class Settings(BaseSettings):
     workflow_ttl_s: float = 86400.0
     """A workflow run untouched for this long expires."""
     retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
+    security: SecuritySettings = Field(default_factory=SecuritySettings)
+    """Authentication, limits, allowed hosts and origins, sandbox strength (issue 14)."""
 
     @model_validator(mode="after")
     def _lease_outlives_beats(self) -> "Settings":

@@ -15,6 +15,7 @@ from eventlog.append import SCRIPT, Expect, Op, Readback, script_call, stream_fi
 from eventlog.errors import BlobMissing
 from eventlog.projections import ops_for
 from eventlog.projections.calls import CallState
+from eventlog.redaction import redact_event
 from eventlog.settings import Settings
 from eventlog.streams import Keys, ProjectionKeys
 from schemas.codec import decode
@@ -100,6 +101,7 @@ class _Core:
     def _append_call(
         self, event: Event, dedupe_key: str, effects: Sequence[Op], expect: Sequence[Expect], readback: Readback | None
     ) -> tuple[list[str], list[Any]]:
+        event = redact_event(event)  # issue 14: no secret reaches the log or a projection
         call = script_call(
             mode="append",
             stream=self.keys.stream_for(event.aggregate),

@@ -13,6 +13,7 @@ CATEGORIES: dict[str, str] = {
     "justification": "justifications",
     "workflow": "workflows",
     "conversation": "llm",
+    "client": "security",
 }
 """Aggregate kind (the part before the first colon) → stream category. All events of one aggregate share a
 stream, so an aggregate's order is its stream's order."""
@@ -66,6 +67,14 @@ class Keys:
     def reaper_lock(self) -> str:
         """Held (with a TTL) by the one process whose reaper acts at a time."""
         return f"{self.prefix}:lock:reaper"
+
+    def in_flight(self, client_id: str) -> str:
+        """Sorted set of a client's calls in progress (member: slot id, score: start time in ms), for its limit."""
+        return f"{self.prefix}:inflight:{client_id}"
+
+    def client_scopes(self, client_id: str) -> str:
+        """The scopes a client's token carries, kept for workers that call tools on its behalf (LLM host, handlers)."""
+        return f"{self.prefix}:scopes:{client_id}"
 
 
 @dataclass(frozen=True)
@@ -139,6 +148,11 @@ HANDLER_RUN = "handler:"
 
 def handler_run(call_id: CallId) -> str:
     return f"{HANDLER_RUN}{call_id}"
+
+
+def rejected_key(client_id: str, reason: str, second: int) -> str:
+    """At most one `call.rejected` per client, reason and second: a client past its limit cannot flood the log."""
+    return f"client:{client_id}:rejected:{reason}:{second}"
 
 
 def celery_queue_key(queue: str) -> str:

@@ -3,10 +3,10 @@
 import json
 from typing import TYPE_CHECKING
 
-from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver.exceptions import ResourceError
 
 from eventlog.errors import BlobMissing
+from gateway.identity import caller, is_admin
 from schemas.tools.handlers import RAW_URI_TEMPLATE
 
 if TYPE_CHECKING:
@@ -24,7 +24,8 @@ def register(server: "MCPServer", runtime: "Gateway") -> None:
         title="Raw output of a call",
         description=(
             "The tool's full output before its result_handler ran (JSON), kept for a limited time so a failed "
-            "handler can be fixed and re-run without running the tool again. Only the calling client may read it."
+            "handler can be fixed and re-run without running the tool again. Only the calling client (or an "
+            "administrator) may read it."
         ),
         mime_type="application/json",
     )
@@ -40,9 +41,8 @@ async def read_raw(runtime: "Gateway", call_id: str) -> str:
     """
     assert runtime.store is not None, "gateway not started"
     state = await runtime.store.call_state(call_id)
-    token = get_access_token()
-    actor = token.client_id if token is not None else "anonymous"
-    if state is None or state.actor != actor:  # another client's call is as good as absent
+    actor = caller()
+    if state is None or (state.actor != actor and not is_admin(runtime.settings, actor)):  # as good as absent
         raise ResourceError(f"no call {call_id!r}")
     if state.status != "succeeded":
         raise ResourceError(f"call {call_id} has no output (status: {state.status})")

@@ -8,6 +8,7 @@ from pydantic import JsonValue
 
 from eventlog.projections.calls import CallState
 from eventlog.projections.handlers import HandlerState
+from eventlog.redaction import redact, redact_text
 from schemas.events import HandlerFailed, HandlerSucceeded, OutputRef, ToolFailed, ToolSucceeded
 from schemas.tools.handlers import HANDLED_FIELD, HANDLER_META, raw_uri
 from schemas.validation import ArgumentsInvalid
@@ -64,6 +65,7 @@ def from_state(state: CallState) -> CallToolResult:
 
 
 def error_result(text: str, error: dict[str, Any]) -> CallToolResult:
+    text, error = redact_text(text), redact(error)  # issue 14: no secret goes back in an error either
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content={"error": error}, is_error=True
     )
@@ -104,6 +106,7 @@ def handler_failed(call_id: str, data: HandlerFailed) -> CallToolResult:
         **data.model_dump(mode="json", include={"code", "message", "line", "column", "exc_type", "retryable"}),
         "tool_succeeded": True,
         "stage": "result_handler",
+        "field": "result_handler.script" if data.code.startswith("handler.") else "result_handler",
         "call_id": call_id,
         "raw": _raw(call_id, data.raw),
     }

@@ -2,7 +2,7 @@
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
@@ -13,10 +13,14 @@ from eventlog.settings import Settings
 from gateway.calls import Gateway
 from gateway.rawtool import raw_tool
 from gateway.reflection.surface import tools as reflection_tools
+from gateway.security.handler_size import oversized_handler
 from gateway.surface import REGISTRARS
 from schemas.handlers import ResultHandler
 from schemas.tools import TOOLS, ToolSpec
 from schemas.tools.handlers import HANDLED_FIELD, HANDLER_ARG, HANDLER_DESCRIPTION, HandledResult
+
+if TYPE_CHECKING:
+    from gateway.security.wiring import AuthSetup
 
 INSTRUCTIONS = (
     "Geogate runs geospatial (GDAL) jobs durably: every call is recorded in an event log and executed by a worker. "
@@ -43,6 +47,9 @@ def build_tool(spec: ToolSpec, gateway: Gateway) -> Tool:
         raise ValueError(f"{spec.name}: a result field named {HANDLED_FIELD!r} would shadow handled results")
 
     async def handler(arguments: dict[str, Any], ctx: Context) -> CallToolResult | InputRequiredResult:
+        limit = gateway.settings.security.handler_max_script_bytes
+        if (refused := oversized_handler(spec.name, arguments, ctx, limit)) is not None:
+            return refused
         return await gateway.call(spec, arguments, ctx)
 
     return raw_tool(
@@ -83,8 +90,13 @@ def output_schema(spec: ToolSpec) -> dict[str, Any]:
     return schema
 
 
-def build_server(settings: Settings, gateway: Gateway | None = None) -> tuple[MCPServer, Gateway]:
-    """The MCP server and its runtime; the runtime starts and stops with the server's lifespan."""
+def build_server(
+    settings: Settings, gateway: Gateway | None = None, auth: "AuthSetup | None" = None
+) -> tuple[MCPServer, Gateway]:
+    """The MCP server and its runtime; the runtime starts and stops with the server's lifespan.
+
+    With `auth`, the SDK verifies bearer tokens (`TokenVerifier`, `AuthSettings`) before any request reaches MCP.
+    """
     runtime = gateway or Gateway(settings)
 
     @asynccontextmanager
@@ -96,7 +108,8 @@ def build_server(settings: Settings, gateway: Gateway | None = None) -> tuple[MC
             await runtime.stop()
 
     tools = [build_tool(spec, runtime) for spec in TOOLS.values()] + reflection_tools(runtime)
-    server = MCPServer("geogate", version="0.1.0", instructions=INSTRUCTIONS, tools=tools, lifespan=lifespan)
+    secured = {"token_verifier": auth.verifier, "auth": auth.settings} if auth is not None else {}
+    server = MCPServer("geogate", version="0.1.0", instructions=INSTRUCTIONS, tools=tools, lifespan=lifespan, **secured)
     for register in REGISTRARS:
         register(server, runtime)
     return server, runtime

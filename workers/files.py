@@ -31,6 +31,13 @@ def resolve_in_workspace(uri: str, roots: list[Path], *, field: str = "uri", mus
     if ".." in PurePath(raw).parts:
         raise JobFailed("path.outside_workspace", f"{field}: '..' is not allowed in workspace paths", field=field)
     candidates = [Path(raw)] if Path(raw).is_absolute() else [root / raw for root in roots]
+    try:
+        return _first_inside(candidates, roots, must_exist, uri, field)
+    except OSError as exc:  # a name too long, a loop of links: found by fuzzing (issue 14)
+        raise JobFailed("path.invalid", f"{field}: not a usable path ({exc.strerror})", field=field) from exc
+
+
+def _first_inside(candidates: list[Path], roots: list[Path], must_exist: bool, uri: str, field: str) -> Path:
     for candidate in candidates:
         real = candidate.resolve()
         if not _inside(real, roots):
@@ -54,6 +61,13 @@ def output_path(uri: str, roots: list[Path], *, overwrite: bool, field: str = "o
         JobFailed: the path is outside the workspace, its folder is missing, or it exists and `overwrite` is false.
     """
     path = resolve_in_workspace(uri, roots, field=field, must_exist=False)
+    try:
+        return _writable(path, uri, overwrite, field)
+    except OSError as exc:  # a name too long for the filesystem: found by fuzzing (issue 14)
+        raise JobFailed("path.invalid", f"{field}: not a usable path ({exc.strerror})", field=field) from exc
+
+
+def _writable(path: Path, uri: str, overwrite: bool, field: str) -> Path:
     if not path.parent.is_dir():
         raise JobFailed("path.not_found", f"{field}: folder {str(path.parent)!r} does not exist", field=field)
     if path.exists() and not overwrite:

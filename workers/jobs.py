@@ -1,10 +1,12 @@
 """The job registry: tool name → the plain function that does its work (`(args, ctx) -> result`)."""
 
+import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from workers.confine import confinement
 from workers.context import JobContext
 
 Job = Callable[[Any, JobContext], BaseModel]
@@ -14,13 +16,20 @@ JOBS: dict[str, Job] = {}
 
 
 def job(name: str) -> Callable[[J], J]:
-    """Register the function that runs tool `name`."""
+    """Register the function that runs tool `name`; it runs confined (`workers.confine`: the files it opens stay
+    the checked ones)."""
 
     def register(fn: J) -> J:
         if name in JOBS:
             raise ValueError(f"job {name!r} registered twice")
-        JOBS[name] = fn
-        return fn
+
+        @functools.wraps(fn)
+        def confined(args: Any, ctx: JobContext) -> BaseModel:
+            with confinement(ctx.roots):
+                return fn(args, ctx)
+
+        JOBS[name] = confined
+        return confined  # type: ignore[return-value]
 
     return register
 

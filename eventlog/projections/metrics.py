@@ -12,6 +12,7 @@ COUNTED = (
     "tool.failed",
     "tool.cancel_requested",
     "tool.redispatched",
+    "call.rejected",
 )
 
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, ValidationError
 from eventlog.preflight_prompts import PROMPTS, PromptTemplate
 from eventlog.projections.justifications import used_by_key
 from eventlog.publish import new_event
-from gateway.identity import caller
+from gateway.identity import caller, is_admin
 from gateway.rawtool import raw_tool
 from gateway.reflection.gate import Gate
 from gateway.reflection.persist import persist
@@ -92,7 +92,7 @@ class ReflectionTools:
 
     async def revoke(self, arguments: dict[str, Any], ctx: Context) -> CallToolResult:
         actor = caller(ctx)
-        if not self.runtime.settings.is_admin(actor):
+        if not is_admin(self.runtime.settings, actor):
             return error_result(f"{actor} may not revoke justifications", {"code": "auth.forbidden"})
         try:
             args = _parse(RevokeArgs, arguments, "revoke_justification")

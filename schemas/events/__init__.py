@@ -15,6 +15,7 @@ from schemas.events.justification import (
     PreflightRequired,
 )
 from schemas.events.llm import LLMAttempted, LLMConversationFinished, LLMConversationStarted
+from schemas.events.security import CallRejected
 from schemas.events.tool import (
     OutputRef,
     ToolCancelRequested,
@@ -56,7 +57,8 @@ AnyEventData = Annotated[
     | PreflightRequired
     | JustificationPersisted
     | JustificationRevoked
-    | JustificationExpired,
+    | JustificationExpired
+    | CallRejected,
     Field(discriminator="type"),
 ]
 
@@ -99,6 +101,7 @@ event_data_adapter: TypeAdapter[AnyEventData] = TypeAdapter(AnyEventData)
 __all__ = [
     "SCHEMA_VERSION",
     "AnyEventData",
+    "CallRejected",
     "Event",
     "EventData",
     "HandlerFailed",

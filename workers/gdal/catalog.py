@@ -19,6 +19,7 @@ from schemas.tools.catalog import (
     DatasetFormatResult,
     DatasetKind,
 )
+from workers.confine import pinned
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.files import resolve_in_workspace
@@ -62,15 +63,23 @@ def _open_details(path: Path, kind: DatasetKind) -> tuple[str, str | None]:
         with open_raster(path) as src:
             return src.driver, crs_text(src.crs)
     with reading(path):
-        info = pyogrio.read_info(path)
+        info = pyogrio.read_info(pinned(path))
     return str(info["driver"]), info["crs"]
 
 
-def _entry(path: Path, root: Path, kind: DatasetKind, details: bool) -> CatalogEntry:
-    entry = CatalogEntry(path=str(path), relative=str(path.relative_to(root)), kind=kind, size=path.stat().st_size)
+def _real_inside(path: Path, roots: list[Path]) -> Path | None:
+    """The file a listed path names; None for a link that leads outside the roots or nowhere (never opened)."""
+    if not path.is_symlink():
+        return path
+    real = path.resolve()
+    return real if real.exists() and any(real == root or real.is_relative_to(root) for root in roots) else None
+
+
+def _entry(path: Path, real: Path, root: Path, kind: DatasetKind, details: bool) -> CatalogEntry:
+    entry = CatalogEntry(path=str(path), relative=str(path.relative_to(root)), kind=kind, size=real.stat().st_size)
     if details:
         try:
-            entry.driver, entry.crs = _open_details(path, kind)
+            entry.driver, entry.crs = _open_details(real, kind)
         except JobFailed as exc:
             entry.error = exc.message
     return entry
@@ -108,9 +117,10 @@ def _entries(args: CatalogScanArgs, ctx: JobContext) -> Iterator[CatalogEntry]:
             if seen % PROGRESS_EVERY == 0:
                 ctx.progress(seen, None, f"looked at {seen} files")
             kind = _wanted(path, args)
-            if kind is None:
+            real = _real_inside(path, ctx.roots) if kind is not None else None
+            if kind is None or real is None:
                 continue
-            entry = _entry(path, root, kind, args.details or target is not None)
+            entry = _entry(path, real, root, kind, args.details or target is not None)
             if target is None or same_crs(entry.crs, target):
                 yield entry
 
@@ -147,8 +157,8 @@ def _as_raster(path: Path) -> DatasetFormatResult | None:
 def _as_vector(path: Path) -> DatasetFormatResult | None:
     try:
         with reading(path):
-            layers = [str(name) for name, _ in pyogrio.list_layers(path)]
-            info = pyogrio.read_info(path) if layers else None
+            layers = [str(name) for name, _ in pyogrio.list_layers(pinned(path))]
+            info = pyogrio.read_info(pinned(path)) if layers else None
     except JobFailed:
         return None
     if info is None:

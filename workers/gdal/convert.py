@@ -10,6 +10,7 @@ from rasterio.enums import Resampling as RioResampling
 from rasterio.errors import DriverCapabilityError, DriverRegistrationError
 
 from schemas.tools.raster import RasterConvertArgs, RasterConvertResult
+from workers.confine import pinned
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.files import atomic_output, output_path, resolve_in_workspace
@@ -105,8 +106,9 @@ def raster_convert(args: RasterConvertArgs, ctx: JobContext) -> RasterConvertRes
     _check_driver(args)
     src_path = resolve_in_workspace(args.uri, ctx.roots)
     dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
-    with open_raster(src_path) as src, writing(), atomic_output(dst_path, ctx.fence) as tmp:
-        _write(src, tmp, dst_path, args, ctx)
+    target = Path(pinned(dst_path, "output"))  # written in the folder that was checked
+    with open_raster(src_path) as src, writing(), atomic_output(target, ctx.fence) as tmp:
+        _write(src, tmp, target, args, ctx)
     with open_raster(dst_path, "output") as out:
         compression = out.compression.value.lower() if out.compression else None
         driver, overviews = out.driver, out.overviews(1)

@@ -17,6 +17,7 @@ from pyproj.exceptions import CRSError as ProjCRSError
 from rasterio.errors import CRSError as RasterioCRSError
 from rasterio.errors import NotGeoreferencedWarning, RasterioError
 
+from workers.confine import current_roots, inside_roots, pinned
 from workers.errors import JobFailed
 
 _UNRECOGNISED = ("not recognized as being in a supported file format", "not recognised as a supported file format")
@@ -69,8 +70,18 @@ def open_raster(path: Path, field: str = "uri") -> Iterator[rasterio.DatasetRead
     with reading(path, field), warnings.catch_warnings():
         # an ungeoreferenced raster is still described; jobs that need georeferencing check for it
         warnings.simplefilter("ignore", NotGeoreferencedWarning)
-        with rasterio.open(path) as src:
+        with rasterio.open(pinned(path, field)) as src:
+            _check_files(src, path, field)
             yield src
+
+
+def _check_files(src: rasterio.DatasetReader, path: Path, field: str) -> None:
+    """After opening: every file GDAL reads for the dataset (VRT sources, sidecars) is in the workspace."""
+    roots = current_roots()
+    if roots is not None and src.driver == "VRT" and not inside_roots(src.files, roots):
+        raise JobFailed(
+            "path.outside_workspace", f"{field}: {path.name!r} reads files outside the workspace", field=field
+        )
 
 
 def parse_crs(text: str, field: str) -> CRS:

@@ -8,6 +8,7 @@ import pyogrio.errors
 import rasterio
 
 from schemas.tools.info import BandInfo, FieldInfo, RasterInfoArgs, RasterInfoResult, VectorInfoArgs, VectorInfoResult
+from workers.confine import pinned
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.files import resolve_in_workspace
@@ -68,13 +69,13 @@ def raster_info(args: RasterInfoArgs, ctx: JobContext) -> RasterInfoResult:
 
 def _layers(path: Path) -> list[str]:
     with reading(path):
-        return [str(name) for name, _ in pyogrio.list_layers(path)]
+        return [str(name) for name, _ in pyogrio.list_layers(pinned(path))]
 
 
 def _read_layer_info(path: Path, layer: str) -> dict:
     try:
         with reading(path):
-            return pyogrio.read_info(path, layer=layer, force_feature_count=True, force_total_bounds=True)
+            return pyogrio.read_info(pinned(path), layer=layer, force_feature_count=True, force_total_bounds=True)
     except pyogrio.errors.DataLayerError as exc:
         raise JobFailed("layer.not_found", f"layer: {layer!r} not found in {path.name!r}", field="layer") from exc
 

@@ -12,6 +12,7 @@ from rasterio.warp import calculate_default_transform
 from rasterio.warp import reproject as warp
 
 from schemas.tools.raster import RasterReprojectArgs, RasterReprojectResult
+from workers.confine import pinned
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.files import atomic_output, output_path, resolve_in_workspace
@@ -113,7 +114,7 @@ def raster_reproject(args: RasterReprojectArgs, ctx: JobContext) -> RasterReproj
         with reading(src_path, "uri"):
             grid = target_grid(src, src_crs, args)
         profile = _profile(src, grid, dst_crs, args.nodata if args.nodata is not None else src.nodata)
-        with atomic_output(dst_path, ctx.fence) as tmp:
+        with atomic_output(Path(pinned(dst_path, "output")), ctx.fence) as tmp:
             _warp(src, tmp, src_crs, profile, args, ctx)
     return RasterReprojectResult(
         output=file_ref(dst_path, "GTiff"),

@@ -10,6 +10,7 @@ import pyogrio.errors
 import pyogrio.raw
 import shapely
 
+from workers.confine import pinned
 from workers.context import Fence, JobContext
 from workers.errors import JobFailed
 from workers.files import atomic_output
@@ -45,7 +46,7 @@ def layer_name(path: Path, layer: str | None) -> str:
         JobFailed: `layer.not_found`, or `gdal.not_geospatial` when the file has no layers.
     """
     with reading(path):
-        names = [str(name) for name, _ in pyogrio.list_layers(path)]
+        names = [str(name) for name, _ in pyogrio.list_layers(pinned(path))]
     if not names:
         raise JobFailed("gdal.not_geospatial", f"uri: {path.name!r} has no vector layers", field="uri")
     if layer is not None and layer not in names:
@@ -64,11 +65,13 @@ def read_layer(
     """
     name = layer_name(path, layer)
     with reading(path, field):
-        info = pyogrio.read_info(path, layer=name, force_feature_count=True)
+        info = pyogrio.read_info(pinned(path, field), layer=name, force_feature_count=True)
     total, parts = max(int(info["features"]), 0), []
     for skip in range(0, max(total, 1), CHUNK_FEATURES):
         with reading(path, field):
-            meta, _, wkb, columns = pyogrio.raw.read(path, layer=name, skip_features=skip, max_features=CHUNK_FEATURES)
+            meta, _, wkb, columns = pyogrio.raw.read(
+                pinned(path, field), layer=name, skip_features=skip, max_features=CHUNK_FEATURES
+            )
         geometry = shapely.from_wkb(wkb) if wkb is not None else np.full(len(columns[0]) if columns else 0, None)
         parts.append((op(geometry) if op is not None else geometry, columns))
         ctx.progress(min(skip + CHUNK_FEATURES, total), total, f"read {min(skip + CHUNK_FEATURES, total)}/{total}")
@@ -123,6 +126,7 @@ def write_layer(
     kind = geometry_type(layer.geometry)
     wkb = np.array(shapely.to_wkb(layer.geometry), dtype=object)
     options = {"encoding": encoding} if driver == "ESRI Shapefile" and encoding else {}
+    target = Path(pinned(target, "output"))  # written in the folder that was checked
     with atomic_output(target, fence) as tmp, writing():  # a Shapefile's .shx/.dbf/.prj/.cpg go with it
         pyogrio.raw.write(
             tmp, wkb, layer.columns, layer.fields, layer=target.stem, driver=driver, geometry_type=kind,

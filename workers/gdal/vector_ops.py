@@ -23,6 +23,7 @@ from schemas.tools.vector import (
     VectorSimplifyResult,
     VectorWriteArgs,
 )
+from workers.confine import pinned
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.files import output_path, resolve_in_workspace
@@ -80,7 +81,7 @@ def _layer_crs(path: Path, layer: str | None, override: str | None) -> CRS:
     if override is not None:
         return parse_crs(override, "src_crs")
     with reading(path):
-        crs = pyogrio.read_info(path, layer=layer_name(path, layer))["crs"]
+        crs = pyogrio.read_info(pinned(path), layer=layer_name(path, layer))["crs"]
     if crs is None:
         raise JobFailed("crs.missing", "src_crs: the layer has no CRS; pass src_crs to say what it is", field="src_crs")
     return CRS.from_user_input(crs)
@@ -176,7 +177,7 @@ def vector_clip(args: VectorClipArgs, ctx: JobContext) -> VectorClipResult:
     """
     src, dst, driver = _paths(args, ctx)
     with reading(src):
-        crs = pyogrio.read_info(src, layer=layer_name(src, args.layer))["crs"]
+        crs = pyogrio.read_info(pinned(src), layer=layer_name(src, args.layer))["crs"]
     layer = read_layer(src, args.layer, ctx, _clip_op(_mask(args, crs, ctx)))
     kept = layer.where(~shapely.is_missing(layer.geometry))
     write_layer(kept, dst, driver, layer.crs, fence=ctx.fence)

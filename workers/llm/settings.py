@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from eventlog.redaction import register_secret
 from schemas.tools.llm import AskArgs
 from workers.llm.config import BackoffPolicy, LLMConfig, LoopPolicy
 
@@ -36,6 +37,9 @@ class LLMSettings(BaseSettings):
     max_total_tokens: int = Field(default=60_000, ge=256)
     tool_timeout_s: float = Field(default=120.0, gt=0)
     """Longest the loop waits for one tool call it made."""
+
+    def model_post_init(self, context: object) -> None:
+        register_secret(self.api_key.get_secret_value() if self.api_key else None)  # never in the log (issue 14)
 
     def config(self, model: str | None = None) -> LLMConfig:
         """The provider connection, for `model` when the request names one."""

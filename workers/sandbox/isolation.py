@@ -16,6 +16,7 @@ IsolationChoice = Literal["auto", "bwrap", "unshare", "process"]
 NOBODY = 65534
 _INTERPRETERS = ("/usr/bin/python3.11", "/usr/bin/python3", "/usr/local/bin/python3.11", "/usr/local/bin/python3")
 _ROOT_LINKS = ("bin", "lib", "lib32", "lib64", "sbin")
+WEAK_HINT = "set GEOGATE_SANDBOX_ALLOW_WEAK=1 to run handlers in a weaker sandbox anyway"
 
 
 def default_python() -> str:
@@ -31,8 +32,8 @@ class SandboxConfig:
     """How to build the sandbox. Read once at the worker's entry point and passed down.
 
     Attributes:
-        isolation: `auto` tries bwrap, then unshare, and refuses to run untrusted code without namespaces;
-            `process` (rlimits, seccomp and the audit hook, no namespaces) must be asked for by name.
+        isolation: `auto` uses bwrap; `unshare` (the host filesystem stays visible) and `process` (rlimits, seccomp
+            and the audit hook, no namespaces) run only with `allow_weak`, asked for by name or as `auto`'s fallback.
         python: the interpreter inside the sandbox; stdlib only is needed.
         run_as: unprivileged host uid/gid the sandbox runs as when the worker is root (None keeps root).
         audit_hook: refuse forbidden operations by audit event too, for clearer errors (the kernel holds anyway).
@@ -40,6 +41,8 @@ class SandboxConfig:
     """
 
     isolation: IsolationChoice = "auto"
+    allow_weak: bool = False
+    """Accept isolation weaker than bubblewrap with seccomp (`GEOGATE_SANDBOX_ALLOW_WEAK`); refused otherwise."""
     python: str = field(default_factory=default_python)
     run_as: int | None = NOBODY
     audit_hook: bool = True
@@ -109,11 +112,28 @@ def detect(config: SandboxConfig) -> Isolation:
     Raises:
         SandboxUnavailable: neither bwrap nor unshare can create namespaces here and `process` was not asked for.
     """
+    if config.isolation not in ("auto", "bwrap") and not config.allow_weak:
+        raise SandboxUnavailable(f"isolation {config.isolation!r} is weaker than bubblewrap; {WEAK_HINT}")
     if config.isolation != "auto":
         if not _works(config.isolation, config):
             raise SandboxUnavailable(f"isolation {config.isolation!r} does not work on this host")
         return config.isolation
-    for isolation in ("bwrap", "unshare"):
+    for isolation in ("bwrap", "unshare") if config.allow_weak else ("bwrap",):
         if _works(isolation, config):
             return isolation
-    raise SandboxUnavailable("neither bwrap nor unshare works here; set isolation='process' to accept less")
+    raise SandboxUnavailable(
+        "Python result handlers are refused: bubblewrap (bwrap) is missing or cannot create namespaces here. "
+        f"Install bubblewrap, or {WEAK_HINT}"
+    )
+
+
+def require_seccomp(config: SandboxConfig, seccomp: bool) -> None:
+    """Refuse a sandbox server whose seccomp filter could not be built (libseccomp missing), unless allowed.
+
+    Raises:
+        SandboxUnavailable: naming libseccomp and the setting that accepts the weaker sandbox.
+    """
+    if not seccomp and not config.allow_weak:
+        raise SandboxUnavailable(
+            f"Python result handlers are refused: libseccomp (libseccomp2) is missing in the sandbox. {WEAK_HINT}"
+        )

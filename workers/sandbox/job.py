@@ -43,6 +43,7 @@ from workers.errors import JobFailed
 from workers.jobs import job
 from workers.sandbox.bridge import CallTool
 from workers.sandbox.errors import SandboxUnavailable
+from workers.sandbox.isolation import SandboxConfig
 from workers.sandbox.python import get_sandbox
 from workers.sandbox.run import run_handler
 
@@ -145,7 +146,7 @@ def _execute(handler: ResultHandler, output: Any, call: _Call, ctx: JobContext) 
         limits=LIMITS,
         call_tool=_call_tool(ctx, call) if chained else None,
         tool_schemas=chainable(call.tool) if chained else None,
-        sandbox=get_sandbox(),
+        sandbox=get_sandbox(SandboxConfig(allow_weak=ctx.settings.security.sandbox_allow_weak)),
     )
 
 

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from schemas.handlers import HandlerError, HandlerErrorCode, HandlerLimits, HandlerOutcome, Isolation
 from workers.sandbox.bridge import ToolBridge
-from workers.sandbox.isolation import SandboxConfig, detect
+from workers.sandbox.isolation import SandboxConfig, detect, require_seccomp
 from workers.sandbox.process import SandboxProcess
 
 HOST_GRACE_S = 2.0
@@ -88,6 +88,9 @@ class PythonSandbox:
         if self._process is None or not self._process.alive:
             self._discard()
             self._process = SandboxProcess(self.config, self.isolation)
+            if not self._process.seccomp and not self.config.allow_weak:
+                self._discard()
+                require_seccomp(self.config, seccomp=False)
         return self._process
 
     def _discard(self) -> None:

@@ -84,3 +84,12 @@ def test_a_retry_replaces_what_a_killed_attempt_left_beside_the_target(root: Pat
         tmp.write_bytes(b"whole")
 
     assert target.read_bytes() == b"whole" and list(root.glob(".*partial*")) == []
+
+
+@pytest.mark.parametrize("uri", ["é" * 200 + ".tif", "x" * 300 + "/y.tif"])
+def test_a_name_too_long_for_the_filesystem_is_a_field_error_not_a_crash(tmp_path: Path, uri: str) -> None:
+    """Found by fuzzing (issue 14): ENAMETOOLONG used to escape as an OSError and crash the job."""
+    for check in (lambda: resolve_in_workspace(uri, [tmp_path]), lambda: output_path(uri, [tmp_path], overwrite=False)):
+        with pytest.raises(JobFailed) as refused:
+            check()
+        assert refused.value.code in ("path.invalid", "path.not_found") and refused.value.field in ("uri", "output")

@@ -77,3 +77,19 @@ def test_dataset_format_of_a_text_file_is_a_clear_error_naming_uri(workspace: Pa
     with pytest.raises(JobFailed) as caught:
         dataset_format(DatasetFormatArgs(uri="notes.txt"), ctx)
     assert (caught.value.code, caught.value.field) == ("gdal.not_geospatial", "uri")
+
+
+def test_links_that_lead_outside_the_workspace_are_skipped_and_links_inside_are_listed(
+    workspace: Path, ctx: JobContext, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Issue 14: the catalog never stats or opens what an escaping link points at."""
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "secret.tif").write_bytes((workspace / "dem.tif").read_bytes())
+    (workspace / "escape.tif").symlink_to(outside / "secret.tif")
+    (workspace / "alias.tif").symlink_to(workspace / "wgs.tif")
+    (workspace / "broken.tif").symlink_to(workspace / "nowhere.tif")
+
+    entries = scan(ctx, details=True)
+
+    assert "escape.tif" not in entries and "broken.tif" not in entries
+    assert entries["alias.tif"]["crs"] == "EPSG:4326"

@@ -1,0 +1,154 @@
+"""Putting security around the app: the SDK's auth (`TokenVerifier`, `AuthSettings`), guards on each route,
+`Host`/`Origin` checks and the body-size limit; and the refusal to serve a non-loopback address without auth."""
+
+from dataclasses import dataclass
+
+from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.transport_security import RequestBodyLimitMiddleware
+from pydantic import AnyHttpUrl
+from starlette.applications import Starlette
+from starlette.routing import Route
+from starlette.types import ASGIApp
+
+from eventlog.security_settings import is_loopback
+from eventlog.settings import Settings
+from gateway.calls import Gateway
+from gateway.security.chain import ChainVerifier
+from gateway.security.guard import Guard, Policy, RouteKind
+from gateway.security.jwt_verifier import JwtVerifier
+from gateway.security.origin import HostOriginCheck
+from gateway.security.tokens import ClientLimits, StaticTokenVerifier, load_tokens
+from schemas.scopes import ALL_SCOPES
+
+MCP_PATH = "/mcp"
+GUARDED: dict[str, RouteKind] = {
+    MCP_PATH: "mcp",
+    "/api/chat": "chat",
+    "/api/chat/stream": "chat",
+    "/metrics": "admin",
+}
+"""Routes behind a guard; `/health` and the protected-resource metadata stay open."""
+STALE_SLOT_MARGIN_S = 60.0
+
+
+class InsecureBind(SystemExit):
+    """Serving a non-loopback address without authentication was not explicitly allowed."""
+
+
+@dataclass(frozen=True)
+class AuthSetup:
+    """The SDK's auth pieces for `MCPServer`, and what the guards need from them."""
+
+    verifier: TokenVerifier
+    settings: AuthSettings
+    static: StaticTokenVerifier | None
+    metadata_url: str | None
+    resource_url: str
+
+
+def resource_url(settings: Settings) -> str:
+    configured = settings.security.auth_resource_url
+    return configured or f"http://{settings.host}:{settings.port}{MCP_PATH}"
+
+
+def auth_setup(settings: Settings) -> AuthSetup | None:
+    """The verifiers the settings name (static tokens, JWTs, or both), None when authentication is off.
+
+    Raises:
+        SystemExit: the tokens file or the JWKS cannot be used, or JWT mode lacks `GEOGATE_AUTH_ISSUER`.
+    """
+    security = settings.security
+    if not security.auth_enabled:
+        return None
+    resource = resource_url(settings)
+    static = _static(settings)
+    jwt = _jwt(settings, resource)
+    verifiers: list[TokenVerifier] = [v for v in (static, jwt) if v is not None]
+    verifier = verifiers[0] if len(verifiers) == 1 else ChainVerifier(verifiers)
+    if jwt is None:  # static tokens only: no authorization server to advertise
+        auth = AuthSettings(issuer_url=AnyHttpUrl(resource), resource_server_url=None)
+        return AuthSetup(verifier, auth, static, None, resource)
+    auth = AuthSettings(
+        issuer_url=AnyHttpUrl(str(security.auth_issuer)),
+        resource_server_url=AnyHttpUrl(resource),
+        validate_token_resource=False,  # the JWT verifier checks the audience itself
+    )
+    metadata = str(build_resource_metadata_url(AnyHttpUrl(resource)))
+    return AuthSetup(verifier, auth, static, metadata, resource)
+
+
+def _static(settings: Settings) -> StaticTokenVerifier | None:
+    path = settings.security.auth_tokens_file
+    if path is None:
+        return None
+    try:
+        return StaticTokenVerifier(load_tokens(path))
+    except ValueError as exc:
+        raise SystemExit(f"GEOGATE_AUTH_TOKENS_FILE: {exc}") from exc
+
+
+def _jwt(settings: Settings, resource: str) -> JwtVerifier | None:
+    security = settings.security
+    if not security.jwt_enabled:
+        return None
+    if not security.auth_issuer:
+        raise SystemExit("GEOGATE_AUTH_ISSUER is required with GEOGATE_AUTH_JWKS_FILE or GEOGATE_AUTH_JWKS_URL")
+    try:
+        return JwtVerifier(
+            issuer=security.auth_issuer,
+            audience=security.auth_audience or resource,
+            algorithms=security.algorithms(),
+            jwks_file=security.auth_jwks_file,
+            jwks_url=security.auth_jwks_url,
+            leeway_s=security.auth_leeway_s,
+        )
+    except ValueError as exc:
+        raise SystemExit(f"GEOGATE_AUTH_JWKS_FILE: {exc}") from exc
+
+
+def check_exposure(settings: Settings) -> None:
+    """Refuse to serve a non-loopback address without authentication unless explicitly allowed.
+
+    Raises:
+        InsecureBind: with the settings that fix it.
+    """
+    security = settings.security
+    if is_loopback(settings.host) or security.auth_enabled or security.allow_unauthenticated:
+        return
+    raise InsecureBind(
+        f"refusing to serve {settings.host}:{settings.port} without authentication: set GEOGATE_AUTH_TOKENS_FILE "
+        "or GEOGATE_AUTH_JWKS_FILE/_URL (with GEOGATE_AUTH_ISSUER), or GEOGATE_ALLOW_UNAUTHENTICATED=1 to accept it"
+    )
+
+
+def secure(app: Starlette, settings: Settings, runtime: Gateway, setup: AuthSetup | None) -> ASGIApp:
+    """Guards on the protected routes, the protected-resource metadata, then Host/Origin and body-size checks."""
+    policy = Policy(
+        security=settings.security,
+        auth=setup is not None,
+        overrides=setup.static.limits if setup and setup.static else (lambda _: ClientLimits()),
+        metadata_url=setup.metadata_url if setup else None,
+        stale_s=settings.call_timeout_s + STALE_SLOT_MARGIN_S,
+    )
+    for route in app.router.routes:
+        if isinstance(route, Route) and route.path in GUARDED:
+            route.app = Guard(route.app, policy, runtime, GUARDED[route.path])
+    if setup is not None and setup.metadata_url is not None:
+        _advertise_scopes(app, setup)
+    security = settings.security
+    limited = RequestBodyLimitMiddleware(app, security.max_request_bytes)
+    return HostOriginCheck(limited, security.hosts(settings.host), security.origins(settings.host))
+
+
+def _advertise_scopes(app: Starlette, setup: AuthSetup) -> None:
+    """The SDK's protected-resource metadata, with the scopes a client may ask for (`scopes_supported`)."""
+    routes = create_protected_resource_routes(
+        resource_url=AnyHttpUrl(setup.resource_url),
+        authorization_servers=[setup.settings.issuer_url],
+        scopes_supported=list(ALL_SCOPES),
+        resource_name="Geogate",
+    )
+    paths = {r.path for r in routes}
+    app.router.routes[:] = routes + [r for r in app.router.routes if getattr(r, "path", None) not in paths]

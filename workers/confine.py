@@ -1,0 +1,190 @@
+"""Opening workspace files as they were checked: folders pinned by descriptor, VRT sources held to the roots.
+
+`workers.files.resolve_in_workspace` checks a path; GDAL opens it later, by name. A folder swapped for a symbolic
+link in between would send GDAL outside the workspace. So a job hands GDAL `/proc/self/fd/<N>/<name>`, where N is
+a descriptor of the file's folder opened component by component from `/` with `O_NOFOLLOW`: the kernel resolves
+that path in the very folder that was checked, whatever is renamed or swapped afterwards. The file itself must not
+have turned into a link either. The descriptors live as long as the job (`confinement`, entered by `workers.jobs`).
+
+A VRT (raster or vector) names other files GDAL will read: each must be a plain file inside the roots (no `/vsi…`,
+no `driver:` or `vrt://` strings), and nested VRTs are checked the same way. Python pixel functions stay disabled.
+"""
+
+import contextlib
+import os
+import re
+import stat
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import ParseError, parse
+
+from workers.errors import JobFailed
+
+VRT_MARKERS = (b"<VRTDataset", b"<OGRVRTDataSource")
+SNIFF_BYTES = 4096
+MAX_VRT_DEPTH = 8
+SOURCE_TAGS = frozenset({"SourceFilename", "SrcDataSource", "SourceDataset"})
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9_+.\-]*:")
+_DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass
+class _Pins:
+    roots: list[Path]
+    folders: dict[Path, int] = field(default_factory=dict)
+
+
+_PINS: ContextVar[_Pins | None] = ContextVar("geogate_pins", default=None)
+
+
+@contextlib.contextmanager
+def confinement(roots: list[Path]) -> Iterator[None]:
+    """Pin the folders of the files opened inside the block; close the descriptors after it."""
+    pins = _Pins(list(roots))
+    token = _PINS.set(pins)
+    try:
+        yield
+    finally:
+        _PINS.reset(token)
+        for fd in pins.folders.values():
+            os.close(fd)
+
+
+def pinned(real: Path, field: str = "uri") -> str:
+    """The name GDAL should open `real` (a checked, resolved workspace path) by.
+
+    Outside a `confinement` this is `real` itself. A VRT is returned as its real path once its sources are
+    checked, so GDAL resolves relative sources as written.
+
+    Raises:
+        JobFailed: `path.outside_workspace` when a folder or the file became a link after the check, or a VRT
+            reads a source outside the roots.
+    """
+    pins = _PINS.get()
+    if pins is None:
+        return str(real)
+    folder = pins.folders.get(real.parent)
+    if folder is None:
+        folder = pins.folders[real.parent] = _open_folder(real.parent, field)
+    _refuse_link(folder, real, field)
+    name = f"/proc/self/fd/{folder}/{real.name}"
+    if is_vrt(Path(name)):
+        check_vrt(real, pins.roots, field)
+        return str(real)
+    return name
+
+
+def _swapped(field: str, what: Path) -> JobFailed:
+    return JobFailed(
+        "path.outside_workspace",
+        f"{field}: {str(what)!r} was replaced by a symbolic link after it was checked; refusing to follow it",
+        field=field,
+    )
+
+
+def _open_folder(folder: Path, field: str) -> int:
+    fd = os.open("/", _DIR_FLAGS)
+    try:
+        for part in folder.parts[1:]:
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError as exc:
+                raise _missing(field, folder) from exc
+            except OSError as exc:  # ENOTDIR or ELOOP: a component is a link (or a file) now
+                raise _swapped(field, folder) from exc
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _missing(field: str, folder: Path) -> JobFailed:
+    return JobFailed("path.not_found", f"{field}: folder {str(folder)!r} does not exist", field=field)
+
+
+def _refuse_link(folder: int, real: Path, field: str) -> None:
+    try:
+        mode = os.stat(real.name, dir_fd=folder, follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        return  # an output not written yet
+    except OSError as exc:
+        raise JobFailed("path.invalid", f"{field}: not a usable path ({exc.strerror})", field=field) from exc
+    if stat.S_ISLNK(mode):
+        raise _swapped(field, real)
+
+
+def is_vrt(path: Path) -> bool:
+    """Whether GDAL would read `path` as a VRT (it goes by content, not by suffix)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except OSError:
+        return False
+    return any(marker in head for marker in VRT_MARKERS)
+
+
+def check_vrt(path: Path, roots: list[Path], field: str = "uri", depth: int = 0) -> None:
+    """Refuse a VRT unless every file it names is a plain file inside `roots` (nested VRTs too).
+
+    Raises:
+        JobFailed: `path.outside_workspace` (a source outside, a `/vsi…` or `driver:` string, too deep a nesting)
+            or `gdal.corrupt` (the XML cannot be read safely).
+    """
+    if depth > MAX_VRT_DEPTH:
+        raise _refused(field, path, f"VRTs nested more than {MAX_VRT_DEPTH} deep")
+    for text, relative in _sources(path, field):
+        source = _source_path(path, text, relative, roots, field)
+        if is_vrt(source):
+            check_vrt(source, roots, field, depth + 1)
+
+
+def _refused(field: str, vrt: Path, why: str) -> JobFailed:
+    return JobFailed("path.outside_workspace", f"{field}: the VRT {vrt.name!r} is refused: {why}", field=field)
+
+
+def _sources(path: Path, field: str) -> Iterator[tuple[str, bool]]:
+    try:
+        tree = parse(path)
+    except (ParseError, DefusedXmlException, OSError) as exc:
+        raise JobFailed(
+            "gdal.corrupt", f"{field}: {path.name!r} is not a VRT that can be read safely", field=field
+        ) from exc
+    for element in tree.iter():
+        tag = element.tag if isinstance(element.tag, str) else ""
+        if tag == "PixelFunctionLanguage" and (element.text or "").strip().lower() == "python":
+            raise _refused(field, path, "it runs Python pixel functions")
+        if tag in SOURCE_TAGS:
+            flags = {k.lower(): v for k, v in element.attrib.items()}
+            yield (element.text or "").strip(), flags.get("relativetovrt", "0").strip() == "1"
+
+
+def _source_path(vrt: Path, text: str, relative: bool, roots: list[Path], field: str) -> Path:
+    if not text or text.startswith("/vsi") or _SCHEME.match(text) or "\0" in text:
+        raise _refused(field, vrt, f"source {text!r} is not a plain file in the workspace")
+    source = (vrt.parent / text if relative else Path(text)).resolve()
+    if not any(source == root or source.is_relative_to(root) for root in roots):
+        raise _refused(field, vrt, f"source {text!r} is outside the workspace roots")
+    return source
+
+
+def inside_roots(files: list[str], roots: list[Path]) -> bool:
+    """Whether every file GDAL reports for an open dataset is in the workspace (or a pinned folder of it)."""
+    for name in files:
+        if name.startswith("/proc/self/fd/"):
+            continue
+        real = Path(name).resolve()
+        if not any(real == root or real.is_relative_to(root) for root in roots):
+            return False
+    return True
+
+
+def current_roots() -> list[Path] | None:
+    """The roots of the confinement in force, None outside one."""
+    pins = _PINS.get()
+    return pins.roots if pins is not None else None
