@@ -4,6 +4,7 @@ import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from eventlog import ops_feed
 from eventlog.store import EventStore, StoredEvent
 from eventlog.streams import ProjectionKeys, all_categories
 
@@ -62,6 +63,7 @@ def rebuild(store: EventStore, target: ProjectionKeys) -> tuple[int, dict[str, s
     if batch:
         store.project(batch, target)
         count += len(batch)
+    ops_feed.catch_up(store.redis, store.keys, target)  # the ops summary, a checkpointed fold of its own
     return count, last
 
 
@@ -85,12 +87,14 @@ def replay(store: EventStore, *, swap: bool = True) -> ReplayReport:
     rebuild ran are applied to the swapped-in projections afterwards.
     """
     live, scratch = store.live, store.keys.projections("rebuild")
+    ops_feed.catch_up(store.redis, store.keys)  # the live summary follows the log in the gateways; bring it level
     count, last = rebuild(store, scratch)
     report = compare(store, scratch, live)
     report.events = count
     if swap:
         _swap(store, scratch, live)
         store.project(list(iter_log(store, after=last)), live)
+        ops_feed.catch_up(store.redis, store.keys)
     _delete(store, scratch.pattern())
     return report
 

@@ -56,6 +56,14 @@ class Keys:
     def rate(self, scope: str, subject: str, window: int) -> str:
         return f"{self.prefix}:rate:{scope}:{subject}:{window}"
 
+    def lease(self, lease_id: str) -> str:
+        """A live worker process's liveness key (a JSON string with a short TTL), written by the worker itself."""
+        return f"{self.prefix}:lease:{lease_id}"
+
+    def lease_pattern(self) -> str:
+        """SCAN pattern of every liveness key."""
+        return f"{self.prefix}:lease:*"
+
 
 @dataclass(frozen=True)
 class ProjectionKeys:
@@ -79,6 +87,30 @@ class ProjectionKeys:
     def key(self, *parts: str) -> str:
         """A key for a family's own projection (`key("justification", h)`)."""
         return ":".join((self.base, *parts))
+
+    def ops_cursor(self) -> str:
+        """Hash: the ops summary's position in each stream (`stream → last absorbed entry id`) and its event count."""
+        return self.key("ops", "cursor")
+
+    def ops_totals(self) -> str:
+        """Hash of the ops summary's counters and latency-histogram buckets since the log began."""
+        return self.key("ops", "totals")
+
+    def ops_slot(self, slot: int) -> str:
+        """The same counters for one time slot (`slot` = epoch seconds // the slot length)."""
+        return self.key("ops", "slot", str(slot))
+
+    def ops_pending(self) -> str:
+        """Hash `call id → what the ops fold remembers of an unfinished call` (tool, request time, worker)."""
+        return self.key("ops", "pending")
+
+    def ops_workers(self) -> str:
+        """Hash `worker → epoch microseconds of its last event`."""
+        return self.key("ops", "workers")
+
+    def ops_trace(self, trace_id: str) -> str:
+        """Set of the aggregates that have events in trace `trace_id`."""
+        return self.key("ops", "trace", trace_id)
 
 
 def requested_key(call_id: CallId) -> str:
