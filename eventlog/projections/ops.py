@@ -34,7 +34,27 @@ from schemas.events.justification import (
 )
 from schemas.events.llm import LLMAttempted
 
-BUCKETS_MS: tuple[float, ...] = (1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000)
+BUCKETS_MS: tuple[float, ...] = (
+    0.1,
+    0.25,
+    0.5,
+    1,
+    2.5,
+    5,
+    10,
+    25,
+    50,
+    100,
+    250,
+    500,
+    1000,
+    2500,
+    5000,
+    10000,
+    30000,
+    60000,
+    300000,
+)
 """Upper bounds of the latency buckets (a value v falls in the first bucket with v ≤ bound; past the last: +Inf)."""
 STAGES = ("queue", "run", "handler", "answer")
 SLOT_S = 10

@@ -1,0 +1,232 @@
+"""Reading the ops summary from Redis: the window's counters, queues, workers, streams and the rate series.
+
+A handful of pipelined reads of fixed-size keys (the summary's totals, at most one hour of slots, one key per queue,
+worker and stream): the cost does not grow with the log. The figures themselves are computed in `figures.py`.
+"""
+
+import json
+import time
+from collections import Counter
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+import redis.asyncio as aredis
+from pydantic import BaseModel, Field, ValidationError
+
+from eventlog.celery_message import message_event
+from eventlog.projections.ops import KEEP_SLOTS, SLOT_S, Pending, field_calls, slot_of
+from eventlog.streams import Keys, all_categories, celery_queue_key
+from gateway.ops.figures import WINDOWS, Figures, figures
+from schemas import tasks
+
+SERIES_SLOTS = {"5m": 90, "1h": KEEP_SLOTS, "all": KEEP_SLOTS}
+"""How many slots the rate chart shows per window (15 minutes for the 5-minute window)."""
+LAG_CAP = 10_000
+"""Lag is counted up to this many events per stream (more reads as "10000+")."""
+SEEN_S = 300
+"""A worker known only from the log is listed while its last event is younger than this."""
+
+
+class QueueRow(BaseModel):
+    queue: str
+    depth: int
+    oldest_age_s: float | None = None
+    """Age of the oldest waiting job (from the time its event was appended)."""
+
+
+class WorkerRow(BaseModel):
+    """A worker process: from its liveness key (lease) when it has one, else as last seen in the log."""
+
+    name: str
+    source: str
+    """`lease` (a live heartbeat) or `log` (its last event, no lease found)."""
+    queues: list[str] = Field(default_factory=list)
+    pool: str = ""
+    concurrency: int | None = None
+    age_s: float | None = None
+    """Seconds since its last heartbeat (lease) or last event (log)."""
+    holding: list[str] = Field(default_factory=list)
+    """Ids of the calls it runs now."""
+
+
+class StreamRow(BaseModel):
+    stream: str
+    length: int
+    lag: int
+    """Events the summary has not absorbed yet."""
+
+
+class Series(BaseModel):
+    """Finished calls per second per tool, and failures per second, one point per slot (`t`: slot start, epoch s)."""
+
+    t: list[int] = Field(default_factory=list)
+    lines: dict[str, list[float]] = Field(default_factory=dict)
+
+
+class OpsSummary(BaseModel):
+    window: str
+    now: str
+    events: int
+    """Events the summary has absorbed."""
+    in_flight: int
+    figures: Figures
+    queues: list[QueueRow] = Field(default_factory=list)
+    workers: list[WorkerRow] = Field(default_factory=list)
+    streams: list[StreamRow] = Field(default_factory=list)
+    series: Series = Field(default_factory=Series)
+
+    @property
+    def lag(self) -> int:
+        return sum(s.lag for s in self.streams)
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _ints(raw: dict[Any, Any]) -> dict[str, int]:
+    return {_text(k): int(v) for k, v in raw.items()}
+
+
+def summed(hashes: Iterable[dict[Any, Any]]) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for raw in hashes:
+        total.update(_ints(raw))
+    return dict(total)
+
+
+async def read_summary(client: aredis.Redis, keys: Keys, window: str = "1h", now: float | None = None) -> OpsSummary:
+    """The summary for `window` ("5m", "1h" or "all") as of `now` (epoch seconds, default: the clock)."""
+    now = time.time() if now is None else now
+    live, last = keys.projections(), slot_of(int(now * 1_000_000))
+    slot_ids = list(range(last - KEEP_SLOTS + 1, last + 1))
+    pipe = client.pipeline(transaction=False)
+    pipe.hgetall(live.ops_cursor())
+    pipe.hgetall(live.ops_totals())
+    pipe.hgetall(live.ops_pending())
+    pipe.hgetall(live.ops_workers())
+    pipe.hgetall(live.key("running"))
+    for slot in slot_ids:
+        pipe.hgetall(live.ops_slot(slot))
+    cursor, totals, pending, seen, running, *slots = await pipe.execute()
+    seconds = WINDOWS[window]
+    counters = _ints(totals) if seconds is None else summed(slots[-(seconds // SLOT_S) :])
+    return OpsSummary(
+        window=window,
+        now=datetime.fromtimestamp(now, UTC).isoformat(),
+        events=int(cursor.get(b"events", 0)),
+        in_flight=len(pending),
+        figures=figures(counters, seconds),
+        queues=await read_queues(client, now),
+        workers=await read_workers(client, keys, now, _ints(seen), pending, running),
+        streams=await read_streams(client, keys, {_text(k): _text(v) for k, v in cursor.items()}),
+        series=series(slot_ids[-SERIES_SLOTS[window] :], slots[-SERIES_SLOTS[window] :]),
+    )
+
+
+def series(slot_ids: list[int], slots: list[dict[Any, Any]]) -> Series:
+    """Per slot: finished calls per second of each tool seen in the range, and failures per second."""
+    counts = [_ints(raw) for raw in slots]
+    tools = sorted({name.split("|")[1] for c in counts for name in c if name.startswith("calls|")})
+    lines: dict[str, list[float]] = {}
+    for tool in tools:
+        done = (field_calls(tool, "succeeded"), field_calls(tool, "failed"))
+        lines[tool] = [sum(c.get(f, 0) for f in done) / SLOT_S for c in counts]
+    failed = [sum(v for k, v in c.items() if k.startswith("calls|") and k.endswith("|failed")) for c in counts]
+    lines["failed"] = [n / SLOT_S for n in failed]
+    return Series(t=[s * SLOT_S for s in slot_ids], lines=lines)
+
+
+async def read_queues(client: aredis.Redis, now: float) -> list[QueueRow]:
+    pipe = client.pipeline(transaction=False)
+    for queue in tasks.QUEUES:
+        pipe.llen(celery_queue_key(queue))
+        pipe.lindex(celery_queue_key(queue), -1)  # LPUSH in, BRPOP out: the oldest waits at the tail
+    replies = await pipe.execute()
+    rows = []
+    for queue, depth, oldest in zip(tasks.QUEUES, replies[::2], replies[1::2], strict=True):
+        event = message_event(oldest) if oldest else None
+        age = max(0.0, now - event.ts.timestamp()) if event else None
+        rows.append(QueueRow(queue=queue, depth=int(depth), oldest_age_s=age))
+    return rows
+
+
+async def read_streams(client: aredis.Redis, keys: Keys, cursor: dict[str, str]) -> list[StreamRow]:
+    names = [keys.stream(c) for c in all_categories()]
+    pipe = client.pipeline(transaction=False)
+    for name in names:
+        pipe.xlen(name)
+        pipe.xrange(name, f"({cursor.get(name, '0-0')}", "+", count=LAG_CAP)
+    replies = await pipe.execute()
+    return [
+        StreamRow(stream=name, length=int(length), lag=len(after))
+        for name, length, after in zip(names, replies[::2], replies[1::2], strict=True)
+    ]
+
+
+async def read_workers(
+    client: aredis.Redis, keys: Keys, now: float, seen: dict[str, int], pending: dict[Any, Any], running: dict[Any, Any]
+) -> list[WorkerRow]:
+    """Workers with a lease first (the calls each holds from the running hash), then workers seen in the log."""
+    lease_keys = [k async for k in client.scan_iter(match=keys.lease_pattern(), count=500)]
+    leases = [_lease(raw) for raw in (await client.mget(lease_keys) if lease_keys else [])]
+    held = _holding(pending, running)
+    rows = [_lease_row(lease, now, held) for lease in leases if lease is not None]
+    named = {r.name for r in rows}
+    for worker, last_us in sorted(seen.items(), key=lambda kv: -kv[1]):
+        age = now - last_us / 1_000_000
+        if worker not in named and (age <= SEEN_S or held.get(worker)):
+            rows.append(WorkerRow(name=worker, source="log", age_s=max(0.0, age), holding=held.get(worker, [])))
+    return rows
+
+
+def _lease(raw: bytes | None) -> dict[str, Any] | None:
+    if raw is None:
+        return None  # expired between SCAN and MGET
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _lease_row(lease: dict[str, Any], now: float, held: dict[str, list[str]]) -> WorkerRow:
+    name = f"{lease.get('host', '?')}:{lease.get('pid', '?')}"
+    beat = _epoch(lease.get("beat_at"))
+    calls = held.get(str(lease.get("lease", "")), []) + held.get(name, [])
+    return WorkerRow(
+        name=name,
+        source="lease",
+        queues=[str(q) for q in lease.get("queues", [])],
+        pool=str(lease.get("pool", "")),
+        concurrency=lease.get("concurrency") if isinstance(lease.get("concurrency"), int) else None,
+        age_s=None if beat is None else max(0.0, now - beat),
+        holding=sorted(set(calls)),
+    )
+
+
+def _epoch(value: Any) -> float | None:
+    try:
+        return datetime.fromisoformat(str(value)).timestamp()
+    except ValueError:
+        return None
+
+
+def _holding(pending: dict[Any, Any], running: dict[Any, Any]) -> dict[str, list[str]]:
+    """Lease id or worker name → call ids it runs: from the workers' running hash, else from unfinished calls."""
+    held: dict[str, list[str]] = {}
+    for call_id, raw in running.items():
+        entry = _lease(raw) or {}
+        for owner in {str(entry.get("lease", "")), str(entry.get("worker", ""))} - {""}:
+            held.setdefault(owner, []).append(_text(call_id))
+    if running:
+        return held
+    for call_id, raw in pending.items():
+        try:
+            state = Pending.loads(raw)
+        except (ValueError, TypeError, ValidationError):
+            continue
+        if state.worker and not state.succeeded_us:
+            held.setdefault(state.worker, []).append(_text(call_id))
+    return held
