@@ -14,7 +14,7 @@ import anyio
 import redis
 import redis.asyncio as aredis
 
-from eventlog.projections.ops import OpsDelta, OpsFold, Pending
+from eventlog.projections.ops import OpsDelta, OpsFold, Pending, is_histogram
 from eventlog.store import StoredEvent, parse_entries
 from eventlog.streams import Keys, ProjectionKeys, all_categories
 
@@ -76,10 +76,14 @@ def fold(events: list[StoredEvent], pending: dict[str, Pending], slot_max: int) 
 
 def write_commands(delta: OpsDelta, target: ProjectionKeys, keys: Keys) -> list[tuple[Any, ...]]:
     """The writes of one step, cursor included (run inside MULTI)."""
-    commands: list[tuple[Any, ...]] = [("DEL", target.ops_slot(s)) for s in delta.expired_slots]
+    commands: list[tuple[Any, ...]] = [
+        ("DEL", target.ops_slot(s), target.ops_hist_slot(s)) for s in delta.expired_slots
+    ]
     commands += [("HINCRBY", target.ops_totals(), f, n) for f, n in delta.totals.items() if n]
     for slot, counts in delta.slots.items():
-        commands += [("HINCRBY", target.ops_slot(slot), f, n) for f, n in counts.items() if n]
+        for name, n in counts.items():
+            key = target.ops_hist_slot(slot) if is_histogram(name) else target.ops_slot(slot)
+            commands += [("HINCRBY", key, name, n)] if n else []
     for call_id, state in delta.pending.items():
         if state is None:
             commands.append(("HDEL", target.ops_pending(), call_id))

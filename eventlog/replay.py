@@ -68,15 +68,17 @@ def rebuild(store: EventStore, target: ProjectionKeys) -> tuple[int, dict[str, s
 
 
 def compare(store: EventStore, rebuilt: ProjectionKeys, live: ProjectionKeys) -> ReplayReport:
-    """Key-by-key, type-aware comparison of two projection namespaces."""
+    """Key-by-key, type-aware comparison of two projection namespaces (read in pipelined batches)."""
     new = {k.removeprefix(rebuilt.base): k for k in _scan(store, rebuilt.pattern())}
     old = {k.removeprefix(live.base): k for k in _scan(store, live.pattern())}
     report = ReplayReport(keys=len(new))
     report.missing_live = sorted(live.base + s for s in new.keys() - old.keys())
     report.extra_live = sorted(live.base + s for s in old.keys() - new.keys())
-    report.different = sorted(
-        live.base + s for s in new.keys() & old.keys() if _dump(store, new[s]) != _dump(store, old[s])
-    )
+    shared = sorted(new.keys() & old.keys())
+    for i in range(0, len(shared), BATCH):
+        part = shared[i : i + BATCH]
+        left, right = _dump_many(store, [new[s] for s in part]), _dump_many(store, [old[s] for s in part])
+        report.different += [live.base + s for s, a, b in zip(part, left, right, strict=True) if a != b]
     return report
 
 
@@ -116,13 +118,20 @@ def _delete(store: EventStore, pattern: str) -> None:
         store.redis.delete(*keys[i : i + 500])
 
 
-def _dump(store: EventStore, key: str) -> object:
-    kind = store.redis.type(key).decode()
-    reader = {
-        "hash": lambda: store.redis.hgetall(key),
-        "list": lambda: store.redis.lrange(key, 0, -1),
-        "set": lambda: sorted(store.redis.smembers(key)),
-        "zset": lambda: store.redis.zrange(key, 0, -1, withscores=True),
-        "string": lambda: store.redis.get(key),
+def _dump_many(store: EventStore, keys: list[str]) -> list[object]:
+    """(type, content) of each key, in two pipelined round trips."""
+    pipe = store.redis.pipeline(transaction=False)
+    for key in keys:
+        pipe.type(key)
+    kinds = [k.decode() if isinstance(k, bytes) else str(k) for k in pipe.execute()]
+    readers = {
+        "hash": pipe.hgetall,
+        "list": lambda key: pipe.lrange(key, 0, -1),
+        "set": pipe.smembers,
+        "zset": lambda key: pipe.zrange(key, 0, -1, withscores=True),
+        "string": pipe.get,
     }
-    return kind, reader.get(kind, lambda: None)()
+    for key, kind in zip(keys, kinds, strict=True):
+        readers.get(kind, pipe.exists)(key)
+    values = pipe.execute()
+    return [(kind, sorted(v) if kind == "set" else v) for kind, v in zip(kinds, values, strict=True)]

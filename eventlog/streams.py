@@ -97,8 +97,12 @@ class ProjectionKeys:
         return self.key("ops", "totals")
 
     def ops_slot(self, slot: int) -> str:
-        """The same counters for one time slot (`slot` = epoch seconds // the slot length)."""
+        """The counters of one time slot (`slot` = epoch seconds // the slot length), histograms aside."""
         return self.key("ops", "slot", str(slot))
+
+    def ops_hist_slot(self, slot: int) -> str:
+        """The latency-histogram buckets of one time slot."""
+        return self.key("ops", "hslot", str(slot))
 
     def ops_pending(self) -> str:
         """Hash `call id → what the ops fold remembers of an unfinished call` (tool, request time, worker)."""

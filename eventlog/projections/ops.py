@@ -101,6 +101,11 @@ def field_llm(model: str, kind: str) -> str:
     return f"llm|{model}|{kind}"
 
 
+def is_histogram(name: str) -> bool:
+    """Histogram fields live in slot keys of their own (`ops_hist_slot`), so counters read cheaply."""
+    return name.startswith(("hist|", "hsum|"))
+
+
 def bucket_of(ms: float) -> int:
     return bisect_left(BUCKETS_MS, ms)
 

@@ -18,7 +18,7 @@ from gateway.ops.figures import WINDOWS
 from gateway.ops.pages import call_page, workflow_page
 from gateway.ops.reads import TailFilter, ToolNames, follow, newest
 from gateway.ops.render import render
-from gateway.ops.summary import read_summary
+from gateway.ops.summary import LeaseFinder, read_summary
 from gateway.ops.timeline import rows
 
 if TYPE_CHECKING:
@@ -67,6 +67,7 @@ class OpsRoutes:
 
     def __init__(self, runtime: "Gateway") -> None:
         self.runtime = runtime
+        self.leases = LeaseFinder()
 
     @property
     def client(self) -> Any:
@@ -81,7 +82,7 @@ class OpsRoutes:
     async def dashboard(self, request: Request) -> Response:
         require_admin(request)
         window, filt = window_of(request), tail_filter(request)
-        summary = await read_summary(self.client, self.keys, window)
+        summary = await read_summary(self.client, self.keys, window, leases=self.leases)
         recent, cursors = await newest(self.client, self.keys, TAIL_ROWS * 4)
         tools = await ToolNames(self.client, self.keys).of(recent)
         shown = [s for s, tool in zip(recent, tools, strict=True) if filt.matches(s, tool)][-TAIL_ROWS:]
@@ -92,12 +93,12 @@ class OpsRoutes:
     async def panels(self, request: Request) -> Response:
         require_admin(request)
         window = window_of(request)
-        summary = await read_summary(self.client, self.keys, window)
+        summary = await read_summary(self.client, self.keys, window, leases=self.leases)
         return HTMLResponse(render("panels.html", summary=summary, window=window))
 
     async def summary_json(self, request: Request) -> Response:
         require_admin(request)
-        summary = await read_summary(self.client, self.keys, window_of(request))
+        summary = await read_summary(self.client, self.keys, window_of(request), leases=self.leases)
         return JSONResponse(summary.model_dump(mode="json"))
 
     async def stream(self, request: Request) -> Response:

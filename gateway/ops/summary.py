@@ -6,9 +6,8 @@ worker and stream): the cost does not grow with the log. The figures themselves 
 
 import json
 import time
-from collections import Counter
-from collections.abc import Iterable
 from datetime import UTC, datetime
+from importlib.resources import files
 from typing import Any
 
 import redis.asyncio as aredis
@@ -20,6 +19,9 @@ from eventlog.streams import Keys, all_categories, celery_queue_key
 from gateway.ops.figures import WINDOWS, Figures, figures
 from schemas import tasks
 
+SUM_HASHES = files("gateway.ops").joinpath("sum_hashes.lua").read_text()
+SERIES_TOOLS = 8
+"""The chart draws the busiest tools of the window."""
 SERIES_SLOTS = {"5m": 90, "1h": KEEP_SLOTS, "all": KEEP_SLOTS}
 """How many slots the rate chart shows per window (15 minutes for the 5-minute window)."""
 LAG_CAP = 10_000
@@ -89,52 +91,72 @@ def _ints(raw: dict[Any, Any]) -> dict[str, int]:
     return {_text(k): int(v) for k, v in raw.items()}
 
 
-def summed(hashes: Iterable[dict[Any, Any]]) -> dict[str, int]:
-    total: Counter[str] = Counter()
-    for raw in hashes:
-        total.update(_ints(raw))
-    return dict(total)
+class LeaseFinder:
+    """The liveness keys' names, found by SCAN (its cost grows with the keyspace) at most every `every_s` seconds."""
+
+    def __init__(self, every_s: float = 5.0) -> None:
+        self.every_s, self.found_at, self.names = every_s, float("-inf"), list[bytes]()
+
+    async def names_of(self, client: aredis.Redis, keys: Keys) -> list[bytes]:
+        if time.monotonic() - self.found_at >= self.every_s:
+            self.names = [k async for k in client.scan_iter(match=keys.lease_pattern(), count=10_000)]
+            self.found_at = time.monotonic()
+        return self.names
 
 
-async def read_summary(client: aredis.Redis, keys: Keys, window: str = "1h", now: float | None = None) -> OpsSummary:
+async def read_summary(
+    client: aredis.Redis,
+    keys: Keys,
+    window: str = "1h",
+    now: float | None = None,
+    leases: LeaseFinder | None = None,
+) -> OpsSummary:
     """The summary for `window` ("5m", "1h" or "all") as of `now` (epoch seconds, default: the clock)."""
     now = time.time() if now is None else now
-    live, last = keys.projections(), slot_of(int(now * 1_000_000))
-    slot_ids = list(range(last - KEEP_SLOTS + 1, last + 1))
+    leases = leases or LeaseFinder()
+    live, last, seconds = keys.projections(), slot_of(int(now * 1_000_000)), WINDOWS[window]
     pipe = client.pipeline(transaction=False)
-    pipe.hgetall(live.ops_cursor())
-    pipe.hgetall(live.ops_totals())
-    pipe.hgetall(live.ops_pending())
-    pipe.hgetall(live.ops_workers())
-    pipe.hgetall(live.key("running"))
-    for slot in slot_ids:
-        pipe.hgetall(live.ops_slot(slot))
-    cursor, totals, pending, seen, running, *slots = await pipe.execute()
-    seconds = WINDOWS[window]
-    counters = _ints(totals) if seconds is None else summed(slots[-(seconds // SLOT_S) :])
+    for key in (live.ops_cursor(), live.ops_pending(), live.ops_workers(), live.key("running")):
+        pipe.hgetall(key)
+    if seconds is None:
+        pipe.hgetall(live.ops_totals())
+    else:
+        slots = range(last - seconds // SLOT_S + 1, last + 1)
+        window_keys = [live.ops_slot(s) for s in slots] + [live.ops_hist_slot(s) for s in slots]
+        await client.register_script(SUM_HASHES)(keys=window_keys, args=[], client=pipe)
+    cursor, pending, seen, running, counted = await pipe.execute()
+    counters = _ints(counted) if seconds is None else _ints(dict(zip(counted[::2], counted[1::2], strict=True)))
+    found = figures(counters, seconds)
     return OpsSummary(
         window=window,
         now=datetime.fromtimestamp(now, UTC).isoformat(),
         events=int(cursor.get(b"events", 0)),
         in_flight=len(pending),
-        figures=figures(counters, seconds),
+        figures=found,
         queues=await read_queues(client, now),
-        workers=await read_workers(client, keys, now, _ints(seen), pending, running),
+        workers=await read_workers(client, await leases.names_of(client, keys), now, _ints(seen), pending, running),
         streams=await read_streams(client, keys, {_text(k): _text(v) for k, v in cursor.items()}),
-        series=series(slot_ids[-SERIES_SLOTS[window] :], slots[-SERIES_SLOTS[window] :]),
+        series=await read_series(client, keys, [t.tool for t in found.tools[:SERIES_TOOLS]], last, window),
     )
 
 
-def series(slot_ids: list[int], slots: list[dict[Any, Any]]) -> Series:
-    """Per slot: finished calls per second of each tool seen in the range, and failures per second."""
-    counts = [_ints(raw) for raw in slots]
-    tools = sorted({name.split("|")[1] for c in counts for name in c if name.startswith("calls|")})
-    lines: dict[str, list[float]] = {}
-    for tool in tools:
-        done = (field_calls(tool, "succeeded"), field_calls(tool, "failed"))
-        lines[tool] = [sum(c.get(f, 0) for f in done) / SLOT_S for c in counts]
-    failed = [sum(v for k, v in c.items() if k.startswith("calls|") and k.endswith("|failed")) for c in counts]
-    lines["failed"] = [n / SLOT_S for n in failed]
+async def read_series(client: aredis.Redis, keys: Keys, tools: list[str], last: int, window: str) -> Series:
+    """Finished calls per second of `tools`, and their failures, over the window's chart range."""
+    slot_ids = list(range(last - SERIES_SLOTS[window] + 1, last + 1))
+    fields = [field_calls(t, o) for t in tools for o in ("succeeded", "failed")]
+    if not fields:
+        return Series(t=[s * SLOT_S for s in slot_ids])
+    pipe = client.pipeline(transaction=False)
+    for slot in slot_ids:
+        pipe.hmget(keys.projections().ops_slot(slot), fields)
+    return series(slot_ids, tools, await pipe.execute())
+
+
+def series(slot_ids: list[int], tools: list[str], rows: list[list[Any]]) -> Series:
+    """Per slot: each tool's finished calls per second (succeeded + failed), and all their failures per second."""
+    counts = [[int(v) if v is not None else 0 for v in row] for row in rows]
+    lines = {tool: [(c[2 * i] + c[2 * i + 1]) / SLOT_S for c in counts] for i, tool in enumerate(tools)}
+    lines["failed"] = [sum(c[1::2]) / SLOT_S for c in counts]
     return Series(t=[s * SLOT_S for s in slot_ids], lines=lines)
 
 
@@ -166,10 +188,14 @@ async def read_streams(client: aredis.Redis, keys: Keys, cursor: dict[str, str])
 
 
 async def read_workers(
-    client: aredis.Redis, keys: Keys, now: float, seen: dict[str, int], pending: dict[Any, Any], running: dict[Any, Any]
+    client: aredis.Redis,
+    lease_keys: list[bytes],
+    now: float,
+    seen: dict[str, int],
+    pending: dict[Any, Any],
+    running: dict[Any, Any],
 ) -> list[WorkerRow]:
     """Workers with a lease first (the calls each holds from the running hash), then workers seen in the log."""
-    lease_keys = [k async for k in client.scan_iter(match=keys.lease_pattern(), count=500)]
     leases = [_lease(raw) for raw in (await client.mget(lease_keys) if lease_keys else [])]
     held = _holding(pending, running)
     rows = [_lease_row(lease, now, held) for lease in leases if lease is not None]
