@@ -1,6 +1,7 @@
 """`geogate status`: the figures of `/ops` in the terminal (rich), read from the same summary."""
 
 import asyncio
+import sys
 
 import redis.asyncio as aredis
 from rich.console import Console, Group
@@ -25,7 +26,8 @@ def run_status(settings: Settings, window: str, json_out: bool) -> None:
     if json_out:
         print(summary.model_dump_json(indent=2))
         return
-    Console(highlight=False).print(view(summary))
+    piped = not sys.stdout.isatty()  # a pipe or a file gets whole lines, not the 80 columns rich assumes
+    Console(highlight=False, width=200 if piped else None).print(view(summary))
 
 
 async def _read(settings: Settings, window: str) -> OpsSummary:
@@ -54,7 +56,7 @@ def headline(summary: OpsSummary) -> Text:
 
 def tools(summary: OpsSummary) -> Table:
     table = Table(title="Tools (latency p50 / p95 / p99)", title_justify="left", expand=True)
-    table.add_column("tool")
+    table.add_column("tool", no_wrap=True)
     for name in ("req", "ok", "failed", "calls/s"):
         table.add_column(name, justify="right")
     for stage in ("queue", "run", "handler", "answer"):
