@@ -8,6 +8,7 @@ across streams, the order `geogate replay` uses, so a rebuilt summary equals the
 
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -15,8 +16,9 @@ import redis
 import redis.asyncio as aredis
 
 from eventlog.projections.ops import OpsDelta, OpsFold, Pending, is_histogram
-from eventlog.store import StoredEvent, parse_entries
+from eventlog.store import parse_entries
 from eventlog.streams import Keys, ProjectionKeys, all_categories
+from schemas.events import Event
 
 logger = logging.getLogger(__name__)
 
@@ -45,13 +47,34 @@ def cursors_of(keys: Keys, raw: dict[Any, Any]) -> dict[str, str]:
     return {s: stored.get(s, "0-0") for s in streams_of(keys)}
 
 
-def merge(reply: Iterable[Any], count: int) -> list[StoredEvent]:
+@dataclass(frozen=True)
+class Entry:
+    """A stream entry for the fold; `event` is None when this process cannot decode it (a newer schema)."""
+
+    stream: str
+    entry_id: str
+    event: Event | None
+
+
+def _entries(stream: str, raw: list[Any]) -> list[Entry]:
+    found = []
+    for entry_id, fields in raw:
+        try:
+            event: Event | None = parse_entries(stream, [(entry_id, fields)])[0].event
+        except (ValueError, KeyError, TypeError):  # a ValidationError too: passed over, never blocking the summary
+            logger.warning("ops summary: skipping undecodable entry %s of %s", _text(entry_id), stream)
+            event = None
+        found.append(Entry(stream, _text(entry_id), event))
+    return found
+
+
+def merge(reply: Iterable[Any], count: int) -> list[Entry]:
     """One XREAD reply as a single entry-id order, cut where a full stream may hold older entries than another's.
 
     A stream that returned `count` entries may have more; entries of other streams past its last id wait for the
     next step, so events are always folded in the global order a replay uses.
     """
-    batches = [parse_entries(_text(name), entries) for name, entries in reply or []]
+    batches = [_entries(_text(name), entries) for name, entries in reply or []]
     full = [b[-1].entry_id for b in batches if len(b) >= count]
     horizon = min(full, key=_id_key) if full else None
     merged = sorted((e for b in batches for e in b), key=lambda e: _id_key(e.entry_id))
@@ -61,16 +84,19 @@ def merge(reply: Iterable[Any], count: int) -> list[StoredEvent]:
     return merged
 
 
-def call_ids(events: list[StoredEvent]) -> list[str]:
+def call_ids(events: list[Entry]) -> list[str]:
     """Calls whose pending state the fold may need (those of `tool.*` and `handler.*` events)."""
-    found = {getattr(e.event.data, "call_id", None) for e in events}
+    found = {getattr(e.event.data, "call_id", None) for e in events if e.event is not None}
     return sorted(c for c in found if isinstance(c, str))
 
 
-def fold(events: list[StoredEvent], pending: dict[str, Pending], slot_max: int) -> OpsDelta:
+def fold(events: list[Entry], pending: dict[str, Pending], slot_max: int) -> OpsDelta:
     folder = OpsFold(pending, slot_max)
-    for stored in events:
-        folder.apply(stored.stream, stored.entry_id, stored.event)
+    for entry in events:
+        if entry.event is None:
+            folder.delta.cursors[entry.stream] = entry.entry_id
+        else:
+            folder.apply(entry.stream, entry.entry_id, entry.event)
     return folder.delta
 
 
@@ -175,3 +201,6 @@ async def follow(client: aredis.Redis, keys: Keys, block_ms: int = 1000) -> None
         except (redis.ConnectionError, redis.TimeoutError):
             logger.warning("ops summary: Redis unavailable, retrying in 1 s")
             await anyio.sleep(1)
+        except Exception:  # top of a background task: the gateway keeps serving calls whatever the summary does
+            logger.exception("ops summary: following the log failed; retrying in 5 s")
+            await anyio.sleep(5)

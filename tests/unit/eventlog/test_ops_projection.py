@@ -16,7 +16,7 @@ from eventlog.projections.ops import (
     slot_of,
 )
 from eventlog.replay import replay
-from eventlog.store import EventStore, StoredEvent
+from eventlog.store import EventStore
 from schemas.events import Event, ToolRequested
 from tests.unit.eventlog.ops_samples import T0, at, call
 
@@ -133,5 +133,14 @@ def test_events_are_folded_in_entry_id_order_across_streams_up_to_the_fullest_st
         return entry_id.encode(), {b"event": encode(event)}
 
     reply = [(b"a", [entry("1-0"), entry("5-0")]), (b"b", [entry("2-0"), entry("9-0")]), (b"c", [entry("3-0")])]
-    merged: list[StoredEvent] = ops_feed.merge(reply, count=2)
+    merged = ops_feed.merge(reply, count=2)
     assert [(e.stream, e.entry_id) for e in merged] == [("a", "1-0"), ("b", "2-0"), ("c", "3-0"), ("a", "5-0")]
+
+
+def test_an_entry_this_process_cannot_decode_is_passed_over_not_blocking_the_summary(store: EventStore) -> None:
+    """A newer event type (a rolling upgrade) must not stop the gateways' summary."""
+    store.redis.xadd(store.keys.stream("calls"), {"type": "tool.teleported", "aggregate": "call:x", "event": b"\x81"})
+    call(store, "ping")
+
+    assert ops_feed.catch_up(store.redis, store.keys) == 4
+    assert totals(store)[field_calls("ping", "succeeded")] == 1
