@@ -16,7 +16,7 @@ import redis
 import redis.asyncio as aredis
 
 from eventlog.projections.ops import OpsDelta, OpsFold, Pending, is_histogram
-from eventlog.store import parse_entries
+from eventlog.store import StoredEvent, parse_entries
 from eventlog.streams import Keys, ProjectionKeys, all_categories
 from schemas.events import Event
 
@@ -157,6 +157,31 @@ def step(client: redis.Redis, keys: Keys, target: ProjectionKeys | None = None, 
                 return len(events)
             except redis.WatchError:
                 continue
+
+
+class Rebuild:
+    """The summary folded into a scratch namespace by `geogate replay`, in the same pass as the other projections.
+
+    One writer and a fresh namespace: the pending calls stay in memory and no cursor needs watching.
+    """
+
+    def __init__(self, client: redis.Redis, keys: Keys, target: ProjectionKeys) -> None:
+        self.client, self.keys, self.target = client, keys, target
+        self.pending: dict[str, Pending] = {}
+        self.slot_max = 0
+
+    def add(self, events: list[StoredEvent]) -> None:
+        delta = fold([Entry(s.stream, s.entry_id, s.event) for s in events], self.pending, self.slot_max)
+        for call_id, state in delta.pending.items():
+            if state is None:
+                self.pending.pop(call_id, None)
+            else:
+                self.pending[call_id] = state
+        self.slot_max = delta.slot_max
+        pipe = self.client.pipeline(transaction=False)
+        for command in write_commands(delta, self.target, self.keys):
+            pipe.execute_command(*command)
+        pipe.execute()
 
 
 def catch_up(client: redis.Redis, keys: Keys, target: ProjectionKeys | None = None) -> int:

@@ -4,6 +4,8 @@ import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import redis
+
 from eventlog import ops_feed
 from eventlog.store import EventStore, StoredEvent
 from eventlog.streams import ProjectionKeys, all_categories
@@ -53,17 +55,19 @@ def _sort_key(entry_id: str) -> tuple[int, int]:
 def rebuild(store: EventStore, target: ProjectionKeys) -> tuple[int, dict[str, str]]:
     """Fold the whole log into `target` (cleared first). Returns the event count and the last id per stream."""
     _delete(store, target.pattern())
+    ops = ops_feed.Rebuild(store.redis, store.keys, target)  # the ops summary, folded in the same pass
     count, last, batch = 0, {}, []
     for stored in iter_log(store):
         batch.append(stored)
         last[stored.stream] = stored.entry_id
         if len(batch) >= BATCH:
             store.project(batch, target)
+            ops.add(batch)
             count, batch = count + len(batch), []
     if batch:
         store.project(batch, target)
+        ops.add(batch)
         count += len(batch)
-    ops_feed.catch_up(store.redis, store.keys, target)  # the ops summary, a checkpointed fold of its own
     return count, last
 
 
@@ -102,10 +106,19 @@ def replay(store: EventStore, *, swap: bool = True) -> ReplayReport:
 
 
 def _swap(store: EventStore, source: ProjectionKeys, target: ProjectionKeys) -> None:
-    pipe = store.redis.pipeline(transaction=True)
-    for key in _scan(store, source.pattern()):
-        pipe.rename(key, target.base + key.removeprefix(source.base))
-    pipe.execute()
+    # One transaction, so readers never see half of each; over a million keys it runs for seconds, longer than
+    # the client's socket timeout, hence a connection that waits as long as it takes.
+    with _patient(store.redis) as client:
+        pipe = client.pipeline(transaction=True)
+        for key in _scan(store, source.pattern()):
+            pipe.rename(key, target.base + key.removeprefix(source.base))
+        pipe.execute()
+
+
+def _patient(client: redis.Redis) -> redis.Redis:
+    pool = client.connection_pool
+    kwargs = {**pool.connection_kwargs, "socket_timeout": None}
+    return redis.Redis(connection_pool=type(pool)(connection_class=pool.connection_class, **kwargs))
 
 
 def _scan(store: EventStore, pattern: str) -> list[str]:
