@@ -207,3 +207,20 @@ async def test_the_live_stream_sends_new_events_as_rows_and_a_change_signal(stor
     assert frame.startswith("event: tail\n")
     assert frame.count('data-type="tool.failed"') == 1 and "tool.succeeded" not in frame
     await events.aclose()
+
+
+async def test_an_ask_calls_page_shows_its_xray(stores) -> None:
+    store, ops = stores
+    cid = new_id()
+    xray = {
+        "tools": [{"name": "raster_info", "params": {"uri": "dem.tif"}, "duration_ms": 4.2, "response_preview": "ok"}],
+        "timeline": [{"t_ms": 0.5, "event": "model attempt 1 of turn 1: calls"}],
+        "total_ms": 42.0,
+    }
+    put(store, cid, ToolRequested(call_id=cid, tool="ask", queue="llm", args={"question": "?"}, timeout_s=9), 0, "r")
+    put(store, cid, ToolSucceeded(call_id=cid, result={"answer": "a", "xray": xray}, duration_ms=40), 42, "o")
+
+    page = await get(ops, f"/ops/calls/{cid}")
+
+    assert "X-ray" in page.text and "model attempt 1 of turn 1: calls" in page.text
+    assert re.search(r"raster_info</td>.*?4\.2 ms", page.text, re.S)
