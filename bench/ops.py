@@ -17,8 +17,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any, TypeVar
 
 import httpx
 import redis
@@ -38,6 +40,7 @@ TOOLS = [("ping", 0.6, 0.05), ("raster_info", 0.2, 4.0), ("vector_info", 0.1, 6.
 CODES = ["path.not_found", "gdal.open_failed", "job.timeout"]
 SPAN_S = 50 * 60
 """The synthetic calls spread over the last 50 minutes, so the one-hour window holds them all."""
+T = TypeVar("T")
 
 
 class Appender:
@@ -127,6 +130,37 @@ def with_gateway(env: dict[str, str], data: Path) -> tuple[Children, str]:
     return children, base
 
 
+def timed(fn: Callable[[], T]) -> tuple[T, float]:
+    began = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - began
+
+
+def endpoints_over(env: dict[str, str], data: Path) -> dict[str, list[float]]:
+    """Time the endpoints on a gateway started for it (its summary is level with the log already)."""
+    gateway, base = with_gateway(env, data)
+    try:
+        return endpoints(base)
+    finally:
+        gateway.stop()
+
+
+def report(figures: dict[str, Any], small: dict[str, list[float]], large: dict[str, list[float]]) -> None:
+    events, baseline_n = figures["events"], figures["baseline"]
+    print(f"log: {events:,} events ({figures['append_s']:.0f} s to append; Redis uses {figures['memory']})")
+    folded, fold_s = figures["folded"], figures["fold_s"]
+    print(f"ops summary fold: {folded:,} events in {fold_s:.1f} s = {folded / fold_s:,.0f} events/s")
+    for name in small:
+        b, m = statistics.median(small[name]), statistics.median(large[name])
+        print(
+            f"{name}: over {events:,} events p50 {m:.2f} ms p99 {percentile(large[name], 99):.2f} ms; "
+            f"over {baseline_n:,}: p50 {b:.2f} ms p99 {percentile(small[name], 99):.2f} ms; ratio {m / b:.2f}x"
+        )
+    replay, replay_s = figures["replay"], figures["replay_s"]
+    status = replay.stdout.strip().splitlines()[-1] if replay.stdout.strip() else replay.stderr.strip()[-300:]
+    print(f"geogate replay: {events:,} events in {replay_s:.1f} s = {events / replay_s:,.0f} events/s ({status})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=1_000_000)
@@ -141,40 +175,18 @@ def main() -> None:
         appender = Appender(client, keys)
         append(appender, baseline_n, start, rng)
         ops_feed.catch_up(client, keys)
-        gateway, base = with_gateway(env, data)
-        small = endpoints(base)
-        gateway.stop()
-
-        began = time.perf_counter()
-        append(appender, total - baseline_n, start, rng)
-        appended_s = time.perf_counter() - began
+        small = endpoints_over(env, data)
+        _, append_s = timed(lambda: append(appender, total - baseline_n, start, rng))
+        folded, fold_s = timed(lambda: ops_feed.catch_up(client, keys))
+        large = endpoints_over(env, data)
+        replay_cmd = [sys.executable, "-m", "gateway.cli", "replay"]
+        replay, replay_s = timed(lambda: subprocess.run(replay_cmd, env=env, capture_output=True, text=True))
         events = sum(client.xlen(keys.stream(c)) for c in streams.all_categories())
-        began = time.perf_counter()
-        folded = ops_feed.catch_up(client, keys)
-        fold_s = time.perf_counter() - began
-        gateway, base = with_gateway(env, data)
-        large = endpoints(base)
-        gateway.stop()
-
-        began = time.perf_counter()
-        replay = subprocess.run(
-            [sys.executable, "-m", "gateway.cli", "replay"], env=env, capture_output=True, text=True
-        )
-        replay_s = time.perf_counter() - began
         memory = client.info("memory")["used_memory_human"]
     finally:
         redis_children.stop()
-
-    print(f"log: {events:,} events ({appended_s:.0f} s to append {total - baseline_n:,}; Redis uses {memory})")
-    print(f"ops summary fold: {folded:,} events in {fold_s:.1f} s = {folded / fold_s:,.0f} events/s")
-    for name in small:
-        b, m = statistics.median(small[name]), statistics.median(large[name])
-        print(
-            f"{name}: over {events:,} events p50 {m:.2f} ms p99 {percentile(large[name], 99):.2f} ms; "
-            f"over {baseline_n:,}: p50 {b:.2f} ms p99 {percentile(small[name], 99):.2f} ms; ratio {m / b:.2f}x"
-        )
-    status = replay.stdout.strip().splitlines()[-1] if replay.stdout.strip() else replay.stderr.strip()[-300:]
-    print(f"geogate replay: {events:,} events in {replay_s:.1f} s = {events / replay_s:,.0f} events/s ({status})")
+    figures = {"events": events, "baseline": baseline_n, "append_s": append_s, "memory": memory, "folded": folded}
+    report(figures | {"fold_s": fold_s, "replay": replay, "replay_s": replay_s}, small, large)
 
 
 if __name__ == "__main__":

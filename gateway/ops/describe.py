@@ -69,8 +69,8 @@ def _handler_started(data: Any) -> str:
 
 
 def _progress(data: Any) -> str:
-    total = f"/{data.total:g}" if data.total else ""
-    return f"{data.progress:g}{total} {data.message or ''}".strip()
+    done = f"{data.progress / data.total:.0%}" if data.total else f"{data.progress:g}"
+    return f"{done} {data.message or ''}".strip()
 
 
 def _succeeded(data: Any) -> str:

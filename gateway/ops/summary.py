@@ -22,8 +22,8 @@ from schemas import tasks
 SUM_HASHES = files("gateway.ops").joinpath("sum_hashes.lua").read_text()
 SERIES_TOOLS = 8
 """The chart draws the busiest tools of the window."""
-SERIES_SLOTS = {"5m": 90, "1h": KEEP_SLOTS, "all": KEEP_SLOTS}
-"""How many slots the rate chart shows per window (15 minutes for the 5-minute window)."""
+SERIES_SLOTS = {"5m": 30, "1h": KEEP_SLOTS, "all": KEEP_SLOTS}
+"""How many slots the rate chart shows per window (the last hour for the whole log)."""
 LAG_CAP = 10_000
 """Lag is counted up to this many events per stream (more reads as "10000+")."""
 SEEN_S = 300

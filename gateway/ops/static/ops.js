@@ -24,7 +24,7 @@
                value: function (u, v) { return v == null ? "–" : v.toFixed(2) + "/s"; } };
     }));
     chart = new uPlot({
-      width: box.clientWidth, height: 200, series: series, legend: { live: true },
+      width: box.clientWidth, height: 200, series: series, legend: { live: false },
       scales: { x: { time: true } },
       axes: [{ stroke: "#6b7483", grid: { stroke: "#eef0f3" } },
              { stroke: "#6b7483", grid: { stroke: "#eef0f3" }, size: 50, values: function (u, vals) { return vals.map(function (v) { return v + "/s"; }); } }]
