@@ -100,8 +100,18 @@ def fold(events: list[Entry], pending: dict[str, Pending], slot_max: int) -> Ops
     return folder.delta
 
 
-def write_commands(delta: OpsDelta, target: ProjectionKeys, keys: Keys) -> list[tuple[Any, ...]]:
-    """The writes of one step, cursor included (run inside MULTI)."""
+def trace_ids(events: list[Entry]) -> list[str]:
+    return sorted({e.event.trace_id for e in events if e.event is not None})
+
+
+def _traces(ids: list[str], values: list[Any]) -> dict[str, str]:
+    return {t: _text(v) for t, v in zip(ids, values, strict=True) if v is not None}
+
+
+def write_commands(
+    delta: OpsDelta, target: ProjectionKeys, keys: Keys, traces: dict[str, str] | None = None
+) -> list[tuple[Any, ...]]:
+    """The writes of one step, cursor included (run inside MULTI); `traces` holds the touched traces' members."""
     commands: list[tuple[Any, ...]] = [
         ("DEL", target.ops_slot(s), target.ops_hist_slot(s)) for s in delta.expired_slots
     ]
@@ -117,7 +127,11 @@ def write_commands(delta: OpsDelta, target: ProjectionKeys, keys: Keys) -> list[
             commands.append(("HSET", target.ops_pending(), call_id, state.dumps()))
     if delta.workers:
         commands.append(("HSET", target.ops_workers(), *[x for w, ts in delta.workers.items() for x in (w, ts)]))
-    commands += [("SADD", target.ops_trace(t), *sorted(aggs)) for t, aggs in delta.traces.items()]
+    known = traces or {}
+    for trace, aggregates in delta.traces.items():
+        members = set(known.get(trace, "").split())
+        if not aggregates <= members:
+            commands.append(("HSET", target.ops_traces(), trace, " ".join(sorted(members | aggregates))))
     positions = [x for stream, entry in delta.cursors.items() for x in (stream, entry)]
     commands.append(("HSET", target.ops_cursor(), *positions, "slot_max", delta.slot_max))
     commands.append(("HINCRBY", target.ops_cursor(), "events", delta.events))
@@ -147,11 +161,12 @@ def step(client: redis.Redis, keys: Keys, target: ProjectionKeys | None = None, 
                 events = merge(pipe.xread(cursors_of(keys, raw), count=count), count)
                 if not events:
                     return 0
-                ids = call_ids(events)
+                ids, traced = call_ids(events), trace_ids(events)
                 loaded = _pending(ids, pipe.hmget(target.ops_pending(), ids) if ids else [])
+                traces = _traces(traced, pipe.hmget(target.ops_traces(), traced) if traced else [])
                 delta = fold(events, loaded, _slot_max(raw))
                 pipe.multi()
-                for command in write_commands(delta, target, keys):
+                for command in write_commands(delta, target, keys, traces):
                     pipe.execute_command(*command)
                 pipe.execute()
                 return len(events)
@@ -171,7 +186,10 @@ class Rebuild:
         self.slot_max = 0
 
     def add(self, events: list[StoredEvent]) -> None:
-        delta = fold([Entry(s.stream, s.entry_id, s.event) for s in events], self.pending, self.slot_max)
+        entries = [Entry(s.stream, s.entry_id, s.event) for s in events]
+        traced = trace_ids(entries)
+        traces = _traces(traced, self.client.hmget(self.target.ops_traces(), traced) if traced else [])
+        delta = fold(entries, self.pending, self.slot_max)
         for call_id, state in delta.pending.items():
             if state is None:
                 self.pending.pop(call_id, None)
@@ -179,7 +197,7 @@ class Rebuild:
                 self.pending[call_id] = state
         self.slot_max = delta.slot_max
         pipe = self.client.pipeline(transaction=False)
-        for command in write_commands(delta, self.target, self.keys):
+        for command in write_commands(delta, self.target, self.keys, traces):
             pipe.execute_command(*command)
         pipe.execute()
 
@@ -203,11 +221,12 @@ async def astep(client: aredis.Redis, keys: Keys, count: int = BATCH) -> int:
                 events = merge(await pipe.xread(cursors_of(keys, raw), count=count), count)
                 if not events:
                     return 0
-                ids = call_ids(events)
+                ids, traced = call_ids(events), trace_ids(events)
                 loaded = _pending(ids, await pipe.hmget(target.ops_pending(), ids) if ids else [])
+                traces = _traces(traced, await pipe.hmget(target.ops_traces(), traced) if traced else [])
                 delta = fold(events, loaded, _slot_max(raw))
                 pipe.multi()
-                for command in write_commands(delta, target, keys):
+                for command in write_commands(delta, target, keys, traces):
                     pipe.execute_command(*command)
                 await pipe.execute()
                 return len(events)

@@ -112,9 +112,10 @@ class ProjectionKeys:
         """Hash `worker → epoch microseconds of its last event`."""
         return self.key("ops", "workers")
 
-    def ops_trace(self, trace_id: str) -> str:
-        """Set of the aggregates that have events in trace `trace_id`."""
-        return self.key("ops", "trace", trace_id)
+    def ops_traces(self) -> str:
+        """Hash `trace id → the aggregates with events in that trace` (space-separated, sorted): one key, not one
+        per trace, so replay compares and swaps it at once."""
+        return self.key("ops", "traces")
 
 
 def requested_key(call_id: CallId) -> str:

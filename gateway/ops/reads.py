@@ -46,7 +46,8 @@ async def aggregate_events(client: aredis.Redis, keys: Keys, aggregates: list[st
 
 async def trace_aggregates(client: aredis.Redis, keys: Keys, trace_id: str, own: str) -> list[str]:
     """Every aggregate with events in `trace_id` (from the ops summary's trace index), `own` first."""
-    members = {_text(m) for m in await client.smembers(keys.projections().ops_trace(trace_id))} if trace_id else set()
+    found = await client.hget(keys.projections().ops_traces(), trace_id) if trace_id else None
+    members = set(_text(found).split()) if found else set()
     return [own, *sorted(members - {own})]
 
 
