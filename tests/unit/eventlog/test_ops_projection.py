@@ -6,6 +6,7 @@ from eventlog import ops_feed
 from eventlog.projections.ops import (
     KEEP_SLOTS,
     SLOT_S,
+    Pending,
     bucket_of,
     epoch_us,
     field_bucket,
@@ -17,8 +18,9 @@ from eventlog.projections.ops import (
 )
 from eventlog.replay import replay
 from eventlog.store import EventStore
-from schemas.events import Event, ToolRequested
-from tests.unit.eventlog.ops_samples import T0, at, call
+from schemas.events import Event, ToolRequested, ToolStarted, ToolSucceeded
+from schemas.ids import new_id
+from tests.unit.eventlog.ops_samples import T0, at, call, put
 
 
 def totals(store: EventStore) -> dict[str, int]:
@@ -91,11 +93,19 @@ def test_small_batches_fold_to_the_same_summary_as_one_pass(store: EventStore) -
     assert store.redis.hgetall(one_pass.ops_pending()) == store.redis.hgetall(store.live.ops_pending())
 
 
-def test_an_unfinished_call_is_pending_with_its_worker(store: EventStore) -> None:
-    cid = call(store, "ping")
+def test_a_started_call_is_pending_with_its_worker_until_its_outcome(store: EventStore) -> None:
+    cid = new_id()
+    put(store, cid, ToolRequested(call_id=cid, tool="ping", queue="gdal", args={}, timeout_s=9), 0, "r")
+    put(store, cid, ToolStarted(call_id=cid, worker="host:7", attempt="a", queue_wait_ms=1.0), 1, "s")
+    ops_feed.catch_up(store.redis, store.keys)
+
+    pending = Pending.loads(store.redis.hget(store.live.ops_pending(), cid))
+    assert (pending.tool, pending.worker, pending.attempts) == ("ping", "host:7", 1)
+    assert store.redis.hget(store.live.ops_workers(), "host:7") is not None
+
+    put(store, cid, ToolSucceeded(call_id=cid, duration_ms=1.0, worker="host:7"), 3, "o")
     ops_feed.catch_up(store.redis, store.keys)
     assert store.redis.hget(store.live.ops_pending(), cid) is None
-    assert store.redis.hget(store.live.ops_workers(), "host:1") is not None
 
 
 def test_slots_older_than_the_window_are_deleted_as_the_log_moves_on(store: EventStore) -> None:
