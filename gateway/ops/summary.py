@@ -4,6 +4,7 @@ A handful of pipelined reads of fixed-size keys (the summary's totals, at most o
 worker and stream): the cost does not grow with the log. The figures themselves are computed in `figures.py`.
 """
 
+import asyncio
 import json
 import time
 from datetime import UTC, datetime
@@ -92,16 +93,26 @@ def _ints(raw: dict[Any, Any]) -> dict[str, int]:
 
 
 class LeaseFinder:
-    """The liveness keys' names, found by SCAN (its cost grows with the keyspace) at most every `every_s` seconds."""
+    """The liveness keys' names, found by SCAN, whose cost grows with the keyspace (millions of keys on a big log).
 
-    def __init__(self, every_s: float = 5.0) -> None:
+    The first call scans; later ones answer from the last scan at once and, when it is older than `every_s`, start
+    the next one in the background, so no page waits for a scan and a gateway scans at most once per `every_s`.
+    """
+
+    def __init__(self, every_s: float = 15.0) -> None:
         self.every_s, self.found_at, self.names = every_s, float("-inf"), list[bytes]()
+        self._scan: asyncio.Task[None] | None = None
 
     async def names_of(self, client: aredis.Redis, keys: Keys) -> list[bytes]:
-        if time.monotonic() - self.found_at >= self.every_s:
-            self.names = [k async for k in client.scan_iter(match=keys.lease_pattern(), count=10_000)]
-            self.found_at = time.monotonic()
+        if self.found_at == float("-inf"):
+            await self._refresh(client, keys)
+        elif time.monotonic() - self.found_at >= self.every_s and (self._scan is None or self._scan.done()):
+            self._scan = asyncio.create_task(self._refresh(client, keys))
         return self.names
+
+    async def _refresh(self, client: aredis.Redis, keys: Keys) -> None:
+        self.names = [k async for k in client.scan_iter(match=keys.lease_pattern(), count=10_000)]
+        self.found_at = time.monotonic()
 
 
 async def read_summary(
