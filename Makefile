@@ -3,9 +3,11 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-SYSTEM_PACKAGES := redis-server bubblewrap
+SYSTEM_PACKAGES := redis-server bubblewrap chromium npm
+OPS_ASSETS := gateway/ops/assets
+OPS_VENDOR := gateway/ops/static/vendor
 
-.PHONY: run test bench chaos fuzz lint system-deps clean
+.PHONY: run test bench chaos fuzz lint system-deps ops-assets clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +19,8 @@ system-deps:
 	@missing=""; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
 	command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v npm >/dev/null || missing="$$missing npm"; \
 	[ -x /usr/bin/python3.11 ] || missing="$$missing python3.11-minimal"; \
 	if [ -n "$$missing" ]; then \
 	  if command -v apt-get >/dev/null; then \
@@ -25,10 +29,20 @@ system-deps:
 	  else echo "missing:$$missing (install them; redis-server is optional for make run)"; fi; \
 	fi
 
-run: $(BIN)/.installed system-deps
+# The /ops dashboard's front-end libraries, from the npm registry into ignored folders; the gateway serves them.
+$(OPS_VENDOR)/.installed: $(OPS_ASSETS)/package.json $(OPS_ASSETS)/package-lock.json
+	cd $(OPS_ASSETS) && npm ci --no-audit --no-fund --loglevel=error
+	mkdir -p $(OPS_VENDOR)
+	cp $(OPS_ASSETS)/node_modules/htmx.org/dist/htmx.min.js $(OPS_ASSETS)/node_modules/htmx-ext-sse/dist/sse.min.js \
+	   $(OPS_ASSETS)/node_modules/uplot/dist/uPlot.iife.min.js $(OPS_ASSETS)/node_modules/uplot/dist/uPlot.min.css $(OPS_VENDOR)/
+	touch $@
+
+ops-assets: system-deps $(OPS_VENDOR)/.installed
+
+run: $(BIN)/.installed system-deps ops-assets
 	$(BIN)/geogate dev
 
-test: $(BIN)/.installed system-deps
+test: $(BIN)/.installed system-deps ops-assets
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/pytest
@@ -36,6 +50,7 @@ test: $(BIN)/.installed system-deps
 bench: $(BIN)/.installed system-deps
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/throughput.py
+	$(BIN)/python bench/ops.py
 
 # The chaos suite at the issue's full size (100 calls on a 4096² raster, three node kills); `make test` runs it short.
 chaos: $(BIN)/.installed system-deps
@@ -51,4 +66,4 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) .geogate .bench .fuzz-report.txt
+	rm -rf $(VENV) .geogate .bench .fuzz-report.txt $(OPS_ASSETS)/node_modules $(OPS_VENDOR)

@@ -10,8 +10,12 @@ import base64
 import json
 import uuid
 
+import msgpack
 from celery import Celery
 from kombu.serialization import dumps
+
+from schemas.codec import decode
+from schemas.events import Event
 
 _PUBLISHER = Celery("geogate-publisher", set_as_current=False)
 """Used only for its pure message builder (`amqp.as_task_v2`); it never connects anywhere."""
@@ -38,3 +42,13 @@ def task_message(task_name: str, queue: str, task_id: str, args: tuple[object, .
         },
     }
     return json.dumps(envelope).encode()
+
+
+def message_event(raw: bytes) -> Event | None:
+    """The `tool.requested` event a queued message carries (its `ts` is when it was enqueued); None if unreadable."""
+    try:
+        envelope = json.loads(raw)
+        args, _kwargs, _embed = msgpack.unpackb(base64.b64decode(envelope["body"]))
+        return decode(args[0])
+    except (ValueError, KeyError, TypeError, IndexError, msgpack.UnpackException):
+        return None

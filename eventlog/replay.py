@@ -4,6 +4,9 @@ import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import redis
+
+from eventlog import ops_feed
 from eventlog.store import EventStore, StoredEvent
 from eventlog.streams import ProjectionKeys, all_categories
 
@@ -52,29 +55,34 @@ def _sort_key(entry_id: str) -> tuple[int, int]:
 def rebuild(store: EventStore, target: ProjectionKeys) -> tuple[int, dict[str, str]]:
     """Fold the whole log into `target` (cleared first). Returns the event count and the last id per stream."""
     _delete(store, target.pattern())
+    ops = ops_feed.Rebuild(store.redis, store.keys, target)  # the ops summary, folded in the same pass
     count, last, batch = 0, {}, []
     for stored in iter_log(store):
         batch.append(stored)
         last[stored.stream] = stored.entry_id
         if len(batch) >= BATCH:
             store.project(batch, target)
+            ops.add(batch)
             count, batch = count + len(batch), []
     if batch:
         store.project(batch, target)
+        ops.add(batch)
         count += len(batch)
     return count, last
 
 
 def compare(store: EventStore, rebuilt: ProjectionKeys, live: ProjectionKeys) -> ReplayReport:
-    """Key-by-key, type-aware comparison of two projection namespaces."""
+    """Key-by-key, type-aware comparison of two projection namespaces (read in pipelined batches)."""
     new = {k.removeprefix(rebuilt.base): k for k in _scan(store, rebuilt.pattern())}
     old = {k.removeprefix(live.base): k for k in _scan(store, live.pattern())}
     report = ReplayReport(keys=len(new))
     report.missing_live = sorted(live.base + s for s in new.keys() - old.keys())
     report.extra_live = sorted(live.base + s for s in old.keys() - new.keys())
-    report.different = sorted(
-        live.base + s for s in new.keys() & old.keys() if _dump(store, new[s]) != _dump(store, old[s])
-    )
+    shared = sorted(new.keys() & old.keys())
+    for i in range(0, len(shared), BATCH):
+        part = shared[i : i + BATCH]
+        left, right = _dump_many(store, [new[s] for s in part]), _dump_many(store, [old[s] for s in part])
+        report.different += [live.base + s for s, a, b in zip(part, left, right, strict=True) if a != b]
     return report
 
 
@@ -85,21 +93,32 @@ def replay(store: EventStore, *, swap: bool = True) -> ReplayReport:
     rebuild ran are applied to the swapped-in projections afterwards.
     """
     live, scratch = store.live, store.keys.projections("rebuild")
+    ops_feed.catch_up(store.redis, store.keys)  # the live summary follows the log in the gateways; bring it level
     count, last = rebuild(store, scratch)
     report = compare(store, scratch, live)
     report.events = count
     if swap:
         _swap(store, scratch, live)
         store.project(list(iter_log(store, after=last)), live)
+        ops_feed.catch_up(store.redis, store.keys)
     _delete(store, scratch.pattern())
     return report
 
 
 def _swap(store: EventStore, source: ProjectionKeys, target: ProjectionKeys) -> None:
-    pipe = store.redis.pipeline(transaction=True)
-    for key in _scan(store, source.pattern()):
-        pipe.rename(key, target.base + key.removeprefix(source.base))
-    pipe.execute()
+    # One transaction, so readers never see half of each; over a million keys it runs for seconds, longer than
+    # the client's socket timeout, hence a connection that waits as long as it takes.
+    with _patient(store.redis) as client:
+        pipe = client.pipeline(transaction=True)
+        for key in _scan(store, source.pattern()):
+            pipe.rename(key, target.base + key.removeprefix(source.base))
+        pipe.execute()
+
+
+def _patient(client: redis.Redis) -> redis.Redis:
+    pool = client.connection_pool
+    kwargs = {**pool.connection_kwargs, "socket_timeout": None}
+    return redis.Redis(connection_pool=type(pool)(connection_class=pool.connection_class, **kwargs))
 
 
 def _scan(store: EventStore, pattern: str) -> list[str]:
@@ -112,13 +131,20 @@ def _delete(store: EventStore, pattern: str) -> None:
         store.redis.delete(*keys[i : i + 500])
 
 
-def _dump(store: EventStore, key: str) -> object:
-    kind = store.redis.type(key).decode()
-    reader = {
-        "hash": lambda: store.redis.hgetall(key),
-        "list": lambda: store.redis.lrange(key, 0, -1),
-        "set": lambda: sorted(store.redis.smembers(key)),
-        "zset": lambda: store.redis.zrange(key, 0, -1, withscores=True),
-        "string": lambda: store.redis.get(key),
+def _dump_many(store: EventStore, keys: list[str]) -> list[object]:
+    """(type, content) of each key, in two pipelined round trips."""
+    pipe = store.redis.pipeline(transaction=False)
+    for key in keys:
+        pipe.type(key)
+    kinds = [k.decode() if isinstance(k, bytes) else str(k) for k in pipe.execute()]
+    readers = {
+        "hash": pipe.hgetall,
+        "list": lambda key: pipe.lrange(key, 0, -1),
+        "set": pipe.smembers,
+        "zset": lambda key: pipe.zrange(key, 0, -1, withscores=True),
+        "string": pipe.get,
     }
-    return kind, reader.get(kind, lambda: None)()
+    for key, kind in zip(keys, kinds, strict=True):
+        readers.get(kind, pipe.exists)(key)
+    values = pipe.execute()
+    return [(kind, sorted(v) if kind == "set" else v) for kind, v in zip(kinds, values, strict=True)]

@@ -106,6 +106,35 @@ class ProjectionKeys:
         """A key for a family's own projection (`key("justification", h)`)."""
         return ":".join((self.base, *parts))
 
+    def ops_cursor(self) -> str:
+        """Hash: the ops summary's position in each stream (`stream → last absorbed entry id`) and its event count."""
+        return self.key("ops", "cursor")
+
+    def ops_totals(self) -> str:
+        """Hash of the ops summary's counters and latency-histogram buckets since the log began."""
+        return self.key("ops", "totals")
+
+    def ops_slot(self, slot: int) -> str:
+        """The counters of one time slot (`slot` = epoch seconds // the slot length), histograms aside."""
+        return self.key("ops", "slot", str(slot))
+
+    def ops_hist_slot(self, slot: int) -> str:
+        """The latency-histogram buckets of one time slot."""
+        return self.key("ops", "hslot", str(slot))
+
+    def ops_pending(self) -> str:
+        """Hash `call id → what the ops fold remembers of an unfinished call` (tool, request time, worker)."""
+        return self.key("ops", "pending")
+
+    def ops_workers(self) -> str:
+        """Hash `worker → epoch microseconds of its last event`."""
+        return self.key("ops", "workers")
+
+    def ops_traces(self) -> str:
+        """Hash `trace id → the aggregates with events in that trace` (space-separated, sorted): one key, not one
+        per trace, so replay compares and swaps it at once."""
+        return self.key("ops", "traces")
+
 
 def requested_key(call_id: CallId) -> str:
     return f"call:{call_id}:requested"

@@ -1,9 +1,17 @@
 """The ASGI app: the MCP endpoint at /mcp plus the routes of `gateway.surface`, behind `gateway.security`."""
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
+from eventlog import ops_feed
 from eventlog.settings import Settings
+from eventlog.store import async_client
+from eventlog.streams import Keys
 from gateway.security.wiring import auth_setup, check_exposure, secure
 from gateway.server import build_server
 
@@ -25,4 +33,29 @@ def build_app(settings: Settings) -> ASGIApp:
         max_request_body_size=settings.security.max_request_bytes,
         transport_security=NO_SDK_HOST_CHECK,
     )
+    _follow_the_log(app, settings)
     return secure(app, settings, runtime, setup)
+
+
+def _follow_the_log(app: Starlette, settings: Settings) -> None:
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(scope: Starlette) -> AsyncIterator[None]:
+        async with inner(scope), following_the_log(settings):
+            yield
+
+    app.router.lifespan_context = lifespan
+
+
+@asynccontextmanager
+async def following_the_log(settings: Settings) -> AsyncIterator[None]:
+    """Keep the ops summary level with the log while the gateway runs (every replica may; see `ops_feed`)."""
+    client = async_client(settings.require_redis_url())
+    async with anyio.create_task_group() as group:
+        group.start_soon(ops_feed.follow, client, Keys(settings.prefix))
+        try:
+            yield
+        finally:
+            group.cancel_scope.cancel()
+    await client.aclose()

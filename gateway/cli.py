@@ -1,4 +1,4 @@
-"""The `geogate` command: dev (everything on one machine), gateway, worker, replay, trim, events tail."""
+"""The `geogate` command: dev (everything on one machine), gateway, worker, replay, trim, events tail, status."""
 
 import contextlib
 import os
@@ -22,6 +22,18 @@ def _settings(**overrides: object) -> Settings:
     return settings.model_copy(update=updates) if updates else settings
 
 
+def _connected(**overrides: object) -> Settings:
+    """Settings with a Redis URL: REDIS_URL, else the one a `geogate dev` in this directory recorded (says which)."""
+    from gateway.local import resolve
+
+    return resolve(_settings(**overrides))
+
+
+def _export_redis_url() -> None:
+    """For commands that run another process that reads REDIS_URL itself."""
+    os.environ["REDIS_URL"] = _connected().require_redis_url()
+
+
 @app.command()
 def dev(
     port: Annotated[int | None, typer.Option(help="HTTP port of the MCP endpoint")] = None,
@@ -40,9 +52,8 @@ def gateway(
     port: Annotated[int | None, typer.Option(help="HTTP port")] = None,
     host: Annotated[str | None, typer.Option(help="interface to bind")] = None,
 ) -> None:
-    """Run the gateway role (needs REDIS_URL)."""
-    settings = _settings(port=port, host=host)
-    settings.require_redis_url()
+    """Run the gateway role (REDIS_URL, or the Redis of a `geogate dev` running from this directory)."""
+    settings = _connected(port=port, host=host)
     if stdio:
         from gateway.server import build_server
 
@@ -59,13 +70,15 @@ def gateway(
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def worker(ctx: typer.Context) -> None:
     """Run a worker role (needs REDIS_URL): `geogate worker --queues gdal,sandbox [--concurrency N]`."""
-    Settings().require_redis_url()
+    _export_redis_url()
     os.execv(sys.executable, [sys.executable, "-m", "workers", *ctx.args])
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)
 def llm(ctx: typer.Context) -> None:
     """The LLM host: `geogate llm parse` (JSON lines on stdin → calls found), `geogate llm stats` (from the log)."""
+    if ctx.args[:1] == ["stats"]:
+        _export_redis_url()
     os.execv(sys.executable, [sys.executable, "-m", "workers.llm", *ctx.args])
 
 
@@ -77,7 +90,7 @@ def replay(
     from eventlog.replay import replay as run_replay
     from eventlog.store import EventStore
 
-    report = run_replay(EventStore.from_settings(_settings()), swap=not check)
+    report = run_replay(EventStore.from_settings(_connected()), swap=not check)
     typer.echo(f"replayed {report.events} events into {report.keys} projection keys")
     for label, keys in (("missing", report.missing_live), ("extra", report.extra_live), ("differ", report.different)):
         for key in keys[:20]:
@@ -90,11 +103,14 @@ def replay(
 @app.command()
 def trim() -> None:
     """Trim the log to the retention policy (GEOGATE_RETENTION_MAX_AGE_S / _MAXLEN), never past a checkpoint."""
+    from eventlog import ops_feed
     from eventlog.retention import trim as run_trim
     from eventlog.store import EventStore
 
-    settings = _settings()
-    for stream, removed in run_trim(EventStore.from_settings(settings), settings.retention).items():
+    settings = _connected()
+    store = EventStore.from_settings(settings)
+    ops_feed.catch_up(store.redis, store.keys)  # the ops summary absorbs what is about to go
+    for stream, removed in run_trim(store, settings.retention).items():
         typer.echo(f"{stream}: removed {removed}")
 
 
@@ -110,7 +126,21 @@ def events_tail(
     from gateway.tail import run_tail
 
     with contextlib.suppress(KeyboardInterrupt):
-        run_tail(EventStore.from_settings(_settings()), type_, count, follow, json_lines)
+        run_tail(EventStore.from_settings(_connected()), type_, count, follow, json_lines)
+
+
+@app.command()
+def status(
+    window: Annotated[str, typer.Option(help="5m, 1h or all")] = "1h",
+    json_out: Annotated[bool, typer.Option("--json", help="the summary as JSON, as /ops/api/summary")] = False,
+) -> None:
+    """Workers, queues, lag, throughput, latency and errors: the figures of /ops, in the terminal."""
+    from gateway.ops.figures import WINDOWS
+    from gateway.status import run_status
+
+    if window not in WINDOWS:
+        raise typer.BadParameter(f"window must be one of {', '.join(WINDOWS)}", param_hint="--window")
+    run_status(_connected(), window, json_out)
 
 
 def main() -> None:

@@ -17,7 +17,9 @@ app = typer.Typer(help="Inspect, revoke and export justifications.", no_args_is_
 
 
 def _store() -> EventStore:
-    return EventStore.from_settings(Settings())
+    from gateway.local import resolve
+
+    return EventStore.from_settings(resolve(Settings()))
 
 
 def _states(store: EventStore) -> list[JustificationState]:

@@ -17,6 +17,7 @@ import redis
 
 from eventlog.append import SCRIPT
 from eventlog.settings import Settings
+from gateway.local import LocalRun, forget, record
 from schemas import tasks
 
 
@@ -156,14 +157,25 @@ def run_dev(settings: Settings, workers: int) -> None:
         for name, argv in worker_pools(workers):
             command = [sys.executable, "-m", "workers", *argv, "--name", f"{name}@%h", "--loglevel", "WARNING"]
             children.spawn(command, env, log=data_dir / f"worker-{name}.log")
-        print(f"Geogate is up: MCP endpoint http://{settings.host}:{settings.port}/mcp  (Ctrl-C stops everything)")
-        print(f"Redis {url}; worker pools: {', '.join(n for n, _ in worker_pools(workers))}; logs in {data_dir}/")
-        print(client_config(settings, url))
+        _announce(settings, url, workers)
         _serve(settings)
     except KeyboardInterrupt:
         pass
     finally:
+        forget(settings)
         children.stop()
+
+
+def _announce(settings: Settings, url: str, workers: int) -> None:
+    """Record where this run lives (other `geogate` commands from this directory find it) and print it."""
+    base = f"http://{settings.host}:{settings.port}"
+    run = LocalRun(redis_url=url, mcp_url=f"{base}/mcp", ops_url=f"{base}/ops", pid=os.getpid())
+    recorded = record(settings, run)
+    print(f"Geogate is up: MCP endpoint {run.mcp_url}  (Ctrl-C stops everything)")
+    print(f"Ops dashboard {run.ops_url}; `geogate status` and `geogate events tail -f` from this directory find it")
+    print(f"Redis {url} (recorded in {recorded}); worker pools: {', '.join(n for n, _ in worker_pools(workers))}")
+    print(f"Logs in {settings.data_dir}/")
+    print(client_config(settings, url))
 
 
 def _serve(settings: Settings) -> None:

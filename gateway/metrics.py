@@ -7,12 +7,14 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.requests import Request
 from starlette.responses import Response
 
+from eventlog.projections.ops import BUCKETS_MS
 from eventlog.streams import all_categories, celery_queue_key
+from gateway.ops.figures import histograms
 from schemas import tasks
 
 if TYPE_CHECKING:
@@ -26,8 +28,16 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 class Snapshot(Collector):
     """Metric families built from values read beforehand (collectors are synchronous, Redis reads are not)."""
 
-    def __init__(self, counters: dict[str, int], queues: dict[str, int], streams: dict[str, int], waiting: int):
+    def __init__(
+        self,
+        counters: dict[str, int],
+        queues: dict[str, int],
+        streams: dict[str, int],
+        waiting: int,
+        ops: dict[str, int] | None = None,
+    ):
         self.counters, self.queues, self.streams, self.waiting = counters, queues, streams, waiting
+        self.ops = ops or {}
 
     def collect(self) -> Iterator[Metric]:
         events = CounterMetricFamily("geogate_events", "Events appended to the log, by type", labels=["type"])
@@ -45,6 +55,22 @@ class Snapshot(Collector):
         yield _gauge("geogate_queue_depth", "Messages waiting in a worker queue", "queue", self.queues)
         yield _gauge("geogate_stream_length", "Entries in an event-log stream", "stream", self.streams)
         yield GaugeMetricFamily("geogate_waiting_calls", "Calls this gateway process is waiting on", self.waiting)
+        yield stage_histograms(self.ops)
+
+
+def stage_histograms(ops: dict[str, int]) -> HistogramMetricFamily:
+    """Latency per tool and stage (queue, run, handler, answer) from the ops summary's fixed buckets."""
+    family = HistogramMetricFamily(
+        "geogate_call_stage_seconds", "Duration of each stage of a tool call, from the log", labels=["tool", "stage"]
+    )
+    bounds = [f"{ms / 1000:g}" for ms in BUCKETS_MS] + ["+Inf"]
+    for (tool, stage), (buckets, sum_us) in sorted(histograms(ops).items()):
+        cumulative, running = [], 0
+        for bound, count in zip(bounds, buckets, strict=True):
+            running += count
+            cumulative.append((bound, running))
+        family.add_metric([tool, stage], cumulative, sum_us / 1e6)
+    return family
 
 
 def _gauge(name: str, text: str, label: str, values: dict[str, int]) -> GaugeMetricFamily:
@@ -59,15 +85,17 @@ async def snapshot(runtime: "Gateway") -> Snapshot:
     store = runtime.store
     pipe = store.redis.pipeline(transaction=False)
     pipe.hgetall(store.live.metrics())
+    pipe.hgetall(store.live.ops_totals())
     for queue in tasks.QUEUES:
         pipe.llen(celery_queue_key(queue))
     for category in all_categories():
         pipe.xlen(store.keys.stream(category))
-    raw, *sizes = await pipe.execute()
+    raw, ops, *sizes = await pipe.execute()
     counters = {k.decode(): int(float(v)) for k, v in raw.items()}
     queues = dict(zip(tasks.QUEUES, sizes[: len(tasks.QUEUES)], strict=True))
     streams = dict(zip(all_categories(), sizes[len(tasks.QUEUES) :], strict=True))
-    return Snapshot(counters, queues, streams, runtime.reader.watching)
+    totals = {k.decode(): int(v) for k, v in ops.items()}
+    return Snapshot(counters, queues, streams, runtime.reader.watching, totals)
 
 
 def register(server: "MCPServer", runtime: "Gateway") -> None:

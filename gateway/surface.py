@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gateway import chat, health, metrics, resources_calls, resources_gdal, resources_workflow
+from gateway.ops import routes as ops_routes
 from gateway.reflection import surface as reflection_surface
 
 if TYPE_CHECKING:
@@ -25,4 +26,5 @@ REGISTRARS: list[Registrar] = [
     resources_gdal.register,
     resources_calls.register,
     reflection_surface.register,
+    ops_routes.register,
 ]

@@ -1,5 +1,6 @@
 """The roles and commands: stdio gateway, call timeout, `geogate events tail`, and `geogate dev` shutdown."""
 
+import asyncio
 import json
 import os
 import signal
@@ -59,7 +60,8 @@ def test_events_tail_prints_json_lines_filtered_by_type(stack: Stack) -> None:
     assert all(line["aggregate"].startswith("call:") and line["entry_id"] for line in lines)
 
 
-def test_dev_mode_serves_and_stops_every_child_on_sigterm(tmp_path) -> None:
+def test_dev_mode_serves_is_found_by_other_commands_and_stops_every_child_on_sigterm(tmp_path) -> None:
+    """`make run` in one terminal; `geogate status` and `geogate events tail` in another, no variables set."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "GEOGATE_REDIS_URL")}
     env |= {"GEOGATE_PORT": str(port), "GEOGATE_DATA_DIR": str(tmp_path / ".geogate")}
@@ -75,13 +77,34 @@ def test_dev_mode_serves_and_stops_every_child_on_sigterm(tmp_path) -> None:
         wait_for(lambda: _health(port), what="geogate dev to serve", timeout_s=60)
         children = _descendants(proc.pid)
         assert children, "dev mode started no child processes"
+        _other_terminal_finds_it(tmp_path, port)
         os.kill(proc.pid, signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
+        assert not (tmp_path / ".geogate" / "run.json").exists()
         wait_for(lambda: not any(_alive(pid) for pid in children), what="every child to exit")
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert b"/mcp" in proc.stdout.read()
+
+
+def _other_terminal_finds_it(cwd, port: int) -> None:
+    bare = {k: v for k, v in os.environ.items() if not k.startswith("GEOGATE_") and k not in ("REDIS_URL",)}
+    asyncio.run(_ping(f"http://127.0.0.1:{port}/mcp"))
+    geogate = [sys.executable, "-m", "gateway.cli"]
+    tail = subprocess.run([*geogate, "events", "tail", "-n", "3"], env=bare, cwd=cwd, capture_output=True, text=True)
+    assert tail.returncode == 0, tail.stderr
+    assert "tool.succeeded" in tail.stdout and "(queue " in tail.stdout  # a finished call with its stage durations
+    recorded = json.loads((cwd / ".geogate" / "run.json").read_text())["redis_url"]
+    assert f"using Redis {recorded}" in tail.stderr
+    status = subprocess.run([*geogate, "status", "--window", "5m"], env=bare, cwd=cwd, capture_output=True, text=True)
+    assert status.returncode == 0, status.stderr
+    assert "ping" in status.stdout and "Queues" in status.stdout and "Workers" in status.stdout
+
+
+async def _ping(url: str) -> None:
+    async with Client(url) as client:
+        assert not (await client.call_tool("ping", {"queue": "gdal"})).is_error
 
 
 def _health(port: int) -> bool:

@@ -49,3 +49,24 @@ def test_follow_sees_events_that_arrive_on_other_streams_meanwhile(fake_store: E
     seen = [e.event.type for e in islice(tail, 3)]
 
     assert sorted(seen) == ["tool.requested", "tool.requested", "workflow.expired"]
+
+
+def test_an_outcome_line_carries_the_calls_stage_durations() -> None:
+    from gateway.tail import Stages
+    from schemas.events import HandlerSucceeded, OutputRef, ToolStarted, ToolSucceeded
+    from tests.unit.eventlog.ops_samples import at
+
+    call_id, stages = new_id(), Stages()
+    agg = call_aggregate(call_id)
+    handler = {"language": "jmespath", "script": "a"}
+
+    def ev(data, ms):
+        return make_event(agg, data).model_copy(update={"ts": at(ms)})
+
+    requested = ToolRequested(call_id=call_id, tool="ping", queue="gdal", args={}, timeout_s=1, result_handler=handler)
+    assert stages.note(ev(requested, 0)) == ""
+    assert stages.note(ev(ToolStarted(call_id=call_id, worker="w", attempt="a", queue_wait_ms=2.0), 2)) == ""
+    assert stages.note(ev(ToolSucceeded(call_id=call_id, duration_ms=10.0), 12)) == "queue 2.0 ms · run 10.0 ms"
+    raw = OutputRef(uri="blob://sha256:00", size=1, sha256="00")
+    done = HandlerSucceeded(call_id=call_id, value_bytes=1, raw=raw, language="jmespath", isolation="x", duration_ms=1)
+    assert stages.note(ev(done, 15)) == "handler 3.0 ms · answer 15.0 ms"

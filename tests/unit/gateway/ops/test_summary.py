@@ -1,0 +1,71 @@
+"""Reading the summary: workers from their liveness keys (with the calls they hold), queues with their oldest job."""
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import fakeredis
+import pytest
+
+from eventlog import ops_feed
+from eventlog.publish import enqueue_op, request_event
+from eventlog.store import EventStore
+from eventlog.streams import Keys, celery_queue_key
+from gateway.ops.summary import read_summary
+from schemas.ids import new_id
+from schemas.tools import TOOLS
+from tests.unit.eventlog.ops_samples import T0, call
+
+pytestmark = pytest.mark.anyio
+NOW = datetime(2026, 11, 22, 12, 0, 30, tzinfo=UTC)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def clients() -> tuple[EventStore, fakeredis.FakeAsyncRedis]:
+    server, keys = fakeredis.FakeServer(), Keys(f"t{new_id()[-6:]}")
+    return EventStore(fakeredis.FakeRedis(server=server), keys), fakeredis.FakeAsyncRedis(server=server)
+
+
+async def test_a_worker_with_a_lease_is_listed_with_its_queues_and_the_calls_it_holds(clients) -> None:
+    store, client = clients
+    beat = (NOW - timedelta(seconds=2)).isoformat()
+    lease = {"lease": "L1", "host": "box", "pid": 42, "queues": ["gdal"], "pool": "prefork", "concurrency": 2}
+    store.redis.set(store.keys.lease("L1"), json.dumps(lease | {"started_at": beat, "beat_at": beat}), ex=30)
+    held = {"lease": "L1", "worker": "box:42", "attempt": "a", "tool": "ping", "started_at": beat}
+    store.redis.hset(store.live.key("running"), "c1", json.dumps(held))
+
+    summary = await read_summary(client, store.keys, "5m", now=NOW.timestamp())
+
+    [worker] = [w for w in summary.workers if w.source == "lease"]
+    assert (worker.name, worker.queues, worker.concurrency, worker.holding) == ("box:42", ["gdal"], 2, ["c1"])
+    assert worker.age_s == pytest.approx(2.0)
+
+
+async def test_without_leases_a_worker_seen_in_the_log_is_listed_for_five_minutes(clients) -> None:
+    store, client = clients
+    call(store, "ping", worker="vm:9")  # its events are dated T0
+    ops_feed.catch_up(store.redis, store.keys)
+
+    soon = await read_summary(client, store.keys, "all", now=T0.timestamp() + 10)
+    later = await read_summary(client, store.keys, "all", now=T0.timestamp() + 3600)
+
+    assert [(w.name, w.source, w.holding) for w in soon.workers] == [("vm:9", "log", [])]
+    assert later.workers == []
+
+
+async def test_a_queue_shows_its_depth_and_the_age_of_its_oldest_job(clients) -> None:
+    store, client = clients
+    first = request_event(TOOLS["ping"], {"queue": "gdal"}, call_id=new_id(), actor="t")
+    second = request_event(TOOLS["ping"], {"queue": "gdal"}, call_id=new_id(), actor="t")
+    for event in (first, second):
+        op = enqueue_op(event)
+        store.redis.lpush(celery_queue_key("gdal"), *op.args)
+
+    summary = await read_summary(client, store.keys, "5m", now=first.ts.timestamp() + 7)
+
+    gdal = next(q for q in summary.queues if q.queue == "gdal")
+    assert gdal.depth == 2 and gdal.oldest_age_s == pytest.approx(7.0, abs=0.01)
