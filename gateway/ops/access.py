@@ -1,12 +1,10 @@
-"""Who may read `/ops`: the single hook the authentication of the security issue plugs into."""
+"""Who may read `/ops`: with authentication on, the security layer's guard admits only the `admin` scope to every
+`/ops` route (`gateway.security.wiring.guarded_kind`); this hook is for checks a page needs beyond that."""
 
 from starlette.requests import Request
 
 
 def require_admin(request: Request) -> None:
-    """Let the request through, or raise `starlette.exceptions.HTTPException(403)` once auth exists.
-
-    Geogate has no authentication yet, so whoever reaches the gateway may read `/ops` (it binds to 127.0.0.1 by
-    default). When auth is on, this must check that the request carries an admin identity.
-    """
+    """Let the request through: the guard in front of the route has already required the admin scope when
+    authentication is on; without it, whoever reaches the gateway (127.0.0.1 by default) may read `/ops`."""
     return None

@@ -29,7 +29,17 @@ GUARDED: dict[str, RouteKind] = {
     "/api/chat/stream": "chat",
     "/metrics": "admin",
 }
-"""Routes behind a guard; `/health` and the protected-resource metadata stay open."""
+"""Routes behind a guard; `/health` and the protected-resource metadata stay open. Every `/ops` page is an admin
+route too (`guarded_kind`); its static front-end libraries stay open."""
+OPS_PREFIX = "/ops"
+
+
+def guarded_kind(path: str) -> RouteKind | None:
+    if path in GUARDED:
+        return GUARDED[path]
+    return "admin" if path == OPS_PREFIX or path.startswith(OPS_PREFIX + "/") else None
+
+
 STALE_SLOT_MARGIN_S = 60.0
 
 
@@ -133,8 +143,8 @@ def secure(app: Starlette, settings: Settings, runtime: Gateway, setup: AuthSetu
         stale_s=settings.call_timeout_s + STALE_SLOT_MARGIN_S,
     )
     for route in app.router.routes:
-        if isinstance(route, Route) and route.path in GUARDED:
-            route.app = Guard(route.app, policy, runtime, GUARDED[route.path])
+        if isinstance(route, Route) and (kind := guarded_kind(route.path)) is not None:
+            route.app = Guard(route.app, policy, runtime, kind)
     if setup is not None and setup.metadata_url is not None:
         _advertise_scopes(app, setup)
     security = settings.security

@@ -262,6 +262,16 @@ def test_chat_and_metrics_are_behind_the_scopes(secured: Secured, http: httpx.Cl
     assert http.get(f"{secured.base[0]}/health").status_code == 200
 
 
+def test_the_ops_pages_need_the_admin_scope(secured: Secured, http: httpx.Client) -> None:
+    base = secured.base[0]
+    admin, reader = ({"Authorization": f"Bearer {TOKENS[name]}"} for name in ("carol", "bob"))
+
+    assert http.get(f"{base}/ops").status_code == 401
+    assert http.get(f"{base}/ops/api/summary", headers=reader).status_code == 403
+    assert http.get(f"{base}/ops/calls/none", headers=reader).status_code == 403
+    assert http.get(f"{base}/ops/api/summary", headers=admin).status_code == 200
+
+
 def test_revoking_needs_the_admin_scope(secured: Secured, http: httpx.Client) -> None:
     args = {"hash": "0" * 64}
 
