@@ -47,8 +47,30 @@ def task_message(task_name: str, queue: str, task_id: str, args: tuple[object, .
 def message_event(raw: bytes) -> Event | None:
     """The `tool.requested` event a queued message carries (its `ts` is when it was enqueued); None if unreadable."""
     try:
-        envelope = json.loads(raw)
-        args, _kwargs, _embed = msgpack.unpackb(base64.b64decode(envelope["body"]))
-        return decode(args[0])
+        args = _args(json.loads(raw))
+        return decode(args[0]) if args else None
+    except (ValueError, TypeError):
+        return None
+
+
+UNACKED = "unacked"
+UNACKED_INDEX = "unacked_index"
+"""kombu's Redis transport keeps each delivered, unacknowledged message in hash `unacked` (delivery tag →
+`[envelope, exchange, routing_key]`), indexed by delivery time in sorted set `unacked_index` (no key prefix)."""
+
+
+def task_args(unacked_value: bytes) -> tuple[object, ...] | None:
+    """The positional arguments of a message kombu holds in `unacked`; None for anything not of ours."""
+    try:
+        return _args(json.loads(unacked_value)[0])
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
+def _args(envelope: object) -> tuple[object, ...] | None:
+    """The task arguments in an envelope `task_message` built (msgpack body: args, kwargs, embed)."""
+    try:
+        args, _kwargs, _embed = msgpack.unpackb(base64.b64decode(envelope["body"]))  # type: ignore[index]
     except (ValueError, KeyError, TypeError, IndexError, msgpack.UnpackException):
         return None
+    return tuple(args) if isinstance(args, list | tuple) else None

@@ -9,23 +9,29 @@ started `max_attempts` times and lost each time fails with `call.attempts_exhaus
 """
 
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from eventlog import streams
 from eventlog.append import Expect
+from eventlog.celery_message import UNACKED, UNACKED_INDEX, task_args
 from eventlog.projections.handlers import handler_key
 from eventlog.projections.running import RunningEntry
 from eventlog.publish import enqueue_op, follow, handler_job_op
 from eventlog.settings import Settings
 from eventlog.store import EventStore
+from schemas.codec import decode
 from schemas.events import Event, HandlerFailed, ToolFailed, ToolRedispatched, ToolRequested, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate
+from schemas.tools.handlers import RUN_RESULT_HANDLER
 
 logger = logging.getLogger(__name__)
 
 EXHAUSTED = "call.attempts_exhausted"
+STRANDED_BATCH = 100
+"""Stranded deliveries looked at per reaper pass."""
 HANDLER_EXHAUSTED = "handler.attempts_exhausted"
 
 
@@ -53,8 +59,47 @@ class Reaper:
             return []
         entries = [RunningEntry.parse(k, v) for k, v in self.store.redis.hgetall(self.store.live.running()).items()]
         lapsed = self._lapsed({e.lease for e in entries if e.lease})
-        done = [self._recover(e) for e in entries if e.lease in lapsed]
+        done = [self._recover(e) for e in entries if e.lease in lapsed] + self._stranded()
         return [r for r in done if r is not None]
+
+    def _stranded(self) -> list[Reaped | None]:
+        """Calls whose message a worker took from the queue but never started: its node died between the broker's
+        delivery and `tool.started`, so no lease names them. kombu holds such a message in `unacked` until the
+        visibility timeout; one delivered longer than a lease's TTL ago whose call is still queued on that very
+        dispatch is re-dispatched now (a live worker starts a delivered job at once: prefetch is one per slot)."""
+        cutoff = time.time() - self.settings.lease_ttl_s
+        tags = self.store.redis.zrangebyscore(UNACKED_INDEX, "-inf", cutoff, start=0, num=STRANDED_BATCH)
+        values = self.store.redis.hmget(UNACKED, tags) if tags else []
+        return [self._restart(args) for value in values if value and (args := task_args(value))]
+
+    def _restart(self, args: tuple[object, ...]) -> Reaped | None:
+        try:
+            requested = decode(args[0])  # type: ignore[arg-type]
+            data, dispatch = requested.payload(ToolRequested), int(args[1]) if len(args) > 1 else 1  # type: ignore[call-overload]
+        except (TypeError, ValueError):
+            return None  # not a message of ours
+        state = self.store.call_state(data.call_id)
+        if (
+            data.tool == RUN_RESULT_HANDLER.name
+            or state is None
+            or (state.status, state.dispatch) != ("requested", dispatch)
+        ):
+            return None
+        key = self.store.live.call(data.call_id)
+        fenced = [Expect(key, "status", "in", ("requested",)), Expect(key, "dispatch", "in", (str(dispatch),))]
+        again = ToolRedispatched(
+            call_id=data.call_id,
+            dispatch=dispatch + 1,
+            lost_worker="",
+            lost_lease="",
+            lost_attempt="",
+            reason=f"delivered to a worker over {self.settings.lease_ttl_s:g} s ago and never started",
+        )
+        logger.warning("call %s was delivered and never started: re-dispatching it", data.call_id)
+        message = enqueue_op(requested, again.dispatch)
+        dedupe = streams.redispatch_key(data.call_id, f"stranded-{dispatch}")
+        appended = self.store.append(follow(requested, again), dedupe, expect=fenced, effects=[message])
+        return Reaped(data.call_id, "tool", "redispatched", "") if appended.new else None
 
     def _lead(self) -> bool:
         lock, ttl_ms = self.store.keys.reaper_lock(), int(self.settings.lease_ttl_s * 1000)

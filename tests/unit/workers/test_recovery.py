@@ -6,6 +6,7 @@ A node's death is simulated by deleting its lease key, which is what a lapsed TT
 
 import base64
 import json
+import time
 from pathlib import Path
 
 import msgpack
@@ -14,6 +15,7 @@ import redis
 from pydantic import BaseModel
 
 from eventlog import streams
+from eventlog.celery_message import UNACKED, UNACKED_INDEX
 from eventlog.publish import enqueue_op, follow, request_event
 from eventlog.reaper import EXHAUSTED, Reaper
 from eventlog.settings import Settings
@@ -224,3 +226,45 @@ def test_a_new_attempt_removes_what_a_killed_attempt_left_beside_the_target(tmp_
         tmp.with_suffix(".dbf").write_bytes(b"table")
 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.dbf", "out.shp"]
+
+
+def deliver(store: EventStore, call_id: str, *, seconds_ago: float) -> None:
+    """What kombu does when a worker takes a message: `unacked` holds it, `unacked_index` its delivery time."""
+    message = enqueue_op(store.read_aggregate(call_aggregate(call_id))[0])
+    tag = new_id()
+    envelope = [json.loads(message.args[0]), "gdal", "gdal"]
+    store.redis.hset(UNACKED, tag, json.dumps(envelope))
+    store.redis.zadd(UNACKED_INDEX, {tag: time.time() - seconds_ago})
+
+
+def test_a_message_delivered_to_a_node_that_died_before_the_start_is_redispatched(
+    store: EventStore, settings: Settings
+) -> None:
+    stranded, _ = publish(store, delay_ms=0)
+    just_taken, _ = publish(store, delay_ms=0)
+    deliver(store, stranded, seconds_ago=settings.lease_ttl_s + 5)
+    deliver(store, just_taken, seconds_ago=0.5)
+
+    reaped = reap(store, settings)
+
+    assert [(r.call_id, r.action) for r in reaped] == [(stranded, "redispatched")]
+    assert types_of(store, stranded) == ["tool.requested", "tool.redispatched"]
+    assert types_of(store, just_taken) == ["tool.requested"]
+    assert queued(store) == [(stranded, 2)]
+    assert reap(store, settings) == []  # the stale delivery is now an old dispatch: left for the broker to drop
+
+
+def test_a_delivered_message_whose_call_started_is_left_alone(store: EventStore, settings: Settings) -> None:
+    call_id, payload = publish(store, delay_ms=0)
+    deliver(store, call_id, seconds_ago=settings.lease_ttl_s + 5)
+    alive(store, LEASE_A)
+
+    def still_running(args: BaseModel, ctx: JobContext) -> BaseModel:
+        assert reap(store, settings) == []
+        return JOBS_PING(args, ctx)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(JOBS, "ping", still_running)
+        runner.run_call(store, settings, "host-a:11", payload, lease=LEASE_A)
+
+    assert types_of(store, call_id) == ["tool.requested", "tool.started", "tool.succeeded"]
