@@ -12,6 +12,7 @@ Run: `.venv/bin/python bench/ops.py [--events N]`.
 import argparse
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -185,6 +186,7 @@ def main() -> None:
         memory = client.info("memory")["used_memory_human"]
     finally:
         redis_children.stop()
+        shutil.rmtree(data, ignore_errors=True)  # about 1 GB of Redis data at 1M events
     figures = {"events": events, "baseline": baseline_n, "append_s": append_s, "memory": memory, "folded": folded}
     report(figures | {"fold_s": fold_s, "replay": replay, "replay_s": replay_s}, small, large)
 
