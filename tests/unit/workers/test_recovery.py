@@ -99,8 +99,8 @@ def dies_mid_job(store: EventStore, settings: Settings, lease: str) -> object:
     return job
 
 
-def test_a_run_on_a_live_lease_is_left_alone(store: EventStore, settings: Settings) -> None:
-    call_id, payload = publish(store, delay_ms=0)
+def run_while_reaping(store: EventStore, settings: Settings, payload: bytes) -> None:
+    """Run the call on a live node whose job asserts, mid-run, that a reaper pass leaves it alone."""
     alive(store, LEASE_A)
 
     def check(args: BaseModel, ctx: JobContext) -> BaseModel:
@@ -110,6 +110,12 @@ def test_a_run_on_a_live_lease_is_left_alone(store: EventStore, settings: Settin
     with pytest.MonkeyPatch.context() as mp:
         mp.setitem(JOBS, "ping", check)
         runner.run_call(store, settings, "host-a:11", payload, lease=LEASE_A)
+
+
+def test_a_run_on_a_live_lease_is_left_alone(store: EventStore, settings: Settings) -> None:
+    call_id, payload = publish(store, delay_ms=0)
+
+    run_while_reaping(store, settings, payload)
 
     assert types_of(store, call_id) == ["tool.requested", "tool.started", "tool.succeeded"]
     assert store.redis.hgetall(store.live.running()) == {}
@@ -257,14 +263,7 @@ def test_a_message_delivered_to_a_node_that_died_before_the_start_is_redispatche
 def test_a_delivered_message_whose_call_started_is_left_alone(store: EventStore, settings: Settings) -> None:
     call_id, payload = publish(store, delay_ms=0)
     deliver(store, call_id, seconds_ago=settings.lease_ttl_s + 5)
-    alive(store, LEASE_A)
 
-    def still_running(args: BaseModel, ctx: JobContext) -> BaseModel:
-        assert reap(store, settings) == []
-        return JOBS_PING(args, ctx)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(JOBS, "ping", still_running)
-        runner.run_call(store, settings, "host-a:11", payload, lease=LEASE_A)
+    run_while_reaping(store, settings, payload)
 
     assert types_of(store, call_id) == ["tool.requested", "tool.started", "tool.succeeded"]
