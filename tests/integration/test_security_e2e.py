@@ -16,7 +16,7 @@ from eventlog.store import EventStore
 from schemas.events.security import CallRejected, client_aggregate
 from tests.integration.conftest import Stack, start_gateway, stop
 from tests.mcp_http import call_tool, frame, headers, read_resource
-from tests.support import free_port, wait_for_log
+from tests.support import free_port, wait_for, wait_for_log
 
 pytestmark = pytest.mark.integration
 
@@ -156,6 +156,8 @@ def test_calls_in_progress_are_limited_across_gateways(secured: Secured, http: h
     wait_for_log(store, lambda: _started_by(store, "solo"), what="solo's first call started")
     refused = call_tool(http, secured.urls[1], "ping", {}, token=TOKENS["solo"])
     runner.join()
+    # the slot is released once the first call's response has gone out, which the client may see first
+    wait_for(lambda: store.redis.zcard(store.keys.in_flight("solo")) == 0, what="solo's slot to be released")
     after = call_tool(http, secured.urls[1], "ping", {}, token=TOKENS["solo"])
 
     assert refused.status == 429 and refused.headers["retry-after"] == "1"
