@@ -8,6 +8,7 @@ from schemas.ids import new_id
 
 ErrorKind = Literal[
     "invalid_json",
+    "invalid_markup",
     "truncated",
     "unknown_tool",
     "blocked_tool",
