@@ -102,7 +102,9 @@ class _Found:
         for name, args in shapes or []:
             self.named(name, args, repaired=repaired)
 
-    def named(self, name: str, args: JsonValue, *, repaired: bool = False, textual: frozenset[str] = frozenset()) -> None:
+    def named(
+        self, name: str, args: JsonValue, *, repaired: bool = False, textual: frozenset[str] = frozenset()
+    ) -> None:
         if isinstance(args, str):
             try:
                 args, fixed = parse_object(args) if args.strip() else ({}, False)

@@ -120,7 +120,8 @@ def check_call(
     renamed, aliases = rename_aliases(entry, params)
     if textual:
         schema = entry.definition.get("inputSchema")
-        renamed = coerce_params(schema if isinstance(schema, dict) else {}, renamed, {aliases.get(key, key) for key in textual})
+        typed = {aliases.get(key, key) for key in textual}
+        renamed = coerce_params(schema if isinstance(schema, dict) else {}, renamed, typed)
     errors = schema_errors(entry, renamed)
     if errors:
         return errors

@@ -12,7 +12,17 @@ import re
 
 from pydantic import JsonValue
 
-from workers.llm.formats.base import NAME, Block, Parsed, RawCall, cut_at, malformed, scan_blocks, skip_marker, truncated
+from workers.llm.formats.base import (
+    NAME,
+    Block,
+    Parsed,
+    RawCall,
+    cut_at,
+    malformed,
+    scan_blocks,
+    skip_marker,
+    truncated,
+)
 
 START = re.compile(r"<\|tool_call>|<start_function_call>")
 _DIALECTS = {"<|tool_call>": ('<|"|>', "<tool_call|>"), "<start_function_call>": ("<escape>", "<end_function_call>")}
