@@ -68,7 +68,8 @@ def _pair(text: str, pos: int, name: str) -> tuple[str, str, int] | Block:
     stop, resume = value_end(text, start, "</arg_value>", _FOLLOWERS, _STOPS)
     if stop == -1:
         return Block(len(text), errors=[truncated("<tool_call>", name)])
-    return text[pos:key_end].strip(), text[start:stop], resume
+    value = text[start:stop] if resume > stop else text[start:stop].rstrip()  # left open: the newline is markup
+    return text[pos:key_end].strip(), value, resume
 
 
 def _json_args(text: str, at: int, name: str) -> Block:

@@ -36,7 +36,7 @@ START = re.compile(r"<\|open\|>call(?P<attrs>[^<]*?)<\|sep\|>")
 _ARG = re.compile(r"<\|open\|>(?P<kind>argument|json)(?P<attrs>[^<]*?)<\|sep\|>")
 _ATTR = re.compile(r"(\w+)\s*=\s*\"([^\"]*)\"")
 _STOPS = re.compile(r"<\|open\|>(?:argument|json)\b|<\|close\|>call")
-_FOLLOWERS = ("<|open|>argument", "<|open|>json", "<|close|>call")
+_FOLLOWERS = ("<|sep|>", "<|open|>argument", "<|open|>json", "<|close|>call")
 _WRAPPERS = re.compile(r"<\|(?:open|close)\|>(?:tools|response|message)(?:\s[^<]*)?<\|sep\|>|<\|end_of_msg\|>")
 _CLOSE_CALL = "<|close|>call"
 _SEP = "<|sep|>"
