@@ -85,21 +85,43 @@ def json_end(text: str, pos: int) -> int | None:
     return match_object(text, pos)
 
 
-def value_end(text: str, pos: int, closer: str, followers: Sequence[str], stops: re.Pattern[str]) -> tuple[int, int]:
-    """Where a text value that starts at `pos` ends, by the markup's structure: (end of value, resume index).
+@dataclass(frozen=True)
+class ValueMarkup:
+    """How a text value ends in one markup format.
 
-    The value's own closer counts when markup follows it (`followers`, or the end of the text), so a
-    closer written inside the value does not end it. A `stops` match before that closer ends a value whose
-    closer is missing (engines tolerate it). (-1, -1) when the text ends first: the value was cut off.
+    `closer` ends it when markup follows (`followers`, or the end of the text), so a closer written inside
+    the value does not. A value whose closer is missing (engines tolerate it) ends at the next `opens`
+    (the next argument's tag), or at an `ends` match (the call's end tag) unless the value's own closer
+    comes later in the same call, which means the end tag was text in the value (a `restarts` match in
+    between means a new call began, so the end tag was real).
     """
-    structural = _structural(text, pos, closer, followers)
-    stop = stops.search(text, pos)
-    if structural is not None and (stop is None or structural < stop.start()):
-        return structural, structural + len(closer)
+
+    closer: str
+    followers: tuple[str, ...]
+    opens: re.Pattern[str]
+    ends: re.Pattern[str] | None = None
+    restarts: re.Pattern[str] | None = None
+
+
+def value_end(text: str, pos: int, markup: ValueMarkup) -> tuple[int, int]:
+    """Where a text value that starts at `pos` ends: (end of value, resume index); (-1, -1) when it was cut off."""
+    structural = _structural(text, pos, markup.closer, markup.followers)
+    stops = [m.start() for m in (markup.opens.search(text, pos), _end_stop(text, pos, markup, structural)) if m]
+    stop = min(stops) if stops else None
+    if structural is not None and (stop is None or structural < stop):
+        return structural, structural + len(markup.closer)
     if stop is not None:
-        return stop.start(), stop.start()
-    plain = text.find(closer, pos)
-    return (plain, plain + len(closer)) if plain != -1 else (-1, -1)
+        return stop, stop
+    plain = text.find(markup.closer, pos)
+    return (plain, plain + len(markup.closer)) if plain != -1 else (-1, -1)
+
+
+def _end_stop(text: str, pos: int, markup: ValueMarkup, structural: int | None) -> re.Match[str] | None:
+    found = markup.ends.search(text, pos) if markup.ends else None
+    if found is None or structural is None or structural < found.start():
+        return found
+    restarted = markup.restarts.search(text, found.end(), structural) if markup.restarts else None
+    return found if restarted else None
 
 
 def _structural(text: str, pos: int, closer: str, followers: Sequence[str]) -> int | None:
@@ -123,6 +145,8 @@ def scan_blocks(text: str, start: re.Pattern[str], parse: BlockParser, fmt: str)
     while (match := start.search(text, pos)) is not None:
         content.append(text[pos : match.start()])
         block = parse(text, match)
+        if not block.calls and not block.errors:  # the marker was only mentioned
+            content.append(match[0])
         parsed.calls += block.calls
         parsed.errors += block.errors
         pos = max(block.end, match.end())
@@ -156,9 +180,10 @@ def strip_newline(value: str) -> str:
 
 
 def cut_at(text: str, pos: int, *markers: str) -> bool:
-    """True when the text from `pos` is empty or only the start of one of `markers` (output stopped mid-tag)."""
+    """True when the output stopped at `pos` or mid-tag: the rest is empty, the start of one of `markers`,
+    or one of them followed by an unfinished tag (no `>` yet)."""
     rest = text[pos:].rstrip()
-    return not rest or any(marker.startswith(rest) for marker in markers)
+    return not rest or any(m.startswith(rest) or (rest.startswith(m) and ">" not in rest[len(m) :]) for m in markers)
 
 
 def skip_fence(text: str, pos: int) -> int:

@@ -21,6 +21,7 @@ from workers.llm.formats.base import (
     Block,
     Parsed,
     RawCall,
+    ValueMarkup,
     cut_at,
     json_end,
     malformed,
@@ -59,8 +60,14 @@ def _block(text: str, match: re.Match[str]) -> Block:
 
 
 def _parameters(text: str, pos: int, name: str, prefix: str) -> Block:
-    close, closer = f"</{prefix}invoke>", f"</{prefix}parameter>"
-    stops = re.compile(re.escape(f"<{prefix}parameter ") + "|" + re.escape(close))
+    close = f"</{prefix}invoke>"
+    markup = ValueMarkup(
+        f"</{prefix}parameter>",
+        (f"<{prefix}parameter", close),
+        opens=re.compile(re.escape(f"<{prefix}parameter ")),
+        ends=re.compile(re.escape(close)),
+        restarts=re.compile(re.escape(f"<{prefix}invoke ")),
+    )
     args: dict[str, JsonValue] = {}
     textual: set[str] = set()
     while True:
@@ -72,7 +79,7 @@ def _parameters(text: str, pos: int, name: str, prefix: str) -> Block:
             if cut_at(text, at, f"<{prefix}parameter", close):
                 return Block(len(text), errors=[truncated(_WHAT, name)])
             return Block(at, errors=[malformed(f"unexpected text in the invoke of {name!r}: {text[at : at + 40]!r}")])
-        stop, pos = value_end(text, param.end(), closer, (f"<{prefix}parameter", close), stops)
+        stop, pos = value_end(text, param.end(), markup)
         if stop == -1:
             return Block(len(text), errors=[truncated(_WHAT, name)])
         key, raw = param["key"], text[param.end() : stop]

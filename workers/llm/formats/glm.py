@@ -12,6 +12,7 @@ from workers.llm.formats.base import (
     NAME,
     Block,
     RawCall,
+    ValueMarkup,
     cut_at,
     json_end,
     malformed,
@@ -23,8 +24,13 @@ from workers.llm.formats.base import (
 
 CLOSE = "</tool_call>"
 NAME_AT = re.compile(rf"\s*({NAME})")
-_STOPS = re.compile(r"<arg_key>|(?<=\n)</tool_call>")
-_FOLLOWERS = ("<arg_key>", CLOSE)
+_VALUE = ValueMarkup(
+    "</arg_value>",
+    ("<arg_key>", CLOSE),
+    opens=re.compile(r"<arg_key>"),
+    ends=re.compile(re.escape(CLOSE)),
+    restarts=re.compile(r"<tool_call>"),
+)
 
 
 def looks_like(text: str, pos: int) -> bool:
@@ -65,7 +71,7 @@ def _pair(text: str, pos: int, name: str) -> tuple[str, str, int] | Block:
     if not text.startswith("<arg_value>", at):
         return _stray(text, at, name)
     start = at + len("<arg_value>")
-    stop, resume = value_end(text, start, "</arg_value>", _FOLLOWERS, _STOPS)
+    stop, resume = value_end(text, start, _VALUE)
     if stop == -1:
         return Block(len(text), errors=[truncated("<tool_call>", name)])
     value = text[start:stop] if resume > stop else text[start:stop].rstrip()  # left open: the newline is markup

@@ -14,6 +14,7 @@ from workers.llm.formats.base import (
     Block,
     Parsed,
     RawCall,
+    cut_at,
     json_end,
     malformed,
     scan_blocks,
@@ -50,6 +51,8 @@ def _block(text: str, match: re.Match[str]) -> Block:
     if head is None or (head.end() == len(text) and not head["arg"]):
         return Block(len(text), errors=[truncated(_WHAT)])
     name = tool_name(head["id"])
+    if not head["arg"] and cut_at(text, head.end(), "<|tool_call_argument_begin|>"):
+        return Block(len(text), errors=[truncated(_WHAT, name)])
     at = skip_ws(text, skip_fence(text, head.end()))
     if at >= len(text):
         return Block(len(text), errors=[truncated(_WHAT, name)])

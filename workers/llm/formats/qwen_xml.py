@@ -3,7 +3,8 @@
 Every value is text (the tool's schema types it later). Values keep their inner whitespace: only the one
 newline after `<parameter=…>` and the one before `</parameter>` are markup. A `</parameter>` counts only
 when markup follows it, so a value may contain one; a parameter left open is closed by the next
-`<parameter=…>` or by `</function>` at the start of a line, as engines tolerate. Llama 3.1's
+`<parameter=…>` or by `</function>`, as engines tolerate (an end tag followed by the parameter's own
+`</parameter>` in the same call is text in the value). Llama 3.1's
 `<function=NAME>{json}</function>` is the same tag with a JSON body.
 """
 
@@ -13,6 +14,7 @@ from workers.llm.formats.base import (
     Block,
     Parsed,
     RawCall,
+    ValueMarkup,
     cut_at,
     json_end,
     malformed,
@@ -26,8 +28,13 @@ from workers.llm.formats.base import (
 
 START = re.compile(r"<function=([^>\n]+)>")
 _PARAM = re.compile(r"<parameter=([^>\n]+)>")
-_STOPS = re.compile(r"<parameter=[^>\n]+>|(?<=\n)</function>|(?<=\n)</tool_call>")
-_FOLLOWERS = ("<parameter=", "</function>", "</tool_call>")
+_VALUE = ValueMarkup(
+    "</parameter>",
+    ("<parameter=", "</function>", "</tool_call>"),
+    opens=re.compile(r"<parameter=[^>\n]+>"),
+    ends=re.compile(r"</function>|</tool_call>"),
+    restarts=re.compile(r"<function=|<tool_call>"),
+)
 _ENDS = ("</function>", "</tool_call>")
 
 
@@ -53,7 +60,7 @@ def function_block(text: str, pos: int, name: str) -> Block:
         param = _PARAM.match(text, at)
         if param is None:
             return _stray(text, at, name)
-        value_stop, pos = value_end(text, param.end(), "</parameter>", _FOLLOWERS, _STOPS)
+        value_stop, pos = value_end(text, param.end(), _VALUE)
         if value_stop == -1:
             return Block(len(text), errors=[truncated("<function=…>", name)])
         args[param[1].strip()] = strip_newline(text[param.end() : value_stop])

@@ -40,5 +40,7 @@ def _block(text: str, match: re.Match[str]) -> Block:
     if cut_at(text, skip_ws(text, pos), "<function=", "{"):
         return Block(len(text), errors=[truncated("<tool_call>")])
     close = text.find(hermes.CLOSE, pos)
-    resume = close + len(hermes.CLOSE) if close != -1 else len(text)
+    if close == -1:  # a mention in prose ("wrap it in <tool_call> tags"), not a call
+        return Block(pos)
+    resume = close + len(hermes.CLOSE)
     return Block(resume, errors=[malformed(f"a <tool_call> holds no call: {clip(text[pos:resume])!r}")])

@@ -22,6 +22,7 @@ from workers.llm.formats.base import (
     Block,
     Parsed,
     RawCall,
+    ValueMarkup,
     cut_at,
     json_end,
     malformed,
@@ -35,8 +36,13 @@ from workers.llm.formats.base import (
 START = re.compile(r"<\|open\|>call(?P<attrs>[^<]*?)<\|sep\|>")
 _ARG = re.compile(r"<\|open\|>(?P<kind>argument|json)(?P<attrs>[^<]*?)<\|sep\|>")
 _ATTR = re.compile(r"(\w+)\s*=\s*\"([^\"]*)\"")
-_STOPS = re.compile(r"<\|open\|>(?:argument|json)\b|<\|close\|>call")
-_FOLLOWERS = ("<|sep|>", "<|open|>argument", "<|open|>json", "<|close|>call")
+_VALUE = ValueMarkup(
+    "<|close|>argument",
+    ("<|sep|>", "<|open|>argument", "<|open|>json", "<|close|>call"),
+    opens=re.compile(r"<\|open\|>(?:argument|json)\b"),
+    ends=re.compile(r"<\|close\|>call"),
+    restarts=re.compile(r"<\|open\|>call\b"),
+)
 _WRAPPERS = re.compile(r"<\|(?:open|close)\|>(?:tools|response|message)(?:\s[^<]*)?<\|sep\|>|<\|end_of_msg\|>")
 _CLOSE_CALL = "<|close|>call"
 _SEP = "<|sep|>"
@@ -64,12 +70,12 @@ def _block(text: str, match: re.Match[str]) -> Block:
             return Block(skip_marker(text, at + len(_CLOSE_CALL), _SEP), [RawCall(name, args, frozenset(textual))])
         part = _ARG.match(text, at)
         if part is None:
-            if cut_at(text, at, "<|open|>argument", "<|open|>json", _CLOSE_CALL + _SEP):
+            if cut_at(text, at, _SEP, "<|open|>argument", "<|open|>json", _CLOSE_CALL + _SEP):
                 return Block(len(text), errors=[truncated(_WHAT, name)])
             return Block(at, errors=[malformed(f"unexpected text in the call to {name!r}: {text[at : at + 40]!r}")])
         if part["kind"] == "json":
             return _json_arguments(text, part.end(), name)
-        stop, pos = value_end(text, part.end(), "<|close|>argument", _FOLLOWERS, _STOPS)
+        stop, pos = value_end(text, part.end(), _VALUE)
         if stop == -1:
             return Block(len(text), errors=[truncated(_WHAT, name)])
         pos = skip_marker(text, pos, _SEP)

@@ -31,8 +31,9 @@ SAMPLES = [
     ),
     Sample(
         "deepseek-r1-think",
-        "<think>\nNeed stats first.\n</think>\n\n<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>"
-        'raster_stats\n```json\n{"uri": "ndvi.tif", "percentiles": [2, 98]}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        "<think>\nNeed stats first.\n</think>\n\n<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function"
+        '<｜tool▁sep｜>raster_stats\n```json\n{"uri": "ndvi.tif", "percentiles": [2, 98]}\n```'
+        "<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
         (("raster_stats", {"uri": "ndvi.tif", "percentiles": [2, 98]}),),
     ),
     Sample(
@@ -55,7 +56,7 @@ SAMPLES = [
     ),
     Sample(
         "dsml-single",
-        "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"raster_info\">\n"
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="raster_info">\n'
         '<｜DSML｜parameter name="uri" string="true">dem.tif</｜DSML｜parameter>\n'
         '<｜DSML｜parameter name="band" string="false">2</｜DSML｜parameter>\n'
         "</｜DSML｜invoke>\n</｜DSML｜function_calls>",
@@ -63,7 +64,7 @@ SAMPLES = [
     ),
     Sample(
         "dsml-string-flags",
-        "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"vector_buffer\">\n"
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="vector_buffer">\n'
         '<｜DSML｜parameter name="uri" string="true">parcels.gpkg</｜DSML｜parameter>\n'
         '<｜DSML｜parameter name="layer" string="true">3</｜DSML｜parameter>\n'
         '<｜DSML｜parameter name="distance" string="false">7.5</｜DSML｜parameter>\n'
@@ -73,11 +74,12 @@ SAMPLES = [
     ),
     Sample(
         "dsml-json-values-and-two-invokes",
-        "Reprojecting, then computing statistics.\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"raster_reproject\">\n"
+        "Reprojecting, then computing statistics.\n\n<｜DSML｜function_calls>\n"
+        '<｜DSML｜invoke name="raster_reproject">\n'
         '<｜DSML｜parameter name="uri" string="true">dem.tif</｜DSML｜parameter>\n'
         '<｜DSML｜parameter name="dst_crs" string="true">EPSG:25832</｜DSML｜parameter>\n'
         '<｜DSML｜parameter name="options" string="false">{"tiled": true}</｜DSML｜parameter>\n'
-        "</｜DSML｜invoke>\n<｜DSML｜invoke name=\"raster_stats\">\n"
+        '</｜DSML｜invoke>\n<｜DSML｜invoke name="raster_stats">\n'
         '<｜DSML｜parameter name="uri" string="true">dem.tif</｜DSML｜parameter>\n'
         '<｜DSML｜parameter name="bands" string="false">[1]</｜DSML｜parameter>\n'
         '<｜DSML｜parameter name="approx" string="false">false</｜DSML｜parameter>\n'
@@ -89,7 +91,7 @@ SAMPLES = [
     ),
     Sample(
         "dsml-multiline-string",
-        "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"write_file\">\n"
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="write_file">\n'
         '<｜DSML｜parameter name="path" string="true">run.sh</｜DSML｜parameter>\n'
         '<｜DSML｜parameter name="content" string="true">#!/bin/sh\ngdalinfo dem.tif\n</｜DSML｜parameter>\n'
         "</｜DSML｜invoke>\n</｜DSML｜function_calls>",
@@ -97,27 +99,27 @@ SAMPLES = [
     ),
     Sample(
         "dsml-json-body",
-        "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"search_catalog\">\n"
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="search_catalog">\n'
         '{"query": "orthophoto", "limit": 4}\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
         (("search_catalog", {"query": "orthophoto", "limit": 4}),),
     ),
     Sample(
         "dsml-thinking-then-call",
-        "I should check the metadata.</think>\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"raster_info\">\n"
+        'I should check the metadata.</think>\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="raster_info">\n'
         '<｜DSML｜parameter name="uri" string="true">lidar.tif</｜DSML｜parameter>\n'
         "</｜DSML｜invoke>\n</｜DSML｜function_calls>",
         (("raster_info", {"uri": "lidar.tif"}),),
     ),
     Sample(
         "dsml-truncated",
-        "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"raster_info\">\n"
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="raster_info">\n'
         '<｜DSML｜parameter name="uri" string="true">dem.t',
         (),
         "truncated",
     ),
     Sample(
         "dsml-in-think-only",
-        "<think>Option: <｜DSML｜function_calls>\n<｜DSML｜invoke name=\"raster_info\">\n"
+        '<think>Option: <｜DSML｜function_calls>\n<｜DSML｜invoke name="raster_info">\n'
         '<｜DSML｜parameter name="uri" string="true">dem.tif</｜DSML｜parameter>\n'
         "</｜DSML｜invoke>\n</｜DSML｜function_calls> - unnecessary.</think>The answer is 42 m.",
         (),

@@ -2,6 +2,8 @@
 
 from tests.unit.workers.llm.corpus import Sample
 
+END = "</tool_call>"
+
 SAMPLES = [
     Sample(
         "glm-single",
@@ -44,7 +46,12 @@ SAMPLES = [
         "glm-end-tag-inside-value",
         "<tool_call>write_file\n<arg_key>path</arg_key>\n<arg_value>howto.txt</arg_value>\n<arg_key>content</arg_key>\n"
         "<arg_value>End every call with </tool_call> and every value with </arg_value>.</arg_value>\n</tool_call>",
-        (("write_file", {"path": "howto.txt", "content": "End every call with </tool_call> and every value with </arg_value>."}),),
+        (
+            (
+                "write_file",
+                {"path": "howto.txt", "content": "End every call with </tool_call> and every value with </arg_value>."},
+            ),
+        ),
     ),
     Sample(
         "glm-multiline-value",

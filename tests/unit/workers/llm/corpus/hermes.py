@@ -35,7 +35,12 @@ SAMPLES = [
         "hermes-end-tag-inside-content",
         '<tool_call>\n{"name": "write_file", "arguments": {"path": "NOTES.md", "content": '
         '"Wrap each call in <tool_call> and </tool_call>.\\nOne call per block."}}\n</tool_call>',
-        (("write_file", {"path": "NOTES.md", "content": "Wrap each call in <tool_call> and </tool_call>.\nOne call per block."}),),
+        (
+            (
+                "write_file",
+                {"path": "NOTES.md", "content": "Wrap each call in <tool_call> and </tool_call>.\nOne call per block."},
+            ),
+        ),
     ),
     Sample(
         "hermes-braces-in-strings",
@@ -95,7 +100,12 @@ SAMPLES = [
         (
             (
                 "raster_reproject",
-                {"uri": "höhenmodell_zürich.tif", "dst_crs": "EPSG:2056", "resampling": "cubic", "options": {"tiled": False}},
+                {
+                    "uri": "höhenmodell_zürich.tif",
+                    "dst_crs": "EPSG:2056",
+                    "resampling": "cubic",
+                    "options": {"tiled": False},
+                },
             ),
         ),
     ),

@@ -107,7 +107,10 @@ SAMPLES = [
         '<|open|>argument key="uri"<|sep|>dem.tif<|close|>argument<|sep|>'
         '<|open|>argument key="band"<|sep|>4<|close|>argument<|sep|>'
         "<|close|>call<|sep|><|close|>tools<|sep|>",
-        (("write_file", {"path": "notes.txt", "content": "line 1\nline 2\n"}), ("raster_info", {"uri": "dem.tif", "band": 4})),
+        (
+            ("write_file", {"path": "notes.txt", "content": "line 1\nline 2\n"}),
+            ("raster_info", {"uri": "dem.tif", "band": 4}),
+        ),
     ),
     Sample(
         "kimi-xtml-json-block",

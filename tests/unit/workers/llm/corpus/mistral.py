@@ -34,7 +34,12 @@ SAMPLES = [
         "mistral-marker-inside-argument",
         '[TOOL_CALLS]write_file[ARGS]{"path": "parser.md", "content": "Calls start with [TOOL_CALLS] and '
         'arguments follow [ARGS]."}',
-        (("write_file", {"path": "parser.md", "content": "Calls start with [TOOL_CALLS] and arguments follow [ARGS]."}),),
+        (
+            (
+                "write_file",
+                {"path": "parser.md", "content": "Calls start with [TOOL_CALLS] and arguments follow [ARGS]."},
+            ),
+        ),
     ),
     Sample(
         "mistral-array-marker-inside-argument",

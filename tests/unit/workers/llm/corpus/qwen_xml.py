@@ -1,4 +1,4 @@
-"""Qwen3-Coder / Qwen3.5 XML: `<tool_call><function=NAME><parameter=KEY>\nVALUE\n</parameter></function></tool_call>`."""
+"""Qwen3-Coder / Qwen3.5 XML: `<tool_call><function=NAME><parameter=KEY>\nVALUE\n</parameter></function>…`."""
 
 from tests.unit.workers.llm.corpus import Sample
 
@@ -31,7 +31,10 @@ SAMPLES = [
         (
             (
                 "write_file",
-                {"path": "PROMPT.md", "content": "Calls look like <function=name> ... </function> inside </tool_call> tags."},
+                {
+                    "path": "PROMPT.md",
+                    "content": "Calls look like <function=name> ... </function> inside </tool_call> tags.",
+                },
             ),
         ),
     ),
