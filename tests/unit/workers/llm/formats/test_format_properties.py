@@ -81,3 +81,13 @@ def test_a_call_written_only_in_reasoning_never_comes_out(fmt: str, call: Any, a
     for opener, closer in (("<think>", "</think>"), ("[THINK]", "[/THINK]"), ("<|channel>thought\n", "<channel|>")):
         found = extract(f"{opener}I could write {rendered} here.{closer}{answer}")
         assert found.calls == [] and found.reasoning.startswith("I could write")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(RENDERERS)), st.sampled_from(CALLS), st.data(), st.text("abc xyz.\n", max_size=40))
+def test_a_call_abandoned_midway_and_followed_by_prose_is_never_run(
+    fmt: str, call: Any, data: st.DataObject, prose: str
+) -> None:
+    rendered = RENDERERS[fmt](*call)
+    cut = data.draw(st.integers(rendered.recognised, rendered.complete - 1))
+    assert extract(rendered.text[:cut] + prose).calls == []
