@@ -8,6 +8,7 @@ from schemas.ids import new_id
 
 ErrorKind = Literal[
     "invalid_json",
+    "invalid_markup",
     "truncated",
     "unknown_tool",
     "blocked_tool",
@@ -150,7 +151,7 @@ ChatStreamItem = Annotated[ProgressItem | ToolCallItem | XRayItem | AnswerItem, 
 
 
 class ModelStats(_Model):
-    """How one model did over many turns."""
+    """How one model (or one call format) did over many turns."""
 
     turns: int
     first_attempt_success_rate: float
@@ -161,6 +162,9 @@ class LLMStats(_Model):
     """Metrics over `llm.attempt` events (`geogate llm stats`, ops views)."""
 
     by_model: dict[str, ModelStats] = Field(default_factory=dict)
+    by_format: dict[str, ModelStats] = Field(default_factory=dict)
+    """The same, by the format a turn's first attempt was written in (`native`, `hermes`, `qwen3_xml`, `json`,
+    `text`…; `unknown` for events recorded before formats were)."""
     mean_retries: float = 0.0
     error_kinds: list[tuple[str, int]] = Field(default_factory=list)
     """Most common first."""

@@ -53,6 +53,12 @@ class LLMAttempted(EventData):
     provider_retries: int = 0
     """Backed-off provider failures (429, 5xx, timeouts) before this attempt got a reply."""
     latency_ms: float = 0.0
+    format: str | None = None
+    """How the reply wrote its calls: `native` (parsed by the server), a text format the extractor
+    recognised (`hermes`, `qwen3_xml`, `harmony`, …, `json`), or `text` when it held none."""
+    reasoning: str = ""
+    """The reply's reasoning (`<think>`, analysis channel, the server's `reasoning_content`): kept for the
+    record, never executed; the loop keeps at most its first 20,000 characters."""
 
     def describe(self) -> str:
         """One line for timelines and progress messages."""

@@ -262,4 +262,10 @@ def test_llm_parse_reads_json_lines_on_stdin() -> None:
     done = subprocess.run(argv, input=line + "\n", capture_output=True, text=True, env=dict(os.environ), timeout=60)
 
     assert done.returncode == 0
-    assert json.loads(done.stdout) == {"calls": [{"tool": "raster_info", "params": {"uri": "dem.tif"}}], "errors": []}
+    assert json.loads(done.stdout) == {
+        "format": "json",
+        "calls": [{"tool": "raster_info", "params": {"uri": "dem.tif"}}],
+        "errors": [],
+        "content": f"Sure: {CALL}",
+        "reasoning": "",
+    }

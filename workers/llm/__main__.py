@@ -8,7 +8,7 @@ from typing import TextIO
 from eventlog.settings import Settings
 from eventlog.store import EventStore
 from schemas.events.llm import LLMAttempted
-from schemas.llm import LLMStats
+from schemas.llm import LLMStats, ModelStats
 from workers.llm.metrics import attempt_stats
 from workers.llm.parse_cli import parse_lines
 
@@ -31,9 +31,9 @@ def render(stats: LLMStats, out: TextIO) -> None:
     if not stats.by_model:
         out.write("no llm.attempt events in the log\n")
         return
-    out.write(f"{'model':<32} {'turns':>6} {'first-try ok':>12} {'mean retries':>12}\n")
-    for model, row in stats.by_model.items():
-        out.write(f"{model:<32} {row.turns:>6} {row.first_attempt_success_rate:>12.1%} {row.mean_retries:>12.2f}\n")
+    _table(out, "model", stats.by_model)
+    out.write("\n")
+    _table(out, "format", stats.by_format)
     out.write(f"\nmean retries per turn: {stats.mean_retries:.2f}\n")
     out.write(f"provider errors (not model mistakes): {stats.provider_errors}\n")
     kinds = ", ".join(f"{kind} {count}" for kind, count in stats.error_kinds[:10]) or "none"
@@ -42,12 +42,18 @@ def render(stats: LLMStats, out: TextIO) -> None:
     out.write(f"mean tokens per conversation: {stats.mean_tokens_per_conversation:.0f}\n")
 
 
+def _table(out: TextIO, title: str, rows: dict[str, ModelStats]) -> None:
+    out.write(f"{title:<32} {'turns':>6} {'first-try ok':>12} {'mean retries':>12}\n")
+    for name, row in rows.items():
+        out.write(f"{name:<32} {row.turns:>6} {row.first_attempt_success_rate:>12.1%} {row.mean_retries:>12.2f}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run `parse` (stdin JSON lines → stdout JSON lines) or `stats` (metrics of the log's `llm.attempt` events)."""
     parser = argparse.ArgumentParser(prog="geogate llm", description="The LLM host: debug extraction, read metrics.")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("parse", help='stdin lines {"text", "tools"} → stdout lines {"calls", "errors"}')
-    stats = commands.add_parser("stats", help="first-attempt success by model, retries, error kinds, tokens")
+    commands.add_parser("parse", help='stdin lines {"text", "tools"} → stdout lines {"format", "calls", "errors", …}')
+    stats = commands.add_parser("stats", help="first-attempt success by model and format, retries, errors, tokens")
     stats.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     ns = parser.parse_args(argv)
     if ns.command == "parse":

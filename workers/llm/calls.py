@@ -29,31 +29,39 @@ class PlannedCall:
 
 @dataclass(frozen=True)
 class ReadReply:
-    """What one completion asked for."""
+    """What one completion asked for, and what it said around that."""
 
     calls: list[PlannedCall] = field(default_factory=list)
     errors: list[ExtractionError] = field(default_factory=list)
     native: bool = False
+    content: str = ""
+    """The reply's text without its reasoning and its call markup: the answer when there is no call."""
+    reasoning: str = ""
+    format: str = "text"
+    """`native`, or the text format the extractor recognised (see `Extraction.format`)."""
 
 
 def read_completion(completion: Completion, index: ToolIndex) -> ReadReply:
     """Validated calls and mistakes in a completion: native calls if it has any, else calls in its text."""
     if completion.native_calls:
-        return _read_native(completion.native_calls, index)
+        return _read_native(completion, index)
     found: Extraction = extract_with_index(completion.text, index)
-    return ReadReply([PlannedCall(f"call_{i}", c) for i, c in enumerate(found.calls)], found.errors)
+    calls = [PlannedCall(f"call_{i}", c) for i, c in enumerate(found.calls)]
+    reasoning = "\n\n".join(part for part in (completion.reasoning, found.reasoning) if part)
+    return ReadReply(calls, found.errors, content=found.content, reasoning=reasoning, format=found.format)
 
 
-def _read_native(native: Sequence[NativeCall], index: ToolIndex) -> ReadReply:
+def _read_native(completion: Completion, index: ToolIndex) -> ReadReply:
     calls: list[PlannedCall] = []
     errors: list[ExtractionError] = []
-    for item in native:
+    for item in completion.native_calls:
         checked = _check_native(item, index)
         if isinstance(checked, list):
             errors += checked
         else:
             calls.append(PlannedCall(item.id, checked))
-    return ReadReply(calls, errors, native=True)
+    text = completion.text.strip()
+    return ReadReply(calls, errors, True, text, completion.reasoning, "native")
 
 
 def _check_native(item: NativeCall, index: ToolIndex) -> ExtractedCall | list[ExtractionError]:

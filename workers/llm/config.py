@@ -31,7 +31,10 @@ class LLMConfig(_Config):
     native_tools: bool | None = None
     """Force native tool calling on or off; None asks the capability table."""
     template: str | None = None
-    """Force a prompt template (`generic`, `llama3`, `code`); None asks the capability table."""
+    """Force a prompt template (`generic`, `llama3`, `code`, `hermes`, …); None asks the capability table."""
+    prompt_format: Literal["generic", "native"] = "generic"
+    """Prompt-based calling asks for the table's template (`generic`: JSON any model can write) or, where the
+    table knows it, for the format the model was trained on (`native`)."""
     timeout_s: float = Field(default=120.0, gt=0)
     backoff: BackoffPolicy = BackoffPolicy()
 
@@ -39,7 +42,8 @@ class LLMConfig(_Config):
         """The capability row for this model, with the overrides applied."""
         cap = capability_for(self.model)
         native = cap.native_tools if self.native_tools is None else self.native_tools
-        return ModelCapability(native, self.template or cap.template, cap.context_tokens)
+        template = cap.native_format if self.prompt_format == "native" and cap.native_format else cap.template
+        return ModelCapability(native, self.template or template, cap.context_tokens, cap.native_format)
 
 
 class LoopPolicy(_Config):

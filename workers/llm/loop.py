@@ -3,7 +3,7 @@
 import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from schemas.events.base import EventData
@@ -28,6 +28,9 @@ from workers.llm.retry import retry_prompt
 from workers.llm.safety import offered_tools, trim_to_budget
 from workers.llm.validation import build_index
 from workers.llm.xray import XRayRecorder
+
+REASONING_CHARS = 20_000
+"""Reasoning kept in an `llm.attempt` event; longer reasoning is cut (the log is not a transcript store)."""
 
 OnEvent = Callable[[Any], Awaitable[None] | None]
 """Receives each event payload (`LLMAttempted`, and for `on_lifecycle` the started/finished events)."""
@@ -211,9 +214,12 @@ def _judge(conv: _Conversation, completion: Completion, final: bool) -> ReadRepl
         return reply
     allowed = 0 if final else conv.remaining_calls()
     if len(reply.calls) > allowed:
-        return ReadReply(errors=[_too_many(len(reply.calls), allowed)], native=reply.native)
-    if not reply.calls and not completion.text.strip():
-        return ReadReply(errors=[ExtractionError(kind="empty_reply", message="the reply was empty")])
+        return replace(reply, calls=[], errors=[_too_many(len(reply.calls), allowed)])
+    if not reply.calls and not reply.content.strip():
+        message = (
+            "the reply held only reasoning: no answer and no tool call" if reply.reasoning else "the reply was empty"
+        )
+        return replace(reply, errors=[ExtractionError(kind="empty_reply", message=message)])
     return reply
 
 
@@ -233,7 +239,7 @@ async def _run_calls(conv: _Conversation, reply: ReadReply, completion: Completi
 
 def _answer(conv: _Conversation, turn: _Turn) -> ChatAnswer:
     outcome: ChatOutcome = turn.outcome or "answered"
-    text = turn.completion.text.strip() if turn.completion and outcome == "answered" else ""
+    text = turn.reply.content.strip() if turn.reply and outcome == "answered" else ""
     conv.recorder.mark(f"conversation {outcome}")
     return ChatAnswer(
         conversation_id=conv.request.conversation_id,
@@ -263,7 +269,13 @@ def _attempted(conv: _Conversation, turn: int, attempt: int, done: _Attempt, rep
         calls=len(reply.calls),
         provider_retries=done.completion.provider_retries,
         latency_ms=done.latency_ms,
+        format=reply.format,
+        reasoning=_clip_reasoning(reply.reasoning),
     )
+
+
+def _clip_reasoning(text: str) -> str:
+    return text if len(text) <= REASONING_CHARS else text[:REASONING_CHARS] + " …[reasoning cut]"
 
 
 def _provider_failed(

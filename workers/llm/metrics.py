@@ -1,7 +1,8 @@
-"""Metrics over `llm.attempt` payloads (seed 001): first-attempt success by model, retries, errors, tokens."""
+"""Metrics over `llm.attempt` payloads (seed 001): first-attempt success by model and by call format, retries,
+errors, tokens."""
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from schemas.events.llm import LLMAttempted
 from schemas.llm import LLMStats, ModelStats
@@ -27,7 +28,8 @@ def attempt_stats(attempts: Iterable[LLMAttempted]) -> LLMStats:
         kinds.update(e.kind for e in record.errors)
     per_turn = [sorted(records, key=lambda r: r.attempt) for records in turns.values()]
     return LLMStats(
-        by_model=_by_model(per_turn),
+        by_model=_grouped(per_turn, lambda first: first.model),
+        by_format=_grouped(per_turn, lambda first: first.format or "unknown"),
         mean_retries=_mean([len(t) - 1 for t in per_turn]),
         error_kinds=kinds.most_common(),
         provider_errors=provider_errors,
@@ -36,17 +38,18 @@ def attempt_stats(attempts: Iterable[LLMAttempted]) -> LLMStats:
     )
 
 
-def _by_model(per_turn: list[list[LLMAttempted]]) -> dict[str, ModelStats]:
+def _grouped(per_turn: list[list[LLMAttempted]], key: Callable[[LLMAttempted], str]) -> dict[str, ModelStats]:
+    """Turns grouped by `key` of their first attempt: first-attempt success and retries per group."""
     grouped: dict[str, list[list[LLMAttempted]]] = defaultdict(list)
     for turn in per_turn:
-        grouped[turn[0].model].append(turn)
+        grouped[key(turn[0])].append(turn)
     return {
-        model: ModelStats(
+        name: ModelStats(
             turns=len(turns),
             first_attempt_success_rate=_mean([1.0 if t[0].outcome in _SUCCESS else 0.0 for t in turns]),
             mean_retries=_mean([len(t) - 1 for t in turns]),
         )
-        for model, turns in sorted(grouped.items())
+        for name, turns in sorted(grouped.items())
     }
 
 

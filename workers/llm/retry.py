@@ -10,6 +10,8 @@ from workers.llm.templates import PromptTemplate
 GUIDANCE: dict[ErrorKind, str] = {
     "invalid_json": "Write the call as strict JSON: double quotes around keys and strings, commas between "
     "fields, every brace closed.",
+    "invalid_markup": "Write the tool call exactly in the format shown below: every tag opened and closed, "
+    "nothing but the call inside it.",
     "truncated": "Your reply was cut off inside a tool call. Write the complete call first, with nothing before it.",
     "unknown_tool": "Use only the tool names listed below, spelled exactly.",
     "blocked_tool": "That tool is not allowed here. Use another tool, or answer without it.",

@@ -25,6 +25,8 @@ class LLMSettings(BaseSettings):
     native_tools: bool | None = None
     """Force native tool calling on or off; unset asks the capability table."""
     template: str | None = None
+    prompt_format: Literal["generic", "native"] = "generic"
+    """`native`: prompt-based calling asks a model for its own trained call format where it is known."""
     timeout_s: float = Field(default=120.0, gt=0)
     backoff_retries: int = Field(default=4, ge=0)
     rate_limit_per_minute: int = Field(default=30, ge=1)
@@ -50,6 +52,7 @@ class LLMSettings(BaseSettings):
             model=model or self.model,
             native_tools=self.native_tools,
             template=self.template,
+            prompt_format=self.prompt_format,
             timeout_s=self.timeout_s,
             backoff=BackoffPolicy(max_retries=self.backoff_retries),
         )

@@ -15,6 +15,7 @@ from jsonschema.protocols import Validator
 from pydantic import JsonValue
 
 from schemas.llm import ErrorKind, ExtractedCall, ExtractionError
+from workers.llm.coerce import coerce_params
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _KIND_BY_KEYWORD: dict[str, ErrorKind] = {
@@ -100,9 +101,13 @@ def _declared_aliases(tool: dict[str, Any], schema: dict[str, Any]) -> dict[str,
 
 
 def check_call(
-    index: ToolIndex, name: str, params: JsonValue, *, repaired: bool = False
+    index: ToolIndex, name: str, params: JsonValue, *, repaired: bool = False, textual: Iterable[str] = ()
 ) -> ExtractedCall | list[ExtractionError]:
-    """Validate one call; the result is a call that passes the tool's inputSchema, or the list of what is wrong."""
+    """Validate one call; the result is a call that passes the tool's inputSchema, or the list of what is wrong.
+
+    Arguments named in `textual` arrived as text (XML and tag formats): after aliases are renamed, the
+    tool's schema types them (`coerce.py`), and only then is the call validated.
+    """
     entry = index.tools.get(name)
     if index.is_blocked(name):
         return [ExtractionError(kind="blocked_tool", message=f"tool {name!r} is not allowed here", tool=name)]
@@ -113,6 +118,10 @@ def check_call(
     if not isinstance(params, dict):
         return [_not_an_object(name, params)]
     renamed, aliases = rename_aliases(entry, params)
+    if textual:
+        schema = entry.definition.get("inputSchema")
+        typed = {aliases.get(key, key) for key in textual}
+        renamed = coerce_params(schema if isinstance(schema, dict) else {}, renamed, typed)
     errors = schema_errors(entry, renamed)
     if errors:
         return errors

@@ -111,4 +111,5 @@ def parse_reply(reply: Any, retries: int = 0) -> Completion:
         completion_tokens=int(usage.get("output_tokens") or 0),
         finish_reason=reply.get("stop_reason"),
         provider_retries=retries,
+        reasoning="".join(str(b.get("thinking", "")) for b in blocks if b.get("type") == "thinking"),
     )

@@ -43,6 +43,8 @@ class Completion:
     completion_tokens: int = 0
     finish_reason: str | None = None
     provider_retries: int = 0
+    reasoning: str = ""
+    """Reasoning the server split off itself (`reasoning_content`, thinking blocks); never executed."""
 
 
 class Provider(Protocol):

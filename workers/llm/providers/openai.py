@@ -100,6 +100,7 @@ def parse_reply(reply: Any, retries: int = 0) -> Completion:
         completion_tokens=int(usage.get("completion_tokens") or 0),
         finish_reason=choice.get("finish_reason"),
         provider_retries=retries,
+        reasoning=str(message.get("reasoning_content") or message.get("reasoning") or ""),
     )
 
 

@@ -146,7 +146,7 @@ def test_prose_and_data_json_are_not_calls() -> None:
 
 
 def test_a_malformed_python_tag_call_is_reported() -> None:
-    assert kinds("<|python_tag|>raster_info(uri=open('x'))") == ["invalid_json"]
+    assert kinds("<|python_tag|>raster_info(uri=open('x'))") == ["invalid_markup"]
 
 
 def test_scanner_skips_prose_braces_and_finds_later_objects() -> None:

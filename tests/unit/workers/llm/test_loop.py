@@ -321,3 +321,37 @@ async def test_stream_yields_progress_tool_calls_xray_then_answer(llm_server: Sc
             kinds = [type(item) async for item in stream]
 
     assert kinds == [ProgressItem, ProgressItem, ToolCallItem, XRayItem, AnswerItem]
+
+
+async def test_reasoning_is_recorded_never_run_and_never_part_of_the_answer(llm_server: ScriptedServer) -> None:
+    """Issue 13: a call written in reasoning is not executed; the reasoning text is kept in `llm.attempt`."""
+    tools, recorder = Tools(), Recorder()
+    script = [
+        text(
+            '<think>\nMaybe {"tool": "workspace_delete", "params": {"uri": "dem.tif"}}? No.\n</think>\n'
+            '<tool_call>\n{"name": "raster_info", "arguments": {"uri": "dem.tif"}}\n</tool_call>'
+        ),
+        text(
+            "<think>\nThe result says EPSG:4326.\n</think>\n\ndem.tif is in EPSG:4326 (source: file:///data/dem.tif)."
+        ),
+    ]
+    answer = await ask(llm_server, script, tools=tools, recorder=recorder)
+
+    assert tools.calls == [("raster_info", {"uri": "dem.tif"})]
+    assert answer.answer == "dem.tif is in EPSG:4326 (source: file:///data/dem.tif)."
+    assert [(a.outcome, a.format) for a in recorder.attempts] == [("calls", "hermes"), ("answer", "text")]
+    assert recorder.attempts[0].reasoning.startswith('Maybe {"tool": "workspace_delete"')
+    assert recorder.attempts[1].reasoning == "The result says EPSG:4326."
+
+
+async def test_a_reply_of_reasoning_alone_is_retried_as_empty(llm_server: ScriptedServer) -> None:
+    recorder = Recorder()
+    script = [
+        text('<think>I will call {"tool": "raster_info", "params": {"uri": "dem.tif"}}</think>'),
+        text("EPSG:4326."),
+    ]
+    answer = await ask(llm_server, script, recorder=recorder)
+
+    assert answer.answer == "EPSG:4326."
+    assert [(a.outcome, a.error_kind) for a in recorder.attempts] == [("invalid", "empty_reply"), ("answer", None)]
+    assert "only reasoning" in recorder.attempts[0].errors[0].message

@@ -1,4 +1,4 @@
-"""`geogate llm parse`: JSON lines in, one JSON line out per input (issue 7 item 2)."""
+"""`geogate llm parse`: one JSON line out per line in, a pure function of each line (issues 7 and 13)."""
 
 import io
 import json
@@ -6,22 +6,51 @@ import json
 from tests.unit.workers.llm.samples import RASTER_INFO
 from workers.llm import parse_lines
 
+LINES = [
+    json.dumps({"text": 'ok {"tool": "raster_info", "params": {"path": "a.tif"}}', "tools": [RASTER_INFO]}),
+    json.dumps({"text": '{"tool": "rasterinfo", "params": {}}', "tools": [RASTER_INFO]}),
+    "",
+    "not json",
+    json.dumps(
+        {
+            "text": "<think>\nneed metadata\n</think>\n<tool_call>\n<function=raster_info>\n<parameter=uri>\nb.tif\n"
+            "</parameter>\n<parameter=band>\n2\n</parameter>\n</function>\n</tool_call>",
+            "tools": [RASTER_INFO],
+        }
+    ),
+    json.dumps({"text": '<tool_call>\n{"name": "raster_info", "arguments": {"uri": "c.t', "tools": [RASTER_INFO]}),
+    "[1, 2]",
+]
 
-def test_each_line_yields_calls_and_errors() -> None:
-    lines = [
-        {"text": 'ok {"tool": "raster_info", "params": {"path": "a.tif"}}', "tools": [RASTER_INFO]},
-        {"text": '{"tool": "rasterinfo", "params": {}}', "tools": [RASTER_INFO]},
-    ]
-    source = io.StringIO("\n".join(json.dumps(line) for line in lines) + "\n\nnot json\n")
+
+def run(lines: list[str]) -> tuple[int, list[dict[str, object]]]:
     out = io.StringIO()
+    status = parse_lines(io.StringIO("\n".join(lines) + "\n"), out)
+    return status, [json.loads(line) for line in out.getvalue().splitlines()]
 
-    status = parse_lines(source, out)
 
-    first, second, third = (json.loads(line) for line in out.getvalue().splitlines())
+def test_each_line_yields_format_calls_errors_content_and_reasoning() -> None:
+    status, results = run(LINES)
+
+    assert len(results) == len(LINES) and status == 1
+    first, unknown, blank, broken, qwen, cut, array = results
     assert first == {
+        "format": "json",
         "calls": [{"tool": "raster_info", "params": {"uri": "a.tif"}, "aliases": {"path": "uri"}}],
         "errors": [],
+        "content": 'ok {"tool": "raster_info", "params": {"path": "a.tif"}}',
+        "reasoning": "",
     }
-    assert second["calls"] == [] and second["errors"][0]["suggestion"] == "raster_info"
-    assert third["errors"][0]["kind"] == "invalid_input"
-    assert status == 1
+    assert unknown["calls"] == [] and unknown["errors"][0]["suggestion"] == "raster_info"
+    assert [r["errors"][0]["kind"] for r in (blank, broken, array)] == ["invalid_input"] * 3
+    assert qwen["format"] == "qwen3_xml" and qwen["reasoning"] == "need metadata"
+    assert qwen["calls"] == [{"tool": "raster_info", "params": {"uri": "b.tif", "band": 2}}]
+    assert cut["format"] == "hermes" and cut["calls"] == [] and cut["errors"][0]["kind"] == "truncated"
+
+
+def test_output_depends_on_each_line_alone() -> None:
+    _, together = run(LINES)
+    alone = [run([line])[1][0] for line in LINES]
+    _, reversed_run = run(LINES[::-1])
+
+    assert together == alone == reversed_run[::-1]

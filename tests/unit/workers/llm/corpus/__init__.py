@@ -1,0 +1,65 @@
+"""A labelled sample set of raw model outputs, per format family, written by hand from the models' public chat
+templates and documentation (not copied from any parser's tests).
+
+Each sample is a reply as an engine that does not parse tool calls passes it through, special tokens written
+out, with the calls a careful reader would execute. `kind` says what the reply is: `ok` (calls or a plain
+answer, no error), `truncated` / `malformed` (no call may come out, an error must), `reasoning` (calls
+written only inside reasoning: none may come out, no error).
+`bench/llm_formats.py` measures the extractor on it; `test_corpus.py` keeps it passing.
+"""
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Kind = Literal["ok", "truncated", "malformed", "reasoning"]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One raw reply and its label."""
+
+    id: str
+    text: str
+    calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    kind: Kind = "ok"
+
+    @property
+    def broken(self) -> bool:
+        """True when the reply is malformed or cut off: an error is expected, and no call."""
+        return self.kind in ("truncated", "malformed")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How the extractor did on one sample."""
+
+    exact: bool
+    """The calls (names and arguments, in order) are the labelled ones, and errors came exactly when expected."""
+    invented: int
+    """Calls that came out of a malformed or truncated reply, or out of reasoning."""
+
+
+def judge(sample: Sample, calls: list[tuple[str, dict[str, Any]]], errors: int) -> Verdict:
+    """Compare what the extractor found with the label."""
+    expected = [(name, params) for name, params in sample.calls]
+    exact = calls == expected and (errors > 0) == sample.broken
+    invented = len(calls) if sample.kind in ("truncated", "malformed", "reasoning") else 0
+    return Verdict(exact, invented)
+
+
+def families() -> dict[str, list[Sample]]:
+    """Every family's samples, by family name."""
+    from tests.unit.workers.llm.corpus import deepseek, gemma, glm, gpt_oss, hermes, kimi, llama, mistral, qwen_xml
+
+    modules = {
+        "qwen3 hermes": hermes,
+        "qwen3 xml": qwen_xml,
+        "glm": glm,
+        "mistral": mistral,
+        "llama": llama,
+        "deepseek": deepseek,
+        "kimi": kimi,
+        "gpt-oss": gpt_oss,
+        "gemma": gemma,
+    }
+    return {name: list(module.SAMPLES) for name, module in modules.items()}

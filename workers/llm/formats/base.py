@@ -1,0 +1,195 @@
+"""What every format parser returns, and the helpers they share: JSON ends, structural value ends, block scans."""
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import JsonValue
+
+from schemas.llm import ExtractionError
+from workers.llm.scanner import match_object
+
+NAME = r"[A-Za-z_][\w.\-:/]*"
+"""A tool name as models write it (`raster_info`, `ns.tool`, `mcp__srv__tool`, `tools.shell-exec`)."""
+
+_WS = re.compile(r"\s*")
+
+
+@dataclass(frozen=True)
+class RawCall:
+    """A call as written, before validation.
+
+    `name` None means `arguments` is the JSON text of a whole call object (`{"name", "arguments"}`,
+    a list of them…), to be read by its shape. Otherwise `arguments` is a dict, or JSON text still to parse.
+    """
+
+    name: str | None
+    arguments: JsonValue
+    textual: frozenset[str] = frozenset()
+    """Argument names whose values arrived as text; the tool's schema decides their type."""
+    required: bool = True
+    """False for JSON found in prose by the fallback scan: an object that is not a call is data, not a mistake."""
+
+
+@dataclass
+class Parsed:
+    """One reply read the way a serving engine would: reasoning, visible content, calls, and what was broken."""
+
+    format: str
+    calls: list[RawCall] = field(default_factory=list)
+    errors: list[ExtractionError] = field(default_factory=list)
+    content: str = ""
+    reasoning: str = ""
+
+    @property
+    def truncated(self) -> bool:
+        """True when the reply ends inside a call (or inside its reasoning): nothing in it is executed."""
+        return any(e.kind == "truncated" for e in self.errors)
+
+
+@dataclass
+class Block:
+    """What one call block yielded, and the index just past it (its real end)."""
+
+    end: int
+    calls: list[RawCall] = field(default_factory=list)
+    errors: list[ExtractionError] = field(default_factory=list)
+
+    @property
+    def cut(self) -> bool:
+        """True when the text ended inside this block."""
+        return any(e.kind == "truncated" for e in self.errors)
+
+
+BlockParser = Callable[[str, re.Match[str]], Block]
+"""Parses the block whose start marker `match` found; reads on from `match.end()`."""
+
+
+def skip_ws(text: str, pos: int) -> int:
+    """The first index at or after `pos` that is not whitespace."""
+    found = _WS.match(text, pos)
+    return found.end() if found else pos
+
+
+def skip_marker(text: str, pos: int, *markers: str) -> int:
+    """`pos` moved past whitespace and one of `markers` when the text has it there; else `pos` unchanged."""
+    at = skip_ws(text, pos)
+    for marker in markers:
+        if text.startswith(marker, at):
+            return at + len(marker)
+    return pos
+
+
+def json_end(text: str, pos: int) -> int | None:
+    """Index just past the JSON object or array starting at `pos` (strings skipped), None if the text ends first."""
+    return match_object(text, pos)
+
+
+@dataclass(frozen=True)
+class ValueMarkup:
+    """How a text value ends in one markup format.
+
+    `closer` ends it when markup follows (`followers`, or the end of the text), so a closer written inside
+    the value does not. A value whose closer is missing (engines tolerate it) ends at the next `opens`
+    (the next argument's tag), or at an `ends` match (the call's end tag) unless the value's own closer
+    comes later in the same call, which means the end tag was text in the value (a `restarts` match in
+    between means a new call began, so the end tag was real).
+    """
+
+    closer: str
+    followers: tuple[str, ...]
+    opens: re.Pattern[str]
+    ends: re.Pattern[str] | None = None
+    restarts: re.Pattern[str] | None = None
+
+
+def value_end(text: str, pos: int, markup: ValueMarkup) -> tuple[int, int]:
+    """Where a text value that starts at `pos` ends: (end of value, resume index); (-1, -1) when it was cut off."""
+    structural = _structural(text, pos, markup.closer, markup.followers)
+    stops = [m.start() for m in (markup.opens.search(text, pos), _end_stop(text, pos, markup, structural)) if m]
+    stop = min(stops) if stops else None
+    if structural is not None and (stop is None or structural < stop):
+        return structural, structural + len(markup.closer)
+    if stop is not None:
+        return stop, stop
+    plain = text.find(markup.closer, pos)
+    return (plain, plain + len(markup.closer)) if plain != -1 else (-1, -1)
+
+
+def _end_stop(text: str, pos: int, markup: ValueMarkup, structural: int | None) -> re.Match[str] | None:
+    found = markup.ends.search(text, pos) if markup.ends else None
+    if found is None or structural is None or structural < found.start():
+        return found
+    restarted = markup.restarts.search(text, found.end(), structural) if markup.restarts else None
+    return found if restarted else None
+
+
+def _structural(text: str, pos: int, closer: str, followers: Sequence[str]) -> int | None:
+    at = text.find(closer, pos)
+    while at != -1:
+        after = skip_ws(text, at + len(closer))
+        if after == len(text) or text.startswith(tuple(followers), after):
+            return at
+        at = text.find(closer, at + len(closer))
+    return None
+
+
+def scan_blocks(text: str, start: re.Pattern[str], parse: BlockParser, fmt: str) -> Parsed:
+    """Every block `start` opens, parsed to its real end; text between blocks is content.
+
+    A block cut off by the end of the text ends the scan.
+    """
+    parsed = Parsed(fmt)
+    content: list[str] = []
+    pos = 0
+    while (match := start.search(text, pos)) is not None:
+        content.append(text[pos : match.start()])
+        block = parse(text, match)
+        if not block.calls and not block.errors:  # the marker was only mentioned
+            content.append(match[0])
+        parsed.calls += block.calls
+        parsed.errors += block.errors
+        pos = max(block.end, match.end())
+        if block.cut:
+            break
+    content.append(text[pos:])
+    parsed.content = "".join(content)
+    return parsed
+
+
+def truncated(what: str, name: str | None = None) -> ExtractionError:
+    """The reply ended inside a call: an error for the model, never a guess."""
+    to = f" to {name!r}" if name else ""
+    return ExtractionError(kind="truncated", message=f"the reply ends inside a {what} call{to}", tool=name or None)
+
+
+def malformed(message: str, name: str | None = None) -> ExtractionError:
+    """The call's markup does not follow its format."""
+    return ExtractionError(kind="invalid_markup", message=message, tool=name or None)
+
+
+def clip(text: str, limit: int = 80) -> str:
+    """`text` shortened for an error message."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def strip_newline(value: str) -> str:
+    """`value` without the one newline markup puts after an opening tag and before a closing tag."""
+    value = value[1:] if value.startswith("\n") else value
+    return value[:-1] if value.endswith("\n") else value
+
+
+def cut_at(text: str, pos: int, *markers: str) -> bool:
+    """True when the output stopped at `pos` or mid-tag: the rest is empty, the start of one of `markers`,
+    or one of them followed by an unfinished tag (no `>` yet)."""
+    rest = text[pos:].rstrip()
+    return not rest or any(m.startswith(rest) or (rest.startswith(m) and ">" not in rest[len(m) :]) for m in markers)
+
+
+def skip_fence(text: str, pos: int) -> int:
+    """`pos` moved past an opening Markdown fence (```` ```json ````) when one starts there."""
+    at = skip_ws(text, pos)
+    if not text.startswith("```", at):
+        return pos
+    line_end = text.find("\n", at)
+    return len(text) if line_end == -1 else line_end + 1

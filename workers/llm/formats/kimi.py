@@ -1,0 +1,65 @@
+"""Kimi K2 section markers:
+
+    <|tool_calls_section_begin|>
+    <|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{json}<|tool_call_end|>
+    <|tool_calls_section_end|>
+
+The id may lack the `functions.` prefix or the `:index`; some K2.5 outputs put a fenced JSON block
+after the id instead of `<|tool_call_argument_begin|>`. Arguments end where the JSON does.
+"""
+
+import re
+
+from workers.llm.formats.base import (
+    Block,
+    Parsed,
+    RawCall,
+    cut_at,
+    json_end,
+    malformed,
+    scan_blocks,
+    skip_fence,
+    skip_marker,
+    skip_ws,
+    truncated,
+)
+
+START = re.compile(r"<\|tool_call_begin\|>")
+SECTION_BEGIN = re.compile(r"<\|tool_calls_section_begin\|>")
+_SECTIONS = re.compile(r"<\|tool_calls_section_(?:begin|end)\|>")
+_HEAD = re.compile(r"\s*(?P<id>[^\s<{`]+)\s*(?P<arg><\|tool_call_argument_begin\|>)?")
+_INDEX = re.compile(r":\d+$")
+_WHAT = "Kimi"
+
+
+def parse(text: str) -> Parsed:
+    """Every `<|tool_call_begin|>` call in `text`; section markers are dropped from the content."""
+    parsed = scan_blocks(text, START, _block, "kimi")
+    if not parsed.calls and not parsed.errors and SECTION_BEGIN.search(text):
+        parsed.errors.append(truncated(_WHAT))
+    parsed.content = _SECTIONS.sub("", parsed.content)
+    return parsed
+
+
+def tool_name(call_id: str) -> str:
+    """`functions.get_weather:0` → `get_weather`."""
+    return _INDEX.sub("", call_id.removeprefix("functions."))
+
+
+def _block(text: str, match: re.Match[str]) -> Block:
+    head = _HEAD.match(text, match.end())
+    if head is None or (head.end() == len(text) and not head["arg"]):
+        return Block(len(text), errors=[truncated(_WHAT)])
+    name = tool_name(head["id"])
+    if not head["arg"] and cut_at(text, head.end(), "<|tool_call_argument_begin|>"):
+        return Block(len(text), errors=[truncated(_WHAT, name)])
+    at = skip_ws(text, skip_fence(text, head.end()))
+    if at >= len(text):
+        return Block(len(text), errors=[truncated(_WHAT, name)])
+    if text[at] != "{":
+        return Block(at, errors=[malformed(f"the arguments of {name!r} must be a JSON object", name)])
+    end = json_end(text, at)
+    if end is None:
+        return Block(len(text), errors=[truncated(_WHAT, name)])
+    resume = skip_marker(text, end, "```")
+    return Block(skip_marker(text, resume, "<|tool_call_end|>"), [RawCall(name, text[at:end])])
