@@ -157,6 +157,25 @@ def scan_blocks(text: str, start: re.Pattern[str], parse: BlockParser, fmt: str)
     return parsed
 
 
+def scan_sections(
+    text: str,
+    start: re.Pattern[str],
+    parse: BlockParser,
+    fmt: str,
+    *,
+    opened: re.Pattern[str],
+    markers: re.Pattern[str],
+    what: str,
+) -> Parsed:
+    """`scan_blocks` for formats that wrap their calls in a section: a section `opened` with no call after it is a
+    truncated reply, and the section `markers` are not content."""
+    parsed = scan_blocks(text, start, parse, fmt)
+    if not parsed.calls and not parsed.errors and opened.search(text):
+        parsed.errors.append(truncated(what))  # a section opened and nothing followed
+    parsed.content = markers.sub("", parsed.content)
+    return parsed
+
+
 def truncated(what: str, name: str | None = None) -> ExtractionError:
     """The reply ended inside a call: an error for the model, never a guess."""
     to = f" to {name!r}" if name else ""

@@ -15,7 +15,7 @@ from workers.llm.formats.base import (
     RawCall,
     json_end,
     malformed,
-    scan_blocks,
+    scan_sections,
     skip_fence,
     skip_marker,
     skip_ws,
@@ -32,11 +32,7 @@ _WHAT = "DeepSeek"
 
 def parse(text: str) -> Parsed:
     """Every DeepSeek V3/V3.1 call in `text`; section markers are dropped from the content."""
-    parsed = scan_blocks(text, START, _block, "deepseek")
-    if not parsed.calls and not parsed.errors and SECTION_BEGIN.search(text):
-        parsed.errors.append(truncated(_WHAT))  # a section opened and nothing followed
-    parsed.content = SECTIONS.sub("", parsed.content)
-    return parsed
+    return scan_sections(text, START, _block, "deepseek", opened=SECTION_BEGIN, markers=SECTIONS, what=_WHAT)
 
 
 def _block(text: str, match: re.Match[str]) -> Block:

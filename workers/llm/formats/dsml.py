@@ -25,7 +25,7 @@ from workers.llm.formats.base import (
     cut_at,
     json_end,
     malformed,
-    scan_blocks,
+    scan_sections,
     skip_marker,
     skip_ws,
     truncated,
@@ -40,11 +40,7 @@ _WHAT = "DSML"
 
 def parse(text: str) -> Parsed:
     """Every `invoke` in `text`; the `function_calls` wrappers are dropped from the content."""
-    parsed = scan_blocks(text, START, _block, "deepseek_dsml")
-    if not parsed.calls and not parsed.errors and _SECTIONS.search(text):
-        parsed.errors.append(truncated(_WHAT))
-    parsed.content = _SECTIONS.sub("", parsed.content)
-    return parsed
+    return scan_sections(text, START, _block, "deepseek_dsml", opened=_SECTIONS, markers=_SECTIONS, what=_WHAT)
 
 
 def _block(text: str, match: re.Match[str]) -> Block:

@@ -17,7 +17,7 @@ from workers.llm.formats.base import (
     cut_at,
     json_end,
     malformed,
-    scan_blocks,
+    scan_sections,
     skip_fence,
     skip_marker,
     skip_ws,
@@ -34,11 +34,7 @@ _WHAT = "Kimi"
 
 def parse(text: str) -> Parsed:
     """Every `<|tool_call_begin|>` call in `text`; section markers are dropped from the content."""
-    parsed = scan_blocks(text, START, _block, "kimi")
-    if not parsed.calls and not parsed.errors and SECTION_BEGIN.search(text):
-        parsed.errors.append(truncated(_WHAT))
-    parsed.content = _SECTIONS.sub("", parsed.content)
-    return parsed
+    return scan_sections(text, START, _block, "kimi", opened=SECTION_BEGIN, markers=_SECTIONS, what=_WHAT)
 
 
 def tool_name(call_id: str) -> str:
