@@ -7,7 +7,7 @@ SYSTEM_PACKAGES := redis-server bubblewrap chromium npm
 OPS_ASSETS := gateway/ops/assets
 OPS_VENDOR := gateway/ops/static/vendor
 
-.PHONY: run test bench chaos fuzz lint system-deps ops-assets clean
+.PHONY: run test bench chaos fuzz lint system-deps ops-assets conformance-deps conformance clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,10 +39,22 @@ $(OPS_VENDOR)/.installed: $(OPS_ASSETS)/package.json $(OPS_ASSETS)/package-lock.
 
 ops-assets: system-deps $(OPS_VENDOR)/.installed
 
+# Node 22 and the MCP conformance suite, from the npm registry into the ignored .conformance/ (the machine's Node may be older).
+CONFORMANCE := .conformance
+$(CONFORMANCE)/node_modules/.installed: $(CONFORMANCE)/package.json $(CONFORMANCE)/package-lock.json
+	cd $(CONFORMANCE) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+conformance-deps: system-deps $(CONFORMANCE)/node_modules/.installed
+
+# The official suite against `geogate dev` with the fixtures, both eras; non-zero on any scored failure or tasks-* failure.
+conformance: $(BIN)/.installed conformance-deps
+	$(BIN)/python -m tests.conformance_suite
+
 run: $(BIN)/.installed system-deps ops-assets
 	$(BIN)/geogate dev
 
-test: $(BIN)/.installed system-deps ops-assets
+test: $(BIN)/.installed system-deps ops-assets conformance-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/pytest
@@ -66,4 +78,4 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) .geogate .bench .fuzz-report.txt $(OPS_ASSETS)/node_modules $(OPS_VENDOR)
+	rm -rf $(VENV) .geogate .bench .fuzz-report.txt $(CONFORMANCE)/node_modules $(OPS_ASSETS)/node_modules $(OPS_VENDOR)

@@ -14,6 +14,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from eventlog.settings import Settings  # noqa: E402
 from gateway.dev import Children, free_port, start_redis  # noqa: E402
 
 BARE_SERVER = """
@@ -52,7 +53,7 @@ def geogate_stack(
     children = Children()
     data = Path(tempfile.mkdtemp(prefix="geogate-bench-"))
     try:
-        url = start_redis(data, children)
+        url = start_redis(Settings(data_dir=data), children)
         env = {**os.environ, "REDIS_URL": url, "GEOGATE_WORKSPACES": str(workspace or ROOT)}
         env["GEOGATE_LOG_LEVEL"] = "WARNING"
         for n in range(workers):

@@ -32,6 +32,7 @@ from bench._stack import _wait_http, percentile
 from eventlog import ops_feed, streams
 from eventlog.append import SCRIPT, script_call, stream_fields
 from eventlog.projections import ops_for
+from eventlog.settings import Settings
 from eventlog.streams import Keys
 from gateway.dev import Children, free_port, start_redis
 from schemas.events import Event, EventData, ToolFailed, ToolRequested, ToolStarted, ToolSucceeded
@@ -170,7 +171,7 @@ def main() -> None:
     rng, data, redis_children = random.Random(7), Path(tempfile.mkdtemp(prefix="geogate-bench-ops-")), Children()
     start = datetime.now(UTC) - timedelta(seconds=SPAN_S + 60)
     try:
-        url = start_redis(data, redis_children)
+        url = start_redis(Settings(data_dir=data), redis_children)
         client, keys = redis.Redis.from_url(url), Keys("geogate")
         env = {**os.environ, "REDIS_URL": url, "GEOGATE_LOG_LEVEL": "WARNING"}
         appender = Appender(client, keys)

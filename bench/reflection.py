@@ -16,7 +16,6 @@ from pathlib import Path
 from _stack import percentile
 
 from eventlog import streams
-from eventlog.preflight import needed_for
 from eventlog.publish import request_event
 from eventlog.settings import Settings
 from eventlog.store import AsyncEventStore
@@ -25,6 +24,7 @@ from gateway.reflection.flow import preflight
 from gateway.reflection.gate import Gate
 from gateway.reflection.persist import persist
 from schemas.ids import new_id
+from schemas.preflight.keys import needed_for
 from schemas.reflection import PersistItem
 from schemas.tools import TOOLS
 from schemas.validation import validate
@@ -84,7 +84,7 @@ def main() -> None:
     ns = parser.parse_args()
     children = Children()
     try:
-        url = start_redis(Path(tempfile.mkdtemp(prefix="geogate-bench-")), children)
+        url = start_redis(Settings(data_dir=Path(tempfile.mkdtemp(prefix="geogate-bench-"))), children)
         asyncio.run(run(url, ns.calls))
     finally:
         children.stop()

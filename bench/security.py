@@ -20,6 +20,7 @@ from redis.asyncio import Redis
 
 from eventlog.publish import follow, request_event
 from eventlog.redaction import redact_event
+from eventlog.settings import Settings
 from eventlog.streams import Keys
 from gateway.dev import Children, start_redis
 from gateway.security.frames import check_body
@@ -78,7 +79,9 @@ def events() -> tuple[object, object]:
 async def limits(n: int) -> list[str]:
     children = Children()
     try:
-        redis = Redis.from_url(start_redis(Path(tempfile.mkdtemp(prefix="geogate-bench-")), children))
+        redis = Redis.from_url(
+            start_redis(Settings(data_dir=Path(tempfile.mkdtemp(prefix="geogate-bench-"))), children)
+        )
         limiter = Limiter(redis, Keys("bench"), stale_s=360)
         rules = Limits(per_minute=10**9, concurrent=64)
 

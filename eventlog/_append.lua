@@ -6,7 +6,8 @@
 --       nops, then per op: name, key#, nargs, args...   ("\0id" in an arg is replaced by the entry id),
 --       readback key# (0 = none), readback field.
 -- Returns {status, entry id, readback, failed}: 1 appended, 0 duplicate (id of the first), -1 an expectation failed
--- (then the entry id slot holds that field's current value and `failed` the expectation's 1-based number).
+-- (then the entry id slot holds that field's current value and `failed` the expectation's 1-based number), -2 the
+-- log is fenced by a replay's swap (nothing written; try again shortly).
 local mode, ttl = ARGV[1], tonumber(ARGV[2])
 local i = 4
 
@@ -67,6 +68,9 @@ local id
 if mode == 'append' then
   local first = redis.call('GET', KEYS[2])
   if first then return {0, first, readback(), 0} end
+  -- a replay swapping its rebuilt projections in holds `<prefix>:fence`: appends wait (the caller retries)
+  local prefix = string.match(KEYS[1], '^(.*):log:')
+  if prefix and redis.call('EXISTS', prefix .. ':fence') == 1 then return {-2, '', false, 0} end
   for x, e in ipairs(expects) do
     local ok, cur = holds(e)
     if not ok then return {-1, cur, readback(), x} end

@@ -27,6 +27,7 @@ ALLOWED_OPS = frozenset(
         "LPUSH",
         "DEL",
         "PEXPIRE",
+        "PEXPIREAT",
     }
 )
 

@@ -15,6 +15,7 @@ import anyio
 import redis
 import redis.asyncio as aredis
 
+from eventlog import checkpoints
 from eventlog.projections.ops import OpsDelta, OpsFold, Pending, is_histogram
 from eventlog.store import StoredEvent, parse_entries
 from eventlog.streams import Keys, ProjectionKeys, all_categories
@@ -136,8 +137,7 @@ def write_commands(
     commands.append(("HSET", target.ops_cursor(), *positions, "slot_max", delta.slot_max))
     commands.append(("HINCRBY", target.ops_cursor(), "events", delta.events))
     if target == keys.projections():  # the live summary guards retention; a replay's scratch copy does not
-        marks = [x for stream, entry in delta.cursors.items() for x in (f"{CONSUMER}|{stream}", entry)]
-        commands.append(("HSET", keys.checkpoints(), *marks))
+        commands.append(("HSET", keys.checkpoints(), *checkpoints.marks(CONSUMER, delta.cursors)))
     return commands
 
 
@@ -185,6 +185,14 @@ class Rebuild:
         self.pending: dict[str, Pending] = {}
         self.slot_max = 0
 
+    @classmethod
+    def resume(cls, client: redis.Redis, keys: Keys, target: ProjectionKeys) -> "Rebuild":
+        """Go on from the summary already in `target` (a snapshot copied there): its pending calls and slots."""
+        rebuild = cls(client, keys, target)
+        rebuild.pending = {_text(k): Pending.loads(v) for k, v in client.hgetall(target.ops_pending()).items()}
+        rebuild.slot_max = _slot_max(client.hgetall(target.ops_cursor()))
+        return rebuild
+
     def add(self, events: list[StoredEvent]) -> None:
         entries = [Entry(s.stream, s.entry_id, s.event) for s in events]
         traced = trace_ids(entries)
@@ -202,11 +210,18 @@ class Rebuild:
         pipe.execute()
 
 
-def catch_up(client: redis.Redis, keys: Keys, target: ProjectionKeys | None = None) -> int:
-    """Absorb everything appended so far; returns the number of events absorbed."""
+def catch_up(client: redis.Redis, keys: Keys, target: ProjectionKeys | None = None, *, bounded: bool = False) -> int:
+    """Absorb everything appended so far; returns the number of events absorbed.
+
+    `bounded`: stop after as many events as the log held when it began (the summary need not be further behind),
+    so that appends arriving without pause cannot keep it chasing the log's end for ever.
+    """
+    limit = sum(client.xlen(keys.stream(c)) for c in all_categories()) if bounded else None
     total = 0
     while absorbed := step(client, keys, target):
         total += absorbed
+        if limit is not None and total >= limit:
+            break
     return total
 
 

@@ -3,10 +3,13 @@
 Both the gateway (async) and workers that call tools themselves (LLM loop, result handlers) publish through here.
 """
 
+import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from pydantic import JsonValue
 
+from eventlog import streams
 from eventlog.append import Op
 from eventlog.celery_message import task_message
 from eventlog.redaction import redact_event
@@ -14,6 +17,7 @@ from eventlog.streams import celery_queue_key
 from schemas import tasks
 from schemas.codec import encode
 from schemas.events import Event, EventData, ToolRequested, ToolSucceeded
+from schemas.events.justification import JustificationExpired, PreflightRequired, justification_aggregate
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import ToolSpec
 from schemas.tools.handlers import RUN_RESULT_HANDLER
@@ -107,3 +111,17 @@ def new_event(
 def follow(cause: Event, data: EventData) -> Event:
     """An event of the same aggregate, trace and actor as `cause`, caused by it."""
     return new_event(cause.aggregate, data, actor=cause.actor, trace_id=cause.trace_id, causation_id=cause.id)
+
+
+def gate_events(
+    required: Sequence[PreflightRequired], expired: Sequence[tuple[JustificationExpired, float]], actor: str
+) -> list[tuple[Event, str]]:
+    """The events a gate decision appends, each with its dedupe key: expiries first, then the hashes it issues.
+
+    `expired` pairs each `justification.expired` with the `persisted_ts` it ends (one expiry per persisted entry);
+    the `preflight.required` of one decision share a request stamp.
+    """
+    request = f"{time.time_ns()}"
+    keyed: list[tuple[EventData, str]] = [(d, streams.justification_expired_key(d.hash, ts)) for d, ts in expired]
+    keyed += [(d, streams.justification_required_key(d.hash, request)) for d in required]
+    return [(new_event(justification_aggregate(d.hash), d, actor=actor), key) for d, key in keyed]

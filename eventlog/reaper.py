@@ -17,7 +17,6 @@ from typing import Literal
 from eventlog import streams
 from eventlog.append import Expect
 from eventlog.celery_message import UNACKED, UNACKED_INDEX, task_args
-from eventlog.projections.handlers import handler_key
 from eventlog.projections.running import RunningEntry
 from eventlog.publish import enqueue_op, follow, handler_job_op
 from eventlog.settings import Settings
@@ -97,7 +96,7 @@ class Reaper:
         )
         logger.warning("call %s was delivered and never started: re-dispatching it", data.call_id)
         message = enqueue_op(requested, again.dispatch)
-        dedupe = streams.redispatch_key(data.call_id, f"stranded-{dispatch}")
+        dedupe = streams.redispatch_key(data.call_id, streams.stranded_attempt(dispatch))
         appended = self.store.append(follow(requested, again), dedupe, expect=fenced, effects=[message])
         return Reaped(data.call_id, "tool", "redispatched", "") if appended.new else None
 
@@ -140,12 +139,11 @@ class Reaper:
     def _recover_handler(self, entry: RunningEntry, events: Sequence[Event]) -> Reaped | None:
         succeeded = _first(events, ToolSucceeded)
         raw = {
-            k.decode(): v.decode()
-            for k, v in self.store.redis.hgetall(handler_key(self.store.live, entry.call_id)).items()
+            k.decode(): v.decode() for k, v in self.store.redis.hgetall(self.store.live.handler(entry.call_id)).items()
         }
         if succeeded is None or raw.get("attempt") != entry.attempt:
             return None
-        fenced = Expect(handler_key(self.store.live, entry.call_id), "attempt", "in", (entry.attempt,))
+        fenced = Expect(self.store.live.handler(entry.call_id), "attempt", "in", (entry.attempt,))
         if int(raw.get("attempts", "0")) >= self.settings.max_attempts:
             failed = handler_attempts_exhausted(entry.call_id, raw, self.settings.max_attempts)
             self.store.append(follow(succeeded, failed), streams.handler_outcome_key(entry.call_id), expect=fenced)

@@ -1,15 +1,27 @@
-"""Explicit, configurable trimming of the log that never passes a registered consumer's checkpoint."""
+"""Trimming the log by the retention policy, after folding what it removes into the projection snapshot.
+
+A pass: bring the shared ops summary level with the log (it reads every stream), work out per stream the oldest
+entry to keep (by age and length, never past a live consumer's checkpoint), fold every event before those
+positions into the snapshot, then `XTRIM MINID` exactly to them. Replay then starts from the snapshot, so
+`geogate replay --check` holds after any number of trims. One pass at a time (a lock); the reaper of a worker
+node runs one every `GEOGATE_RETENTION_INTERVAL_S` when a policy is set, and `geogate trim` runs one at once.
+"""
 
 import time
+import uuid
 
+from eventlog import checkpoints, ops_feed, snapshots
+from eventlog.replay import Fold, iter_log
 from eventlog.settings import RetentionPolicy
 from eventlog.store import EventStore
 from eventlog.streams import all_categories
 
+LOCK_S = 600
+
 
 def set_checkpoint(store: EventStore, consumer: str, stream: str, entry_id: str) -> None:
-    """Record that `consumer` has absorbed `stream` up to `entry_id` (trimming stops before it)."""
-    store.redis.hset(store.keys.checkpoints(), f"{consumer}|{stream}", entry_id)
+    """Record that `consumer` has absorbed `stream` up to `entry_id` (trimming stops before it), and that it lives."""
+    store.redis.hset(store.keys.checkpoints(), mapping=_pairs(checkpoints.marks(consumer, {stream: entry_id})))
 
 
 def safe_minid(store: EventStore, stream: str, policy: RetentionPolicy, now_ms: int) -> str | None:
@@ -24,23 +36,55 @@ def safe_minid(store: EventStore, stream: str, policy: RetentionPolicy, now_ms: 
     if not candidates:
         return None
     target = min(candidates)
-    for field, value in store.redis.hgetall(store.keys.checkpoints()).items():
-        if field.decode().endswith(f"|{stream}"):
-            target = min(target, _next(_split(value.decode())))
+    raw = store.redis.hgetall(store.keys.checkpoints())
+    wall_ms = int(time.time() * 1000)  # liveness is judged on the clock, whatever `now_ms` the age policy uses
+    for value in checkpoints.live_positions(raw, stream, wall_ms, policy.consumer_stale_s):
+        target = min(target, _next(_split(value)))
     return f"{target[0]}-{target[1]}"
 
 
 def trim(store: EventStore, policy: RetentionPolicy, now_ms: int | None = None) -> dict[str, int]:
-    """Trim every stream to the policy; returns the number of entries removed per stream."""
-    now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
-    removed: dict[str, int] = {}
-    for category in all_categories():
-        stream = store.keys.stream(category)
-        minid = safe_minid(store, stream, policy, now_ms)
-        if minid is not None:
-            # exact trimming (no "~"): the checkpoint bound must hold to the entry
-            removed[stream] = int(store.redis.xtrim(stream, minid=minid, approximate=False))
-    return removed
+    """Snapshot, then trim every stream to the policy; returns the number of entries removed per stream.
+
+    Returns {} without trimming when another pass holds the lock.
+    """
+    token = uuid.uuid4().hex
+    if not store.redis.set(store.keys.retention_lock(), token, nx=True, ex=LOCK_S):
+        return {}
+    try:
+        ops_feed.catch_up(store.redis, store.keys, bounded=True)
+        now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+        cut = {}
+        for category in all_categories():
+            stream = store.keys.stream(category)
+            if (minid := safe_minid(store, stream, policy, now_ms)) is not None:
+                cut[stream] = minid
+        if not cut:
+            return {}
+        snapshot(store, cut)
+        # exact trimming (no "~"): the snapshot holds exactly the events before each cut
+        return {stream: int(store.redis.xtrim(stream, minid=minid, approximate=False)) for stream, minid in cut.items()}
+    finally:
+        if store.redis.get(store.keys.retention_lock()) == token.encode():
+            store.redis.delete(store.keys.retention_lock())
+
+
+def snapshot(store: EventStore, cut: dict[str, str]) -> int:
+    """Fold the events before `cut` (per stream) into the snapshot; returns how many were folded."""
+    work = store.keys.projections("snapwork")
+    keys = [k.decode() for k in store.redis.scan_iter(match=work.pattern(), count=1000)]
+    if keys:
+        store.redis.delete(*keys)
+    start = snapshots.load_into(store, work)
+    resumed = ops_feed.Rebuild.resume if start else ops_feed.Rebuild
+    fold = Fold(store, work, dict(start), resumed(store.redis, store.keys, work))
+    folded = fold.advance(iter_log(store, after=start, before=cut))
+    snapshots.replace(store, work, fold.last)
+    return folded
+
+
+def _pairs(flat: list[str]) -> dict[str, str]:
+    return dict(zip(flat[::2], flat[1::2], strict=True))
 
 
 def _split(entry_id: str) -> tuple[int, int]:

@@ -1,12 +1,15 @@
 """Typed settings, read once at an entry point (`geogate …`) and passed explicitly; env prefix `GEOGATE_`."""
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from eventlog.security_settings import SecuritySettings
+
+if TYPE_CHECKING:
+    from eventlog.streams import Keys
 
 
 class RetentionPolicy(BaseSettings):
@@ -15,9 +18,17 @@ class RetentionPolicy(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GEOGATE_RETENTION_", extra="ignore")
 
     max_age_s: int | None = None
-    """Drop events older than this (MINID ~). None keeps everything (the default)."""
+    """Drop events older than this (exact `XTRIM MINID`). None keeps everything (the default)."""
     maxlen: int | None = None
-    """Keep about this many events per stream (MAXLEN ~). None keeps everything."""
+    """Keep the newest this many events per stream (exact: `XTRIM MINID`, never past a live consumer's checkpoint).
+    None keeps everything."""
+    finished_ttl_s: int | None = 7 * 86400
+    """How long a finished call's status, result reference and event index stay readable (`calls://…`, a retry's
+    answer). None keeps them for ever. Must cover `GEOGATE_DEDUPE_TTL_S`, the window in which a retry attaches."""
+    interval_s: float = 60.0
+    """How often a worker node's reaper applies this policy (trim, after a snapshot) by itself."""
+    consumer_stale_s: float = 300.0
+    """A log consumer (a gateway's outcome reader) silent for this long no longer holds trimming back."""
 
 
 class Settings(BaseSettings):
@@ -69,6 +80,15 @@ class Settings(BaseSettings):
     """An extra folder of workflow definitions (YAML) beside the shipped ones."""
     workflow_ttl_s: float = 86400.0
     """A workflow run untouched for this long expires."""
+    task_after_s: float = Field(default=10.0, ge=0)
+    """A call from a client that declared the tasks extension waits this long for its outcome, then answers with a
+    task handle (`resultType: "task"`); tools that run long (`gateway.tasks.policy`) answer with one at once."""
+    task_poll_interval_ms: int = Field(default=500, ge=1)
+    """The `pollIntervalMs` a task handle suggests."""
+    task_ttl_s: int = Field(default=86400, ge=1)
+    """The `ttlMs` of a task: how long `tasks/get` answers for it after it was created."""
+    conformance: bool = False
+    """Serve the MCP conformance suite's fixture tools, resources and prompts (`GEOGATE_CONFORMANCE=1`)."""
     retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
     """Authentication, limits, allowed hosts and origins, sandbox strength (issue 14)."""
@@ -80,7 +100,19 @@ class Settings(BaseSettings):
                 f"lease_ttl_s ({self.lease_ttl_s:g}) must be at least twice heartbeat_s ({self.heartbeat_s:g}), "
                 "or one late heartbeat re-dispatches live work"
             )
+        kept = self.retention.finished_ttl_s
+        if kept is not None and kept < self.dedupe_ttl_s:
+            raise ValueError(
+                f"retention.finished_ttl_s ({kept}) must be at least dedupe_ttl_s ({self.dedupe_ttl_s}): a retry "
+                "that attaches to a finished call reads its answer from the projection"
+            )
         return self
+
+    def keys(self) -> "Keys":
+        """The key names of this deployment, with the retention of finished calls."""
+        from eventlog.streams import Keys
+
+        return Keys(self.prefix, self.retention.finished_ttl_s)
 
     def workspace_roots(self) -> list[Path]:
         """The workspace roots, resolved (symlinks followed) and de-duplicated, in order."""

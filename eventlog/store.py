@@ -1,6 +1,9 @@
 """EventStore (sync, for Celery prefork children) and AsyncEventStore (gateway): thin I/O over one shared core."""
 
+import asyncio
 import hashlib
+import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,9 +15,9 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.retry import Retry
 
 from eventlog.append import SCRIPT, Expect, Op, Readback, script_call, stream_fields
-from eventlog.errors import BlobMissing
+from eventlog.errors import BlobMissing, EventLogError
 from eventlog.projections import ops_for
-from eventlog.projections.calls import CallState
+from eventlog.projections.call_state import CallState
 from eventlog.redaction import redact_event
 from eventlog.settings import Settings
 from eventlog.streams import Keys, ProjectionKeys
@@ -75,6 +78,21 @@ def async_client(url: str) -> aredis.Redis:
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+FENCED = -2
+FENCE_WAIT_S = 0.005
+FENCE_TRIES = 6000
+"""An append waits up to 30 s for a replay's swap (the fence's own expiry, `eventlog.replay.FENCE_MS`)."""
+
+
+class LogFenced(EventLogError):
+    """The log stayed fenced longer than any replay's swap should take."""
+
+    code = "log.fenced"
+
+    def __init__(self, waited_s: float) -> None:
+        super().__init__(f"the log was fenced by a replay for {waited_s:g} s; try again")
 
 
 def _parse_result(raw: list[Any]) -> AppendResult:
@@ -138,7 +156,7 @@ class EventStore(_Core):
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "EventStore":
-        return cls(sync_client(settings.require_redis_url()), Keys(settings.prefix), settings.dedupe_ttl_s)
+        return cls(sync_client(settings.require_redis_url()), settings.keys(), settings.dedupe_ttl_s)
 
     def append(
         self,
@@ -151,7 +169,12 @@ class EventStore(_Core):
     ) -> AppendResult:
         """Append `event` unless `dedupe_key` was seen, updating projections and running `effects` atomically."""
         keys, args = self._append_call(event, dedupe_key, effects, _expectations(expect), readback)
-        return _parse_result(self._script(keys=keys, args=args))
+        for _ in range(FENCE_TRIES):
+            raw = self._script(keys=keys, args=args)
+            if int(raw[0]) != FENCED:
+                return _parse_result(raw)
+            time.sleep(FENCE_WAIT_S)
+        raise LogFenced(FENCE_TRIES * FENCE_WAIT_S)
 
     def project(self, events: Sequence[StoredEvent], target: ProjectionKeys) -> None:
         """Apply already-stored events to the projections under `target` (replay), pipelined."""
@@ -194,6 +217,14 @@ class EventStore(_Core):
             raise BlobMissing(ref.uri)
         return bytes(data)
 
+    def value_of(self, inline: Any, ref: OutputRef | None) -> Any:
+        """A result or handler value: `inline`, or the JSON behind `ref` when it was stored as a blob.
+
+        Raises:
+            BlobMissing: the blob has expired.
+        """
+        return inline if ref is None else json.loads(self.get_blob(ref))
+
 
 class AsyncEventStore(_Core):
     """Asynchronous store for the gateway's event loop."""
@@ -212,7 +243,7 @@ class AsyncEventStore(_Core):
             timeout=30,
             **reconnecting(asynchronous=True),
         )
-        return cls(aredis.Redis(connection_pool=pool), Keys(settings.prefix), settings.dedupe_ttl_s)
+        return cls(aredis.Redis(connection_pool=pool), settings.keys(), settings.dedupe_ttl_s)
 
     async def append(
         self,
@@ -225,7 +256,12 @@ class AsyncEventStore(_Core):
     ) -> AppendResult:
         """Append `event` unless `dedupe_key` was seen, updating projections and running `effects` atomically."""
         keys, args = self._append_call(event, dedupe_key, effects, _expectations(expect), readback)
-        return _parse_result(await self._script(keys=keys, args=args))
+        for _ in range(FENCE_TRIES):
+            raw = await self._script(keys=keys, args=args)
+            if int(raw[0]) != FENCED:
+                return _parse_result(raw)
+            await asyncio.sleep(FENCE_WAIT_S)
+        raise LogFenced(FENCE_TRIES * FENCE_WAIT_S)
 
     async def call_state(self, call_id: str) -> CallState | None:
         return CallState.from_hash(call_id, await self.redis.hgetall(self.live.call(call_id)))
@@ -235,6 +271,14 @@ class AsyncEventStore(_Core):
         if data is None:
             raise BlobMissing(ref.uri)
         return bytes(data)
+
+    async def value_of(self, inline: Any, ref: OutputRef | None) -> Any:
+        """A result or handler value: `inline`, or the JSON behind `ref` when it was stored as a blob.
+
+        Raises:
+            BlobMissing: the blob has expired.
+        """
+        return inline if ref is None else json.loads(await self.get_blob(ref))
 
     async def aclose(self) -> None:
         await self.redis.aclose()

@@ -20,6 +20,11 @@ stream, so an aggregate's order is its stream's order."""
 
 DEFAULT_CATEGORY = "events"
 
+CALLS = "calls"
+"""The calls stream's category: the one the outcome readers tail (`gateway/outcomes.py`, `workers/outcomes.py`)."""
+LLM = "llm"
+"""The conversations' stream category (the chat routes follow an `ask`'s trace on it)."""
+
 
 def category_of(aggregate: str) -> str:
     return CATEGORIES.get(aggregate.split(":", 1)[0], DEFAULT_CATEGORY)
@@ -34,9 +39,15 @@ class Keys:
     """Key builders for one deployment prefix."""
 
     prefix: str = "geogate"
+    finished_ttl_s: int | None = None
+    """How long a finished call's projections stay (`GEOGATE_RETENTION_FINISHED_TTL_S`); None keeps them."""
 
     def stream(self, category: str) -> str:
         return f"{self.prefix}:log:{category}"
+
+    def stream_prefix(self) -> str:
+        """What every stream name begins with (strip it to get the category)."""
+        return self.stream("")
 
     def stream_for(self, aggregate: str) -> str:
         return self.stream(category_of(aggregate))
@@ -47,12 +58,28 @@ class Keys:
     def blob(self, sha256: str) -> str:
         return f"{self.prefix}:blob:{sha256}"
 
+    def snapshot(self) -> "ProjectionKeys":
+        """The projections as they stood at the snapshot's positions (`geogate trim` takes one before trimming)."""
+        return self.projections("snap")
+
+    def snapshot_positions(self) -> str:
+        """Hash `stream → the last entry id the snapshot holds`; the log after it, added to the snapshot, is replay."""
+        return f"{self.prefix}:snap-positions"
+
+    def fence(self) -> str:
+        """Set while a replay swaps its rebuilt projections in: appends wait (the append script spells it too)."""
+        return f"{self.prefix}:fence"
+
+    def retention_lock(self) -> str:
+        """Held while a snapshot is taken and the log trimmed: one retention pass at a time."""
+        return f"{self.prefix}:lock:retention"
+
     def checkpoints(self) -> str:
         """Hash `consumer → last absorbed entry id per stream`, consulted before trimming."""
         return f"{self.prefix}:checkpoints"
 
     def projections(self, namespace: str = "p") -> "ProjectionKeys":
-        return ProjectionKeys(f"{self.prefix}:{namespace}")
+        return ProjectionKeys(f"{self.prefix}:{namespace}", self.finished_ttl_s)
 
     def rate(self, scope: str, subject: str, window: int) -> str:
         return f"{self.prefix}:rate:{scope}:{subject}:{window}"
@@ -82,6 +109,9 @@ class ProjectionKeys:
     """Keys of the read models, under one namespace so that replay can rebuild them beside the live ones."""
 
     base: str
+    finished_ttl_s: int | None = None
+    """Finished calls' keys expire this long after their outcome (projectors add a PEXPIREAT from the event's
+    time, so a rebuild expires exactly what the live projection expired)."""
 
     def pattern(self) -> str:
         return f"{self.base}:*"
@@ -103,8 +133,32 @@ class ProjectionKeys:
         return f"{self.base}:running"
 
     def key(self, *parts: str) -> str:
-        """A key for a family's own projection (`key("justification", h)`)."""
+        """A key under this namespace; the named builders below are the only callers."""
         return ":".join((self.base, *parts))
+
+    def handler(self, call_id: CallId) -> str:
+        """Hash: the state of a call's result-handler run."""
+        return self.key("handler", call_id)
+
+    def justification(self, digest: str) -> str:
+        """Hash: one cached justification (status, the justification, when it was persisted)."""
+        return self.key("justification", digest)
+
+    def justification_calls(self, digest: str) -> str:
+        """Set of the calls a justification let through."""
+        return self.key("justification", digest, "calls")
+
+    def justification_pattern(self) -> str:
+        """SCAN pattern of every justification hash (and its `calls` lists, which callers skip)."""
+        return self.key("justification", "*")
+
+    def workflow(self, state_id: str) -> str:
+        """Hash: a guided workflow's current state."""
+        return self.key("workflow", state_id)
+
+    def transcript(self, state_id: str) -> str:
+        """List: a workflow's steps as they happened (its transcript)."""
+        return self.key("workflow", state_id, "transcript")
 
     def ops_cursor(self) -> str:
         """Hash: the ops summary's position in each stream (`stream → last absorbed entry id`) and its event count."""
@@ -184,6 +238,59 @@ def rejected_key(client_id: str, reason: str, second: int) -> str:
     return f"client:{client_id}:rejected:{reason}:{second}"
 
 
+def justification_required_key(digest: str, request: str) -> str:
+    """One `preflight.required` per hash and gate decision (`request` names the decision)."""
+    return f"justification:{digest}:required:{request}"
+
+
+def justification_expired_key(digest: str, persisted_ts: float) -> str:
+    """One `justification.expired` per persisted justification, whichever gate sees it lapse first."""
+    return f"justification:{digest}:expired:{persisted_ts!r}"
+
+
+def justification_persisted_key(digest: str, event_id: str) -> str:
+    return f"justification:{digest}:persisted:{event_id}"
+
+
+def justification_revoked_key(digest: str, event_id: str) -> str:
+    return f"justification:{digest}:revoked:{event_id}"
+
+
+def workflow_version_key(state_id: str, version: int) -> str:
+    """One event per workflow version: two writers of the same version cannot both land."""
+    return f"workflow:{state_id}:v{version}"
+
+
+def conversation_step_key(call_id: CallId, run: str, step: str) -> str:
+    """One event per LLM run and step (`started`, `attempt:<turn>:<attempt>`, `finished`)."""
+    return f"conversation:{call_id}:{run}:{step}"
+
+
+def attempt_step(turn: int, attempt: int) -> str:
+    """The step of one model attempt in `conversation_step_key`."""
+    return f"attempt:{turn}:{attempt}"
+
+
+def stranded_attempt(dispatch: int) -> str:
+    """The `lost_attempt` a re-dispatch of a message delivered but never started names (dedupe per dispatch)."""
+    return f"stranded-{dispatch}"
+
+
 def celery_queue_key(queue: str) -> str:
     """The Redis list kombu's Redis transport reads for `queue` (priority 0, no global key prefix)."""
     return queue
+
+
+def input_request_key(call_id: CallId, key: str) -> str:
+    """One input request per task and key (a re-dispatched job asking again appends nothing new)."""
+    return f"call:{call_id}:input:{key}"
+
+
+def input_answer_key(call_id: CallId, key: str) -> str:
+    """One answer per task input request: the first `tasks/update` that answers a key wins."""
+    return f"call:{call_id}:input:{key}:answer"
+
+
+def outcome_reader(host: str, pid: int) -> str:
+    """The checkpoint consumer name of one gateway process's outcome reader."""
+    return f"outcomes:{host}:{pid}"

@@ -11,7 +11,6 @@ from starlette.types import ASGIApp
 from eventlog import ops_feed
 from eventlog.settings import Settings
 from eventlog.store import async_client
-from eventlog.streams import Keys
 from gateway.security.wiring import auth_setup, check_exposure, secure
 from gateway.server import build_server
 
@@ -53,7 +52,7 @@ async def following_the_log(settings: Settings) -> AsyncIterator[None]:
     """Keep the ops summary level with the log while the gateway runs (every replica may; see `ops_feed`)."""
     client = async_client(settings.require_redis_url())
     async with anyio.create_task_group() as group:
-        group.start_soon(ops_feed.follow, client, Keys(settings.prefix))
+        group.start_soon(ops_feed.follow, client, settings.keys())
         try:
             yield
         finally:

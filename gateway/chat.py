@@ -19,7 +19,6 @@ from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from schemas.codec import decode
 from schemas.events import Event, ToolFailed, ToolRequested, ToolSucceeded
 from schemas.events.llm import LLMAttempted, LLMConversationStarted
 from schemas.llm import AnswerItem, ChatAnswer, ProgressItem, ToolCallItem, XRayItem, XRayTool
@@ -29,7 +28,7 @@ from schemas.validation import ArgumentsInvalid, validate
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
-    from gateway.calls import Gateway
+    from gateway.runtime import Gateway
 
 STATUS = {"args.invalid": 422, "llm.rate_limited": 429, "llm.provider_error": 502, "call.timeout": 504}
 """HTTP status of a failed `ask` by its error code; anything else is a 500 (with the error, never a trace)."""
@@ -100,38 +99,30 @@ def _trace_context(trace_id: str) -> Context:
 
 
 async def relay(runtime: "Gateway", args: dict[str, Any]) -> AsyncIterator[str]:
-    """Run `ask` and yield SSE frames for the events of its trace as they land, then the X-ray and the answer."""
-    assert runtime.store is not None, "gateway not started"
-    redis, trace_id = runtime.store.redis, uuid.uuid4().hex
-    cursors = await _stream_ends(redis, [runtime.store.keys.stream(c) for c in ("calls", "llm")])
-    call = asyncio.create_task(runtime.run(ASK, args, _trace_context(trace_id)))
-    tail = TraceTail(trace_id)
-    try:
-        while True:
-            finished = call.done()
-            reply = await redis.xread(cursors, count=500, block=None if finished else POLL_MS)
-            for name, entries in reply or []:
-                cursors[name.decode()] = entries[-1][0].decode()
-                for _entry_id, fields in entries:
-                    for item in tail.items(decode(fields[b"event"])):
-                        yield sse(item.kind, item)
-            if finished and not reply:
-                break
-        for kind, item in final_items(call.result()):
-            yield sse(kind, item)
-    finally:
-        if not call.done():
-            call.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await call
+    """Run `ask` and yield SSE frames for the events of its trace as they land, then the X-ray and the answer.
 
-
-async def _stream_ends(redis: Any, streams: list[str]) -> dict[str, str]:
-    cursors: dict[str, str] = {}
-    for stream in streams:
-        newest = await redis.xrevrange(stream, count=1)
-        cursors[stream] = newest[0][0].decode() if newest else "0-0"
-    return cursors
+    The events come from the gateway's one shared reader of the log (`gateway.outcomes`), which follows the trace.
+    """
+    assert runtime.reader is not None, "gateway not started"
+    trace_id = uuid.uuid4().hex
+    with runtime.reader.follow_trace(trace_id) as inbox:
+        call = asyncio.create_task(runtime.run(ASK, args, _trace_context(trace_id)))
+        tail = TraceTail(trace_id)
+        try:
+            while not (call.done() and inbox.empty()):
+                try:
+                    event = await asyncio.wait_for(inbox.get(), timeout=POLL_MS / 1000)
+                except TimeoutError:
+                    continue
+                for item in tail.items(event):
+                    yield sse(item.kind, item)
+            for kind, item in final_items(call.result()):
+                yield sse(kind, item)
+        finally:
+            if not call.done():
+                call.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await call
 
 
 def sse(kind: str, item: BaseModel | dict[str, Any]) -> str:
@@ -180,8 +171,7 @@ def _progress(data: object) -> str | None:
 
 def tool_record(requested: Event, outcome: Event) -> XRayTool:
     """One finished call as the X-ray shows it: params as run, request-to-outcome time, a response preview."""
-    data, done = requested.data, outcome.data
-    assert isinstance(data, ToolRequested) and isinstance(done, ToolSucceeded | ToolFailed)
+    data, done = requested.payload(ToolRequested), outcome.payload(ToolSucceeded | ToolFailed)  # type: ignore[arg-type]
     if isinstance(done, ToolSucceeded):
         shown = done.text or json.dumps(done.result, separators=(",", ":"), default=str)
     else:

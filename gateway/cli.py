@@ -102,14 +102,13 @@ def replay(
 
 @app.command()
 def trim() -> None:
-    """Trim the log to the retention policy (GEOGATE_RETENTION_MAX_AGE_S / _MAXLEN), never past a checkpoint."""
-    from eventlog import ops_feed
+    """A retention pass now (GEOGATE_RETENTION_MAX_AGE_S / _MAXLEN): snapshot what goes, then trim, never past a
+    live reader's checkpoint."""
     from eventlog.retention import trim as run_trim
     from eventlog.store import EventStore
 
     settings = _connected()
     store = EventStore.from_settings(settings)
-    ops_feed.catch_up(store.redis, store.keys)  # the ops summary absorbs what is about to go
     for stream, removed in run_trim(store, settings.retention).items():
         typer.echo(f"{stream}: removed {removed}")
 

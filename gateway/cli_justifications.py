@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from eventlog import streams
 from eventlog.projections.justifications import JustificationState
 from eventlog.publish import new_event
 from eventlog.settings import Settings
@@ -23,9 +24,9 @@ def _store() -> EventStore:
 
 
 def _states(store: EventStore) -> list[JustificationState]:
-    prefix = store.live.key("justification", "")
+    prefix = store.live.justification("")
     found = []
-    for key in store.redis.scan_iter(match=prefix + "*", count=1000):
+    for key in store.redis.scan_iter(match=store.live.justification_pattern(), count=1000):
         name = key.decode().removeprefix(prefix)
         if ":" not in name and (state := JustificationState.from_hash(name, store.redis.hgetall(key))):
             found.append(state)
@@ -39,12 +40,12 @@ def revoke(
 ) -> None:
     """Revoke a justification: calls that need it are gated again. Appends `justification.revoked`."""
     store, digest = _store(), digest.removeprefix("sha256:")
-    if not store.redis.exists(store.live.key("justification", digest)):
+    if not store.redis.exists(store.live.justification(digest)):
         typer.echo(f"no justification {digest}", err=True)
         raise typer.Exit(1)
     actor = f"cli:{os.environ.get('USER', 'unknown')}"
     event = new_event(justification_aggregate(digest), JustificationRevoked(hash=digest, reason=reason), actor=actor)
-    store.append(event, f"justification:{digest}:revoked:{event.id}")
+    store.append(event, streams.justification_revoked_key(digest, event.id))
     typer.echo(f"revoked {digest}")
 
 

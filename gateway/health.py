@@ -8,7 +8,7 @@ from starlette.responses import JSONResponse
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
-    from gateway.calls import Gateway
+    from gateway.runtime import Gateway
 
 
 def register(server: "MCPServer", runtime: "Gateway") -> None:

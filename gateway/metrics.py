@@ -20,7 +20,7 @@ from schemas import tasks
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
-    from gateway.calls import Gateway
+    from gateway.runtime import Gateway
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 

@@ -12,7 +12,7 @@ from schemas.tools.handlers import RAW_URI_TEMPLATE
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
-    from gateway.calls import Gateway
+    from gateway.runtime import Gateway
 
 
 def register(server: "MCPServer", runtime: "Gateway") -> None:

@@ -17,7 +17,7 @@ from schemas.tools.raster import RASTER_STATS
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
-    from gateway.calls import Gateway
+    from gateway.runtime import Gateway
 
 JSON = "application/json"
 MARKDOWN = "text/markdown"

@@ -4,12 +4,12 @@ from typing import TYPE_CHECKING
 
 from mcp.server.mcpserver.exceptions import ResourceError
 
-from eventlog.projections.workflows import TranscriptView, render_transcript, transcript_key, workflow_key
+from schemas.transcript import TranscriptView, render_transcript
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
-    from gateway.calls import Gateway
+    from gateway.runtime import Gateway
 
 
 def register(server: "MCPServer", runtime: "Gateway") -> None:
@@ -23,8 +23,8 @@ def register(server: "MCPServer", runtime: "Gateway") -> None:
     async def transcript(state_id: str) -> str:
         assert runtime.store is not None
         keys, redis = runtime.store.live, runtime.store.redis
-        fields = await redis.hgetall(workflow_key(keys, state_id))
-        entries = await redis.lrange(transcript_key(keys, state_id), 0, -1)
+        fields = await redis.hgetall(keys.workflow(state_id))
+        entries = await redis.lrange(keys.transcript(state_id), 0, -1)
         view = TranscriptView.from_redis(fields, entries)
         if view is None:
             raise ResourceError(f"no workflow run {state_id!r}")

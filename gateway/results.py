@@ -6,7 +6,7 @@ from typing import Any
 from mcp.types import CallToolResult, ResourceLink, TextContent
 from pydantic import JsonValue
 
-from eventlog.projections.calls import CallState
+from eventlog.projections.call_state import CallState
 from eventlog.projections.handlers import HandlerState
 from eventlog.redaction import redact, redact_text
 from schemas.events import HandlerFailed, HandlerSucceeded, OutputRef, ToolFailed, ToolSucceeded
@@ -51,6 +51,11 @@ def timed_out(call_id: str, timeout_s: float) -> CallToolResult:
         f"event log (geogate events tail, aggregate call:{call_id})"
     )
     return error_result(message, {"code": "call.timeout", "message": message, "call_id": call_id, "retryable": True})
+
+
+def task_created(call_id: str) -> CallToolResult:
+    """What the tool returns when its call became a task; the tasks extension answers with the task instead."""
+    return CallToolResult(content=[TextContent(type="text", text=f"call {call_id} continues as a task")], is_error=True)
 
 
 def from_state(state: CallState) -> CallToolResult:

@@ -10,11 +10,12 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 
 from eventlog.settings import Settings
-from gateway.calls import Gateway
 from gateway.rawtool import raw_tool
 from gateway.reflection.surface import tools as reflection_tools
+from gateway.runtime import Gateway
 from gateway.security.handler_size import oversized_handler
 from gateway.surface import REGISTRARS
+from gateway.tasks.extension import TasksExtension
 from schemas.handlers import ResultHandler
 from schemas.tools import TOOLS, ToolSpec
 from schemas.tools.handlers import HANDLED_FIELD, HANDLER_ARG, HANDLER_DESCRIPTION, HandledResult
@@ -108,8 +109,22 @@ def build_server(
             await runtime.stop()
 
     tools = [build_tool(spec, runtime) for spec in TOOLS.values()] + reflection_tools(runtime)
+    if settings.conformance:  # the suite's fixtures, never in a normal run
+        from gateway import conformance
+
+        tools += conformance.tools(runtime)
     secured = {"token_verifier": auth.verifier, "auth": auth.settings} if auth is not None else {}
-    server = MCPServer("geogate", version="0.1.0", instructions=INSTRUCTIONS, tools=tools, lifespan=lifespan, **secured)
+    server = MCPServer(
+        "geogate",
+        version="0.1.0",
+        instructions=INSTRUCTIONS,
+        tools=tools,
+        lifespan=lifespan,
+        extensions=[TasksExtension(runtime)],
+        **secured,
+    )
     for register in REGISTRARS:
         register(server, runtime)
+    if settings.conformance:
+        conformance.register(server, runtime)
     return server, runtime

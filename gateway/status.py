@@ -1,6 +1,7 @@
 """`geogate status`: the figures of `/ops` in the terminal (rich), read from the same summary."""
 
 import asyncio
+import json
 import sys
 
 import redis.asyncio as aredis
@@ -10,8 +11,8 @@ from rich.text import Text
 
 from eventlog import ops_feed
 from eventlog.settings import Settings
+from eventlog.storage import StorageReport, storage_report
 from eventlog.store import EventStore
-from eventlog.streams import Keys
 from gateway.ops.render import fmt_age, fmt_int, fmt_ms, fmt_pct, fmt_rate
 from gateway.ops.summary import OpsSummary, read_summary
 
@@ -23,17 +24,18 @@ def run_status(settings: Settings, window: str, json_out: bool) -> None:
     store = EventStore.from_settings(settings)
     ops_feed.catch_up(store.redis, store.keys)
     summary = asyncio.run(_read(settings, window))
+    used = storage_report(store, settings.retention)
     if json_out:
-        print(summary.model_dump_json(indent=2))
+        print(json.dumps({**summary.model_dump(mode="json"), "storage": used.model_dump(mode="json")}, indent=2))
         return
     piped = not sys.stdout.isatty()  # a pipe or a file gets whole lines, not the 80 columns rich assumes
-    Console(highlight=False, width=200 if piped else None).print(view(summary))
+    Console(highlight=False, width=200 if piped else None).print(Group(view(summary), storage(used)))
 
 
 async def _read(settings: Settings, window: str) -> OpsSummary:
     client = aredis.Redis.from_url(settings.require_redis_url(), decode_responses=False)
     try:
-        return await read_summary(client, Keys(settings.prefix), window)
+        return await read_summary(client, settings.keys(), window)
     finally:
         await client.aclose()
 
@@ -69,6 +71,36 @@ def tools(summary: OpsSummary) -> Table:
         failed = Text(fmt_int(row.failed), style="red" if row.failed else "")
         table.add_row(row.tool, fmt_int(row.requested), fmt_int(row.succeeded), failed, fmt_rate(row.per_s), *stages)
     return table
+
+
+def storage(used: StorageReport) -> Table:
+    """Redis memory and each stream against the retention limits."""
+    limit = fmt_bytes(used.max_memory_bytes) if used.max_memory_bytes else "no maxmemory (noeviction)"
+    table = Table(
+        title=f"Storage · Redis {fmt_bytes(used.used_memory_bytes)} used (peak {fmt_bytes(used.peak_memory_bytes)}, "
+        f"limit {limit}) · snapshot of {used.snapshot_streams} stream(s) · {used.live_consumers} live reader(s)",
+        title_justify="left",
+    )
+    for name in ("stream", "events", "max events", "oldest", "max age"):
+        table.add_column(name, justify="left" if name == "stream" else "right")
+    for s in used.streams:
+        table.add_row(
+            s.stream,
+            fmt_int(s.length),
+            fmt_int(s.max_length) if s.max_length else "–",
+            fmt_age(s.oldest_age_s),
+            fmt_age(float(s.max_age_s)) if s.max_age_s else "–",
+        )
+    return table
+
+
+def fmt_bytes(n: int | None) -> str:
+    size = float(n or 0)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
 
 
 def trio(*values: float | None) -> str:

@@ -7,19 +7,20 @@ when it needs GDAL or a sandbox, goes through `runtime.run(spec, args)` like any
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from gateway import chat, health, metrics, resources_calls, resources_gdal, resources_workflow
+from gateway import chat, completions, health, metrics, resources_calls, resources_gdal, resources_workflow
 from gateway.ops import routes as ops_routes
 from gateway.reflection import surface as reflection_surface
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
-    from gateway.calls import Gateway
+    from gateway.runtime import Gateway
 
 Registrar = Callable[["MCPServer", "Gateway"], None]
 
 REGISTRARS: list[Registrar] = [
     health.register,
+    completions.register,
     metrics.register,
     chat.register,
     resources_workflow.register,

@@ -11,8 +11,8 @@ from eventlog.celeryconf import celery_config
 from eventlog.settings import Settings
 from eventlog.store import EventStore
 from schemas import tasks
-from workers import lease
-from workers.jobs import load_all
+from workers import lease, retention
+from workers.registry import load_all
 from workers.runner import run_call
 
 app = Celery("geogate", set_as_current=True)
@@ -46,14 +46,16 @@ class GeogateTask(Task):
 
 def hold_lease(settings: Settings, queues: list[str], pool: str, concurrency: int) -> None:
     """Take this node's lease when the worker initialises (before its pool forks) and give it up after it drains."""
-    held: list[lease.Heartbeat] = []
+    held: list[lease.Heartbeat | retention.RetentionThread] = []
 
     def take(**_: object) -> None:
         held.append(lease.start(settings, queues, pool, concurrency))
+        if (trimming := retention.start(settings)) is not None:
+            held.append(trimming)
 
     def give_up(**_: object) -> None:
-        for heartbeat in held:
-            heartbeat.stop()
+        for thread in held:
+            thread.stop()
 
     worker_init.connect(take, weak=False)
     worker_shutdown.connect(give_up, weak=False)

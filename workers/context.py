@@ -5,11 +5,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from eventlog.settings import Settings
 from workers.errors import JobCancelled, JobSuperseded
 
 if TYPE_CHECKING:
-    from eventlog.settings import Settings
     from eventlog.store import EventStore
+
+_DEFAULTS = Settings.model_construct()
+"""Field defaults only (no environment read): for contexts built without settings, as in unit tests."""
 
 ProgressSink = Callable[[float, float | None, str | None], bool]
 """Appends `tool.progress`; returns True when the call has been cancelled."""
@@ -47,12 +50,16 @@ class JobContext:
     actor: str = "system"
     trace_id: str = ""
     store: "EventStore | None" = None
-    settings: "Settings | None" = None
+    settings: Settings | None = None
     fence: Fence | None = None
     """Set by the runner: outputs are renamed into place only while this attempt is current."""
     lease: str = ""
     """The liveness lease of this worker node."""
     extra: dict[str, object] = field(default_factory=dict)
+
+    def ttl_for(self, domain: str) -> float:
+        """A justification domain's time to live under this worker's settings (the defaults when it has none)."""
+        return (self.settings or _DEFAULTS).justification_ttl(domain)
 
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Report progress and stop here if the call was cancelled.

@@ -1,4 +1,5 @@
-"""The job registry: tool name → the plain function that does its work (`(args, ctx) -> result`)."""
+"""The `job` decorator and the registry it fills: tool name → the plain function that does its work
+(`(args, ctx) -> result`). Which families a worker loads is `workers.registry`'s business."""
 
 import functools
 from collections.abc import Callable
@@ -6,6 +7,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from eventlog.append import Op
+from schemas.events import Event, ToolRequested
 from workers.confine import confinement
 from workers.context import JobContext
 
@@ -13,11 +16,17 @@ Job = Callable[[Any, JobContext], BaseModel]
 J = TypeVar("J", bound=Job)
 
 JOBS: dict[str, Job] = {}
+OWN_LIFECYCLE: set[str] = set()
+"""Jobs that run on a finished call and append their own events (`handler.*`) instead of the runner's `tool.*`."""
+
+FollowUp = Callable[[ToolRequested, Event], list[Op]]
+"""Given a call and its outcome event, the effects to append with the outcome (a follow-up job's enqueue)."""
+FOLLOW_UPS: list[FollowUp] = []
 
 
-def job(name: str) -> Callable[[J], J]:
+def job(name: str, *, own_lifecycle: bool = False) -> Callable[[J], J]:
     """Register the function that runs tool `name`; it runs confined (`workers.confine`: the files it opens stay
-    the checked ones)."""
+    the checked ones). With `own_lifecycle`, the runner neither starts nor ends the call: the job does."""
 
     def register(fn: J) -> J:
         if name in JOBS:
@@ -29,23 +38,14 @@ def job(name: str) -> Callable[[J], J]:
                 return fn(args, ctx)
 
         JOBS[name] = confined
+        if own_lifecycle:
+            OWN_LIFECYCLE.add(name)
         return confined  # type: ignore[return-value]
 
     return register
 
 
-def load_all() -> dict[str, Job]:
-    """Import every job family (each import registers its jobs) and return the registry."""
-    import workers.core
-    import workers.gdal.catalog
-    import workers.gdal.convert
-    import workers.gdal.info
-    import workers.gdal.reproject
-    import workers.gdal.stats
-    import workers.gdal.vector_ops
-    import workers.llm.job
-    import workers.llm.justify
-    import workers.sandbox.job
-    import workers.workflows.jobs  # noqa: F401
-
-    return JOBS
+def follow_up(fn: FollowUp) -> FollowUp:
+    """Declare effects that go with a call's outcome (the runner appends them atomically with it)."""
+    FOLLOW_UPS.append(fn)
+    return fn

@@ -1,17 +1,15 @@
-"""The one lifecycle of a tool call on a worker: started → job (with progress) → succeeded | failed, idempotently."""
+"""A tool call on a worker: its run (`workers.lifecycle`) started → job (with progress) → succeeded | failed."""
 
-import json
 import logging
 import time
-from datetime import UTC, datetime
 
 from celery.exceptions import SoftTimeLimitExceeded
 from pydantic import BaseModel, ValidationError
 
 from eventlog import streams
 from eventlog.append import Expect, Op, Readback
-from eventlog.projections.calls import TERMINAL
-from eventlog.publish import follow, handler_job_op
+from eventlog.projections.call_state import TERMINAL
+from eventlog.publish import follow
 from eventlog.reaper import attempts_exhausted
 from eventlog.settings import Settings
 from eventlog.store import EventStore
@@ -19,10 +17,10 @@ from schemas.codec import decode
 from schemas.events import Event, EventData, ToolFailed, ToolProgress, ToolRequested, ToolStarted, ToolSucceeded
 from schemas.ids import new_id
 from schemas.tools import SPECS
-from schemas.tools.handlers import RUN_RESULT_HANDLER
 from workers.context import Fence, JobContext, ProgressSink
 from workers.errors import JobCancelled, JobError, JobFailed, JobSuperseded
-from workers.jobs import JOBS
+from workers.jobs import FOLLOW_UPS, JOBS, OWN_LIFECYCLE
+from workers.lifecycle import Run, begin, elapsed_ms, end, ms_since, store_result
 
 logger = logging.getLogger(__name__)
 
@@ -42,49 +40,57 @@ def run_call(
     """
     requested = decode(payload)
     data = requested.payload(ToolRequested)
-    if data.tool == RUN_RESULT_HANDLER.name:
-        _run_follow_up(store, settings, worker, requested, lease)
+    if data.tool in OWN_LIFECYCLE:
+        _run_own(store, settings, worker, requested, lease)
         return
+    run = _call_run(store, settings, requested, worker, dispatch, lease)
+    begun = begin(store, run)
+    if begun is None:
+        return  # the call ended, this message is stale, or its attempts are used up (and the call failed)
+    ctx = _context(store, settings, requested, run.started)
+    if begun.readback == "1":
+        outcome: EventData = _failed(data.call_id, JobCancelled("the call was cancelled before it started"), 0.0)
+    else:
+        outcome = _execute(data, ctx, store, settings)
+    final = follow(requested, outcome)
+    # Follow-up jobs (a result handler) are enqueued in the same atomic append as the outcome they follow.
+    effects = [op for follow_up in FOLLOW_UPS for op in follow_up(data, final)]
+    if not end(store, run, final, effects):
+        logger.warning(
+            "attempt %s of call %s was superseded by a re-dispatch; its outcome is dropped", run.attempt, data.call_id
+        )
+
+
+def _call_run(store: EventStore, settings: Settings, requested: Event, worker: str, dispatch: int, lease: str) -> Run:
+    data = requested.payload(ToolRequested)
     started = follow(
         requested,
         ToolStarted(
             call_id=data.call_id,
             worker=worker,
             attempt=new_id(),
-            queue_wait_ms=_ms_since(requested.ts),
+            queue_wait_ms=ms_since(requested.ts),
             lease=lease,
             dispatch=dispatch,
         ),
     )
-    attempt = started.payload(ToolStarted).attempt
-    call_key = store.live.call(data.call_id)
-    result = store.append(
-        started,
-        streams.started_key(data.call_id, attempt),
-        expect=_may_start(call_key, dispatch, settings.max_attempts),
+    attempt, call_key = started.payload(ToolStarted).attempt, store.live.call(data.call_id)
+
+    def exhausted() -> Event:
+        failed = attempts_exhausted(data.call_id, store.read_aggregate(requested.aggregate), settings.max_attempts)
+        return follow(requested, failed)
+
+    return Run(
+        state=call_key,
+        started=started,
+        started_key=streams.started_key(data.call_id, attempt),
+        outcome_key=streams.outcome_key(data.call_id),
+        attempt=attempt,
+        may_start=_may_start(call_key, dispatch, settings.max_attempts),
+        exhausted=exhausted,
+        exhausted_expect=[Expect(call_key, "dispatch", "in", (str(dispatch), ""))],
         readback=Readback(call_key, "cancel"),
     )
-    if result.refused:
-        if result.failed == ATTEMPTS_CHECK:
-            _fail_exhausted(store, requested, call_key, dispatch, settings.max_attempts)
-        return  # the call ended, or this message is stale
-    ctx = _context(store, settings, requested, started)
-    if result.readback == "1":
-        outcome: EventData = _failed(data.call_id, JobCancelled("the call was cancelled before it started"), 0.0)
-    else:
-        outcome = _execute(data, ctx, store, settings)
-    final = follow(requested, outcome)
-    # A handler job is enqueued in the same atomic append as the outcome it follows: neither exists without the other.
-    effects = [handler_job_op(final)] if data.result_handler and isinstance(outcome, ToolSucceeded) else []
-    current = Expect(call_key, "attempt", "in", (attempt,))
-    if store.append(final, streams.outcome_key(data.call_id), effects=effects, expect=current).refused:
-        logger.warning(
-            "attempt %s of call %s was superseded by a re-dispatch; its outcome is dropped", attempt, data.call_id
-        )
-
-
-ATTEMPTS_CHECK = 3
-"""The number of the `max_attempts` expectation in `_may_start`."""
 
 
 def _may_start(call_key: str, dispatch: int, max_attempts: int) -> list[Expect]:
@@ -95,13 +101,6 @@ def _may_start(call_key: str, dispatch: int, max_attempts: int) -> list[Expect]:
         Expect(call_key, "dispatch", "in", dispatches),
         Expect(call_key, "attempts", "lt", (str(max_attempts),)),
     ]
-
-
-def _fail_exhausted(store: EventStore, requested: Event, call_key: str, dispatch: int, max_attempts: int) -> None:
-    call_id = requested.payload(ToolRequested).call_id
-    failed = attempts_exhausted(call_id, store.read_aggregate(requested.aggregate), max_attempts)
-    current = Expect(call_key, "dispatch", "in", (str(dispatch), ""))
-    store.append(follow(requested, failed), streams.outcome_key(call_id), expect=current)
 
 
 def _context(store: EventStore, settings: Settings, requested: Event, started: Event) -> JobContext:
@@ -123,8 +122,8 @@ def _context(store: EventStore, settings: Settings, requested: Event, started: E
     )
 
 
-def _run_follow_up(store: EventStore, settings: Settings, worker: str, command: Event, lease: str) -> None:
-    """Run a job that follows a finished call and appends its own events on it (`handler.*`), not `tool.*`."""
+def _run_own(store: EventStore, settings: Settings, worker: str, command: Event, lease: str) -> None:
+    """Run a job that manages its own lifecycle on a finished call (`handler.*`), not `tool.*`."""
     data = command.payload(ToolRequested)
     ctx = JobContext(
         call_id=data.call_id,
@@ -140,7 +139,7 @@ def _run_follow_up(store: EventStore, settings: Settings, worker: str, command: 
     try:
         _run_job(data, ctx)
     except JobError:  # no outcome to append on someone else's call: the job appends its own failures
-        logger.exception("follow-up job %s could not run (call %s)", data.tool, data.call_id)
+        logger.exception("job %s could not run (call %s)", data.tool, data.call_id)
 
 
 def _execute(data: ToolRequested, ctx: JobContext, store: EventStore, settings: Settings) -> EventData:
@@ -148,16 +147,16 @@ def _execute(data: ToolRequested, ctx: JobContext, store: EventStore, settings: 
     try:
         value = _run_job(data, ctx)
     except JobError as exc:
-        return _failed(data.call_id, exc, _elapsed_ms(began), ctx.worker)
+        return _failed(data.call_id, exc, elapsed_ms(began), ctx.worker)
     except SoftTimeLimitExceeded:
         timeout = JobFailed("job.timeout", f"the job ran longer than {settings.job_time_limit_s} s", retryable=True)
-        return _failed(data.call_id, timeout, _elapsed_ms(began), ctx.worker)
+        return _failed(data.call_id, timeout, elapsed_ms(began), ctx.worker)
     except Exception:  # top of the task: any crash becomes tool.failed, the trace stays in the worker log
         logger.exception("job %s crashed (call %s)", data.tool, data.call_id)
         crash = JobFailed("job.crashed", f"the {data.tool} job crashed; see the worker log for call {data.call_id}")
-        return _failed(data.call_id, crash, _elapsed_ms(began), ctx.worker)
+        return _failed(data.call_id, crash, elapsed_ms(began), ctx.worker)
     keep_raw = data.result_handler is not None  # the handler's input stays readable as calls://<id>/raw
-    return _succeeded(data.call_id, value, store, settings, _elapsed_ms(began), ctx.worker, keep_raw)
+    return _succeeded(data.call_id, value, store, settings, elapsed_ms(began), ctx.worker, keep_raw)
 
 
 def _run_job(data: ToolRequested, ctx: JobContext) -> BaseModel:
@@ -176,13 +175,11 @@ def _run_job(data: ToolRequested, ctx: JobContext) -> BaseModel:
 def _succeeded(
     call_id: str, value: BaseModel, store: EventStore, settings: Settings, ms: float, worker: str, keep_raw: bool
 ) -> ToolSucceeded:
-    result = value.model_dump(mode="json")
     text = value.summary() if hasattr(value, "summary") else ""
-    encoded = json.dumps(result, separators=(",", ":")).encode()
-    if len(encoded) <= settings.inline_result_max_bytes and not keep_raw:
-        return ToolSucceeded(call_id=call_id, result=result, text=text, duration_ms=ms, worker=worker)
-    ref = store.put_blob(encoded, settings.blob_ttl_s)
-    return ToolSucceeded(call_id=call_id, result=None, text=text, output_ref=ref, duration_ms=ms, worker=worker)
+    kept = store_result(store, settings, value.model_dump(mode="json"), keep=keep_raw)
+    return ToolSucceeded(
+        call_id=call_id, result=kept.value, text=text, output_ref=kept.ref, duration_ms=ms, worker=worker
+    )
 
 
 def _failed(call_id: str, exc: JobError, ms: float, worker: str = "") -> ToolFailed:
@@ -226,11 +223,3 @@ def _progress_sink(store: EventStore, settings: Settings, requested: Event, star
         return appended.readback == "1"
 
     return sink
-
-
-def _ms_since(ts: datetime) -> float:
-    return max(0.0, (datetime.now(UTC) - ts).total_seconds() * 1000)
-
-
-def _elapsed_ms(began: float) -> float:
-    return round((time.perf_counter() - began) * 1000, 3)

@@ -26,6 +26,17 @@ def projector(*event_types: str) -> Callable[[Projector], Projector]:
     return register
 
 
+def expire_finished(event: Event, keys: ProjectionKeys, *names: str) -> list[Op]:
+    """Expiry of a finished run's keys (`names`, with the event's aggregate index) `finished_ttl_s` after `event`.
+
+    The deadline comes from the event's own time, so a rebuild sets the same one (and drops what already lapsed).
+    """
+    if keys.finished_ttl_s is None:
+        return []
+    at_ms = int(event.ts.timestamp() * 1000) + keys.finished_ttl_s * 1000
+    return [Op("PEXPIREAT", name, (at_ms,)) for name in (*names, keys.index(event.aggregate))]
+
+
 def ops_for(event: Event, keys: ProjectionKeys) -> list[Op]:
     """Every projection write caused by `event`, in registration order."""
     ops: list[Op] = []
@@ -36,7 +47,15 @@ def ops_for(event: Event, keys: ProjectionKeys) -> list[Op]:
 
 def _load_families() -> None:
     # Importing a family module registers its projectors.
-    from eventlog.projections import calls, handlers, justifications, metrics, workflows  # noqa: F401
+    from eventlog.projections import (  # noqa: F401
+        call_state,
+        conversations,
+        handlers,
+        justifications,
+        metrics,
+        tasks,
+        workflows,
+    )
 
 
 _load_families()

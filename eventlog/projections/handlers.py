@@ -6,17 +6,12 @@ from typing import Any
 from pydantic import BaseModel, JsonValue
 
 from eventlog.append import Op, hset, hset_unless
-from eventlog.projections import projector
+from eventlog.projections import expire_finished, projector
 from eventlog.projections.running import running_value
 from eventlog.streams import ProjectionKeys, handler_run
 from schemas.events import Event, HandlerFailed, HandlerStarted, HandlerSucceeded, OutputRef
 
 TERMINAL = ("succeeded", "failed")
-
-
-def handler_key(keys: ProjectionKeys, call_id: str) -> str:
-    """The hash holding the handler run of call `call_id`."""
-    return keys.key("handler", call_id)
 
 
 def _json(value: Any) -> str:
@@ -33,12 +28,11 @@ def _count(event: Event, keys: ProjectionKeys) -> Op:
 
 @projector("handler.started")
 def _started(event: Event, keys: ProjectionKeys) -> list[Op]:
-    data = event.data
-    assert isinstance(data, HandlerStarted)
+    data = event.payload(HandlerStarted)
     started_at = event.ts.isoformat()
     update = {"status": "running", "language": data.language, "worker": data.worker, "started_at": started_at}
     update |= {"attempt": data.attempt, "lease": data.lease}
-    key = handler_key(keys, data.call_id)
+    key = keys.handler(data.call_id)
     entry = running_value(event, lease=data.lease, worker=data.worker, attempt=data.attempt)
     return [
         hset_unless(key, "status", TERMINAL, update),
@@ -50,8 +44,7 @@ def _started(event: Event, keys: ProjectionKeys) -> list[Op]:
 
 @projector("handler.succeeded")
 def _succeeded(event: Event, keys: ProjectionKeys) -> list[Op]:
-    data = event.data
-    assert isinstance(data, HandlerSucceeded)
+    data = event.payload(HandlerSucceeded)
     update = {
         "status": "succeeded",
         "finished_at": event.ts.isoformat(),
@@ -63,7 +56,13 @@ def _succeeded(event: Event, keys: ProjectionKeys) -> list[Op]:
         "isolation": data.isolation,
         "duration_ms": repr(data.duration_ms),
     }
-    return [hset(handler_key(keys, data.call_id), update), _count(event, keys), _not_running(data.call_id, keys)]
+    ops = [hset(keys.handler(data.call_id), update), _count(event, keys), _not_running(data.call_id, keys)]
+    return [*ops, *_expire(event, keys, data.call_id)]
+
+
+def _expire(event: Event, keys: ProjectionKeys, call_id: str) -> list[Op]:
+    """The handler's outcome is the call's last event: its keys expire from here."""
+    return expire_finished(event, keys, keys.call(call_id), keys.handler(call_id))
 
 
 def _not_running(call_id: str, keys: ProjectionKeys) -> Op:
@@ -72,8 +71,7 @@ def _not_running(call_id: str, keys: ProjectionKeys) -> Op:
 
 @projector("handler.failed")
 def _failed(event: Event, keys: ProjectionKeys) -> list[Op]:
-    data = event.data
-    assert isinstance(data, HandlerFailed)
+    data = event.payload(HandlerFailed)
     update = {
         "status": "failed",
         "finished_at": event.ts.isoformat(),
@@ -82,8 +80,8 @@ def _failed(event: Event, keys: ProjectionKeys) -> list[Op]:
         "language": data.language,
         "duration_ms": repr(data.duration_ms),
     }
-    ops = [hset(handler_key(keys, data.call_id), update), _count(event, keys), _not_running(data.call_id, keys)]
-    return [*ops, Op("HINCRBY", keys.metrics(), (f"failed:{data.code}", 1))]
+    ops = [hset(keys.handler(data.call_id), update), _count(event, keys), _not_running(data.call_id, keys)]
+    return [*ops, Op("HINCRBY", keys.metrics(), (f"failed:{data.code}", 1)), *_expire(event, keys, data.call_id)]
 
 
 class HandlerState(BaseModel):

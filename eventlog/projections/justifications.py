@@ -18,31 +18,21 @@ from schemas.events import (
 )
 
 
-def justification_key(keys: ProjectionKeys, digest: str) -> str:
-    return keys.key("justification", digest)
-
-
-def used_by_key(keys: ProjectionKeys, digest: str) -> str:
-    return keys.key("justification", digest, "calls")
-
-
 def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
 @projector("preflight.required")
 def _required(event: Event, keys: ProjectionKeys) -> list[Op]:
-    data = event.data
-    assert isinstance(data, PreflightRequired)
-    key = justification_key(keys, data.hash)
+    data = event.payload(PreflightRequired)
+    key = keys.justification(data.hash)
     issued = {"domain": data.domain, "prompt": data.prompt, "prompt_args": _json(data.prompt_args)}
     return [Op("HSETNX", key, ("status", "pending")), hset(key, {**issued, "issued_at": event.ts.isoformat()})]
 
 
 @projector("justification.persisted")
 def _persisted(event: Event, keys: ProjectionKeys) -> list[Op]:
-    data = event.data
-    assert isinstance(data, JustificationPersisted)
+    data = event.payload(JustificationPersisted)
     update = {
         "status": "persisted",
         "domain": data.domain,
@@ -54,29 +44,26 @@ def _persisted(event: Event, keys: ProjectionKeys) -> list[Op]:
         "persisted_at": event.ts.isoformat(),
         "persisted_ts": repr(event.ts.timestamp()),
     }
-    return [hset(justification_key(keys, data.hash), update)]
+    return [hset(keys.justification(data.hash), update)]
 
 
 @projector("justification.revoked")
 def _revoked(event: Event, keys: ProjectionKeys) -> list[Op]:
-    data = event.data
-    assert isinstance(data, JustificationRevoked)
+    data = event.payload(JustificationRevoked)
     update = {"status": "revoked", "revoked_at": event.ts.isoformat(), "revoked_by": event.actor, "reason": data.reason}
-    return [hset(justification_key(keys, data.hash), update)]
+    return [hset(keys.justification(data.hash), update)]
 
 
 @projector("justification.expired")
 def _expired(event: Event, keys: ProjectionKeys) -> list[Op]:
-    data = event.data
-    assert isinstance(data, JustificationExpired)
-    return [hset(justification_key(keys, data.hash), {"status": "expired", "expired_at": event.ts.isoformat()})]
+    data = event.payload(JustificationExpired)
+    return [hset(keys.justification(data.hash), {"status": "expired", "expired_at": event.ts.isoformat()})]
 
 
 @projector("tool.requested")
 def _used(event: Event, keys: ProjectionKeys) -> list[Op]:
-    data = event.data
-    assert isinstance(data, ToolRequested)
-    return [Op("SADD", used_by_key(keys, digest), (data.call_id,)) for digest in data.justified_by]
+    data = event.payload(ToolRequested)
+    return [Op("SADD", keys.justification_calls(digest), (data.call_id,)) for digest in data.justified_by]
 
 
 class JustificationState(BaseModel):

@@ -259,8 +259,7 @@ class OpsFold:
         self._seen(event.payload(HandlerStarted).worker, ts_us)
 
     def _handler_outcome(self, event: Event, slot: int, ts_us: int) -> None:
-        data = event.data
-        assert isinstance(data, HandlerSucceeded | HandlerFailed)
+        data = event.payload(HandlerSucceeded | HandlerFailed)  # type: ignore[arg-type]
         pending = self.pending(data.call_id)
         tool = pending.tool if pending else UNKNOWN_TOOL
         self._seen(data.worker, ts_us)

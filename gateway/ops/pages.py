@@ -7,7 +7,6 @@ import redis.asyncio as aredis
 from pydantic import BaseModel, Field, ValidationError
 
 from eventlog.errors import BlobMissing
-from eventlog.projections.handlers import handler_key
 from eventlog.streams import Keys
 from gateway.ops.reads import aggregate_events, hash_of, trace_aggregates
 from gateway.ops.timeline import Timeline, timeline
@@ -17,7 +16,7 @@ from schemas.ids import call_aggregate
 from schemas.llm import XRay
 
 if TYPE_CHECKING:
-    from gateway.calls import Gateway
+    from gateway.runtime import Gateway
 
 ARGS_CHARS = 4000
 
@@ -56,7 +55,7 @@ async def call_page(runtime: "Gateway", call_id: str) -> CallPage | None:
     return CallPage(
         call_id=call_id,
         state=state,
-        handler=await hash_of(client, handler_key(keys.projections(), call_id)),
+        handler=await hash_of(client, keys.projections().handler(call_id)),
         timeline=timeline(events, own),
         args=_pretty(state.get("args", "{}")),
         xray=await _xray(runtime, state),
@@ -73,7 +72,7 @@ async def _xray(runtime: "Gateway", state: dict[str, str]) -> XRay | None:
     if result is None and ref:
         assert runtime.store is not None
         try:
-            result = json.loads(await runtime.store.get_blob(OutputRef.model_validate(ref)))
+            result = await runtime.store.value_of(None, OutputRef.model_validate(ref))
         except (BlobMissing, ValueError):
             return None
     if not isinstance(result, dict) or "xray" not in result:

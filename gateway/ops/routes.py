@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 
-from eventlog.projections.handlers import handler_key
 from eventlog.streams import Keys
 from gateway.ops.access import require_admin
 from gateway.ops.figures import WINDOWS
@@ -24,7 +23,7 @@ from gateway.ops.timeline import rows
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
-    from gateway.calls import Gateway
+    from gateway.runtime import Gateway
 
 STATIC = files("gateway.ops").joinpath("static")
 TAIL_ROWS = 50
@@ -58,7 +57,7 @@ def parse_since(raw: str, keys: Keys) -> dict[str, str] | None:
 
 
 def since_param(cursors: dict[str, str], keys: Keys) -> str:
-    prefix = keys.stream("")
+    prefix = keys.stream_prefix()
     return ",".join(f"{stream.removeprefix(prefix)}:{entry}" for stream, entry in cursors.items())
 
 
@@ -129,7 +128,7 @@ class OpsRoutes:
         page = await call_page(self.runtime, call_id)
         if page is None:
             return HTMLResponse(render("missing.html", what="call", ident=call_id), status_code=404)
-        handler = await self.client.hgetall(handler_key(self.keys.projections(), call_id))
+        handler = await self.client.hgetall(self.keys.projections().handler(call_id))
         return HTMLResponse(render("call.html", page=page, has_handler=bool(handler)))
 
     async def workflow(self, request: Request) -> Response:

@@ -7,12 +7,12 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, InputRequiredResult
 
-from eventlog.preflight import Needed, needed_for
 from gateway.reflection.gate import Gate
 from gateway.reflection.persist import persist
 from gateway.reflection.sampling import can_sample, is_modern, obtain_legacy, obtain_modern
+from schemas.call_plan import CallPlan
+from schemas.preflight.keys import Needed
 from schemas.reflection import PersistItem
-from schemas.tools import ToolSpec
 
 SAMPLING_FAILED = "the client's model was asked and did not give a valid justification"
 SERVER_FAILED = "the server-side model was asked and did not give a valid justification"
@@ -32,14 +32,13 @@ ServerJustify = Callable[[Needed], Awaitable[dict[str, Any] | None]]
 
 async def preflight(
     gate: Gate,
-    spec: ToolSpec,
-    args: dict[str, Any],
+    plan: CallPlan,
     ctx: Context | None,
     actor: str,
     server_justify: ServerJustify | None = None,
 ) -> GateOutcome:
     """Check the cache (checked only after the arguments validated); a hit costs one pipelined read."""
-    needed = needed_for(spec, args)
+    spec, needed = plan.spec, plan.needed
     if not needed:
         return GateOutcome()
     missing = await gate.missing(needed, actor)

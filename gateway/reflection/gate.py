@@ -4,12 +4,12 @@ import time
 
 from mcp.types import CallToolResult, TextContent
 
-from eventlog.preflight import Needed, required_events
-from eventlog.projections.justifications import JustificationState, justification_key
-from eventlog.publish import new_event
+from eventlog.projections.justifications import JustificationState
+from eventlog.publish import gate_events
 from eventlog.settings import Settings
 from eventlog.store import AsyncEventStore
-from schemas.events.justification import JustificationExpired, justification_aggregate
+from schemas.preflight.gate import judge, required
+from schemas.preflight.keys import Needed
 from schemas.tools import ToolSpec
 
 
@@ -23,23 +23,16 @@ class Gate:
     async def states(self, digests: list[str]) -> list[JustificationState | None]:
         pipe = self.store.redis.pipeline(transaction=False)
         for digest in digests:
-            pipe.hgetall(justification_key(self.store.live, digest))
+            pipe.hgetall(self.store.live.justification(digest))
         return [JustificationState.from_hash(d, raw) for d, raw in zip(digests, await pipe.execute(), strict=True)]
 
     async def missing(self, needed: list[Needed], actor: str) -> list[Needed]:
         """The needed justifications that are absent, pending, revoked or expired (expiry is recorded)."""
-        now, absent = time.time(), []
-        for item, state in zip(needed, await self.states([n.hash for n in needed]), strict=True):
-            if state is not None and state.valid(now, self.settings.justification_ttl(item.domain)):
-                continue
-            if state is not None and state.status == "persisted":
-                await self._expire(state, actor)
-            absent.append(item)
-        return absent
-
-    async def _expire(self, state: JustificationState, actor: str) -> None:
-        event = new_event(justification_aggregate(state.hash), JustificationExpired(hash=state.hash), actor=actor)
-        await self.store.append(event, f"justification:{state.hash}:expired:{state.persisted_ts!r}")
+        states = await self.states([n.hash for n in needed])
+        verdict = judge(needed, states, time.time(), self.settings.justification_ttl)
+        for event, key in gate_events([], verdict.expired, actor):
+            await self.store.append(event, key)
+        return verdict.missing
 
     async def hint(self, spec: ToolSpec, missing: list[Needed], actor: str, note: str = "") -> CallToolResult:
         """Record `preflight.required` for each missing item and answer with all of them at once."""
@@ -48,7 +41,7 @@ class Gate:
 
     async def record(self, spec: ToolSpec, missing: list[Needed], actor: str) -> None:
         """Append `preflight.required` for each item: the hashes this server issued (and will accept)."""
-        for event, key in required_events(spec, missing, actor):
+        for event, key in gate_events(required(spec, missing), [], actor):
             await self.store.append(event, key)
 
 

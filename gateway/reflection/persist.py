@@ -3,10 +3,11 @@
 from collections.abc import Sequence
 from typing import Literal
 
-from eventlog.preflight import justification_errors
+from eventlog import streams
 from eventlog.publish import new_event
 from gateway.reflection.gate import Gate
 from schemas.events.justification import JustificationPersisted, justification_aggregate
+from schemas.preflight.answers import justification_errors
 from schemas.reflection import Justification, PersistItem
 from schemas.validation import FieldError
 
@@ -48,5 +49,5 @@ async def persist(
             source=source,
         )
         event = new_event(justification_aggregate(item.hash), data, actor=actor)
-        await gate.store.append(event, f"justification:{item.hash}:persisted:{event.id}")
+        await gate.store.append(event, streams.justification_persisted_key(item.hash, event.id))
     return []

@@ -15,10 +15,11 @@ from mcp.types import (
 )
 from mcp_types.version import is_version_at_least
 
-from eventlog.preflight import Needed, parse_answer
-from eventlog.preflight_prompts import PROMPTS
 from gateway.reflection.gate import Gate
 from gateway.reflection.persist import persist
+from schemas.preflight.answers import parse_answer
+from schemas.preflight.keys import Needed
+from schemas.preflight.prompts import PROMPTS
 from schemas.reflection import PersistItem
 
 SYSTEM = "You justify geospatial processing choices for an audit log. Answer with the requested JSON only."

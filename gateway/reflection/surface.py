@@ -10,8 +10,7 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from eventlog.preflight_prompts import PROMPTS, PromptTemplate
-from eventlog.projections.justifications import used_by_key
+from eventlog import streams
 from eventlog.publish import new_event
 from gateway.identity import caller, is_admin
 from gateway.rawtool import raw_tool
@@ -19,13 +18,14 @@ from gateway.reflection.gate import Gate
 from gateway.reflection.persist import persist
 from gateway.results import error_result, invalid
 from schemas.events.justification import JustificationRevoked, justification_aggregate
+from schemas.preflight.prompts import PROMPTS, PromptTemplate
 from schemas.reflection import Persisted, PersistItem, PersistMany
 from schemas.validation import ArgumentsInvalid, FieldError
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
-    from gateway.calls import Gateway
+    from gateway.runtime import Gateway
 
 
 class RevokeArgs(BaseModel):
@@ -101,7 +101,7 @@ class ReflectionTools:
         digest = args.hash.removeprefix("sha256:")
         data = JustificationRevoked(hash=digest, reason=args.reason)
         event = new_event(justification_aggregate(digest), data, actor=actor)
-        await self.gate().store.append(event, f"justification:{digest}:revoked:{event.id}")
+        await self.gate().store.append(event, streams.justification_revoked_key(digest, event.id))
         return _ok(Revoked(hash=digest, revoked=True))
 
     def tools(self) -> list[Tool]:
@@ -178,6 +178,6 @@ def register(server: "MCPServer", runtime: "Gateway") -> None:
         if state is None:
             raise ResourceError(f"no justification {digest!r}")
         calls = sorted(
-            c.decode() for c in await runtime.store.redis.smembers(used_by_key(runtime.store.live, state.hash))
+            c.decode() for c in await runtime.store.redis.smembers(runtime.store.live.justification_calls(state.hash))
         )
         return json.dumps({**state.model_dump(), "used_by_calls": calls}, indent=2)

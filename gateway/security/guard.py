@@ -28,7 +28,7 @@ from schemas.events.security import CallRejected, RejectReason, client_aggregate
 from schemas.scopes import ADMIN, ALL_SCOPES
 
 if TYPE_CHECKING:
-    from gateway.calls import Gateway
+    from gateway.runtime import Gateway
 
 logger = logging.getLogger(__name__)
 

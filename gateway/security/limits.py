@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
+from eventlog import streams
 from eventlog.streams import Keys
 
 WINDOW_S = 60
@@ -72,7 +73,7 @@ class Limiter:
     async def acquire(self, client_id: str, limits: Limits, calls: int = 1) -> Decision:
         """Count `calls` against the client's window and take as many in-progress slots, or refuse them all."""
         slot = uuid.uuid4().hex
-        keys = [self.keys.rate("calls", client_id, WINDOW_S), self.keys.in_flight(client_id)]
+        keys = [self.keys.rate(streams.CALLS, client_id, WINDOW_S), self.keys.in_flight(client_id)]
         argv = [limits.per_minute, limits.concurrent, int(time.time() * 1000), slot, self.stale_ms, calls, WINDOW_S]
         allowed, reason, ttl = await self._script(keys=keys, args=argv)
         if int(allowed) == 1:

@@ -14,7 +14,7 @@ from starlette.types import ASGIApp
 
 from eventlog.security_settings import is_loopback
 from eventlog.settings import Settings
-from gateway.calls import Gateway
+from gateway.runtime import Gateway
 from gateway.security.chain import ChainVerifier
 from gateway.security.guard import Guard, Policy, RouteKind
 from gateway.security.jwt_verifier import JwtVerifier

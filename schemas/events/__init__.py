@@ -16,6 +16,7 @@ from schemas.events.justification import (
 )
 from schemas.events.llm import LLMAttempted, LLMConversationFinished, LLMConversationStarted
 from schemas.events.security import CallRejected
+from schemas.events.task import ToolInputProvided, ToolInputRequested
 from schemas.events.tool import (
     OutputRef,
     ToolCancelRequested,
@@ -58,7 +59,9 @@ AnyEventData = Annotated[
     | JustificationPersisted
     | JustificationRevoked
     | JustificationExpired
-    | CallRejected,
+    | CallRejected
+    | ToolInputRequested
+    | ToolInputProvided,
     Field(discriminator="type"),
 ]
 
@@ -92,7 +95,7 @@ class Event(BaseModel):
             TypeError: the event carries another type of payload.
         """
         if not isinstance(self.data, kind):
-            raise TypeError(f"event {self.id} is {self.type}, not {kind.__name__}")
+            raise TypeError(f"event {self.id} is {self.type}, not {getattr(kind, '__name__', kind)}")
         return self.data
 
 
@@ -110,6 +113,8 @@ __all__ = [
     "OutputRef",
     "ToolCancelRequested",
     "ToolFailed",
+    "ToolInputProvided",
+    "ToolInputRequested",
     "ToolProgress",
     "ToolRedispatched",
     "ToolRequested",

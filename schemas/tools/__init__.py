@@ -2,6 +2,7 @@
 
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 from schemas.tools.catalog import CATALOG_SPECS
+from schemas.tools.conformance import CONFORMANCE_SPECS
 from schemas.tools.core import PING
 from schemas.tools.handlers import RUN_RESULT_HANDLER
 from schemas.tools.info import RASTER_INFO, VECTOR_INFO
@@ -23,7 +24,12 @@ _FAMILIES: tuple[tuple[ToolSpec, ...], ...] = (
 TOOLS: dict[str, ToolSpec] = {spec.name: spec for family in _FAMILIES for spec in family}
 """Tools published to MCP clients (`tools/list`)."""
 
-_INTERNAL: tuple[tuple[ToolSpec, ...], ...] = (CATALOG_SPECS, (RUN_RESULT_HANDLER,), (JUSTIFY_CHOICE,))
+_INTERNAL: tuple[tuple[ToolSpec, ...], ...] = (
+    CATALOG_SPECS,
+    (RUN_RESULT_HANDLER,),
+    (JUSTIFY_CHOICE,),
+    CONFORMANCE_SPECS,
+)
 
 INTERNAL: dict[str, ToolSpec] = {spec.name: spec for family in _INTERNAL for spec in family}
 """Jobs the gateway runs for itself (resource reads, handler runs): same path and events, not in `tools/list`."""

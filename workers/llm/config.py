@@ -19,8 +19,8 @@ class BackoffPolicy(_Config):
     max_s: float = Field(default=20.0, ge=0)
 
 
-class LLMConfig(_Config):
-    """The provider connection (`GEOGATE_LLM_PROVIDER`, `_BASE_URL`, `_API_KEY`, `_MODEL`)."""
+class Connection(BaseModel):
+    """The provider connection, declared once: `LLMSettings` reads it from `GEOGATE_LLM_*`, `LLMConfig` carries it."""
 
     provider: Literal["openai", "anthropic"] = "openai"
     """`openai` covers every OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp server, LM Studio."""
@@ -36,6 +36,13 @@ class LLMConfig(_Config):
     """Prompt-based calling asks for the table's template (`generic`: JSON any model can write) or, where the
     table knows it, for the format the model was trained on (`native`)."""
     timeout_s: float = Field(default=120.0, gt=0)
+
+
+class LLMConfig(Connection):
+    """The connection one request uses (`LLMSettings.config`), with its backoff policy."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     backoff: BackoffPolicy = BackoffPolicy()
 
     def capability(self) -> ModelCapability:

@@ -1,6 +1,5 @@
 """The `ask` job: the chat loop on the `llm` queue, every model attempt and every tool call recorded in the log."""
 
-import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -10,16 +9,17 @@ import anyio
 import redis.asyncio as aredis
 from pydantic import JsonValue
 
-from eventlog.calls import CallTimedOut, call_and_wait
-from eventlog.preflight import PreflightMissing
+from eventlog import streams
 from eventlog.store import EventStore
 from schemas.events import Event, EventData, ToolStarted, ToolSucceeded
 from schemas.events.llm import LLMAttempted, LLMConversationStarted, conversation_aggregate
 from schemas.ids import call_aggregate, new_id
 from schemas.llm import ChatRequest
+from schemas.preflight.gate import PreflightMissing
 from schemas.tools import TOOLS, ToolSpec
 from schemas.tools.llm import AskArgs, AskResult
 from schemas.validation import ArgumentsInvalid
+from workers.calling import CallTimedOut, call_tool
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.jobs import job
@@ -95,7 +95,7 @@ async def _check_rate(store: EventStore, ctx: JobContext, llm: LLMSettings) -> N
     assert ctx.settings is not None
     client = aredis.Redis.from_url(ctx.settings.require_redis_url())
     try:
-        await RateLimiter(client, llm.rate_limit_per_minute).check(store.keys.rate("llm", ctx.actor, WINDOW_S))
+        await RateLimiter(client, llm.rate_limit_per_minute).check(store.keys.rate(streams.LLM, ctx.actor, WINDOW_S))
     except RateLimited as exc:
         message = f"{ctx.actor} made {exc.message}; try again in {exc.retry_after_s:g} s"
         raise JobFailed(exc.code, message, retryable=True) from exc
@@ -134,13 +134,13 @@ class ConversationLog:
             actor=self.ctx.actor,
             data=data,  # type: ignore[arg-type]
         )
-        self.store.append(event, f"conversation:{self.ctx.call_id}:{self.run}:{step}")
+        self.store.append(event, streams.conversation_step_key(self.ctx.call_id, self.run, step))
         self.cause = event.id
         return event
 
     def attempted(self, data: LLMAttempted) -> None:
         """Record one model attempt and report it as progress (which stops the job if the call was cancelled)."""
-        self.append(data, f"attempt:{data.turn}:{data.attempt}")
+        self.append(data, streams.attempt_step(data.turn, data.attempt))
         self.attempts += 1
         kind = f" ({data.error_kind})" if data.error_kind else ""
         self.ctx.progress(self.attempts, None, f"turn {data.turn}, model attempt {data.attempt}: {data.outcome}{kind}")
@@ -152,7 +152,7 @@ class ConversationLog:
 
 @dataclass
 class ToolCaller:
-    """`call_tool` for the loop: each call goes through `call_and_wait`, validated and logged like a client's."""
+    """`call_tool` for the loop: each call goes through `workers.calling`, planned and gated like a client's."""
 
     store: EventStore
     ctx: JobContext
@@ -166,7 +166,7 @@ class ToolCaller:
         if spec is None or name == "ask":
             return _error({"code": "tool.unknown", "message": f"no tool {name!r} may be called here"})
         call = partial(
-            call_and_wait,
+            call_tool,
             self.store,
             spec,
             params,
@@ -174,7 +174,7 @@ class ToolCaller:
             timeout_s=min(spec.timeout_s, self.timeout_s),
             trace_id=self.ctx.trace_id or None,
             causation_id=self.log.cause,
-            justification_ttl=self.ctx.settings.justification_ttl if self.ctx.settings else None,
+            ttl_for=self.ctx.ttl_for,
         )
         try:
             outcome = await anyio.to_thread.run_sync(call)
@@ -194,7 +194,7 @@ class ToolCaller:
         data = outcome.data
         if not isinstance(data, ToolSucceeded):
             return _error(data.model_dump(mode="json", include={"code", "message", "field", "retryable"}))
-        result = data.result if data.output_ref is None else json.loads(self.store.get_blob(data.output_ref))
+        result = self.store.value_of(data.result, data.output_ref)
         return result, data.text, False
 
 

@@ -2,8 +2,8 @@
 
 import anyio
 
-from eventlog.preflight import parse_answer
-from eventlog.preflight_prompts import PROMPTS
+from schemas.preflight.answers import parse_answer
+from schemas.preflight.prompts import PROMPTS
 from schemas.tools.justify import JustifyArgs, JustifyResult
 from workers.context import JobContext
 from workers.errors import JobFailed

@@ -19,9 +19,9 @@ from schemas.llm import (
     ToolCallItem,
     XRayItem,
 )
-from workers.llm.calls import CallTool, ReadReply, failed_reply_text, read_completion, result_messages, run_parallel
 from workers.llm.config import LoopPolicy
 from workers.llm.errors import ProviderError
+from workers.llm.planned import CallTool, ReadReply, failed_reply_text, read_completion, result_messages, run_parallel
 from workers.llm.prompts import FINAL_ANSWER_NOW, system_prompt, template_for
 from workers.llm.providers.base import Completion, Message, Provider
 from workers.llm.retry import retry_prompt

@@ -1,33 +1,22 @@
 """`LLMSettings`: the LLM host's environment (`GEOGATE_LLM_*`), read by the `ask` job when it runs."""
 
-from typing import Literal
-
-from pydantic import Field, SecretStr
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from eventlog.redaction import register_secret
 from schemas.tools.llm import AskArgs
-from workers.llm.config import BackoffPolicy, LLMConfig, LoopPolicy
+from workers.llm.config import BackoffPolicy, Connection, LLMConfig, LoopPolicy
 
 ALWAYS_BLOCKED = ("ask",)
 """The model never calls the chat loop itself."""
 
 
-class LLMSettings(BaseSettings):
-    """The provider connection and the server's limits; a request may lower the limits, never raise them."""
+class LLMSettings(BaseSettings, Connection):
+    """The provider connection (`Connection`'s fields as `GEOGATE_LLM_PROVIDER`, `_BASE_URL`, `_API_KEY`, `_MODEL`,
+    …) and the server's limits; a request may lower the limits, never raise them."""
 
     model_config = SettingsConfigDict(env_prefix="GEOGATE_LLM_", extra="ignore")
 
-    provider: Literal["openai", "anthropic"] = "openai"
-    base_url: str = "http://127.0.0.1:11434/v1"
-    api_key: SecretStr | None = None
-    model: str = "llama3.1:8b"
-    native_tools: bool | None = None
-    """Force native tool calling on or off; unset asks the capability table."""
-    template: str | None = None
-    prompt_format: Literal["generic", "native"] = "generic"
-    """`native`: prompt-based calling asks a model for its own trained call format where it is known."""
-    timeout_s: float = Field(default=120.0, gt=0)
     backoff_retries: int = Field(default=4, ge=0)
     rate_limit_per_minute: int = Field(default=30, ge=1)
     """`ask` requests per client (actor) per minute, counted in Redis."""
@@ -45,16 +34,9 @@ class LLMSettings(BaseSettings):
 
     def config(self, model: str | None = None) -> LLMConfig:
         """The provider connection, for `model` when the request names one."""
+        connection = {name: getattr(self, name) for name in Connection.model_fields}
         return LLMConfig(
-            provider=self.provider,
-            base_url=self.base_url,
-            api_key=self.api_key,
-            model=model or self.model,
-            native_tools=self.native_tools,
-            template=self.template,
-            prompt_format=self.prompt_format,
-            timeout_s=self.timeout_s,
-            backoff=BackoffPolicy(max_retries=self.backoff_retries),
+            **{**connection, "model": model or self.model}, backoff=BackoffPolicy(max_retries=self.backoff_retries)
         )
 
     def blocked(self) -> tuple[str, ...]:

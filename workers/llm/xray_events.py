@@ -68,8 +68,7 @@ def _outcomes(calls: Iterable[Event]) -> dict[str, Event]:
 
 
 def _tool(requested: Event, outcome: Event | None, preview_chars: int) -> XRayTool:
-    data = requested.data
-    assert isinstance(data, ToolRequested)
+    data = requested.payload(ToolRequested)
     done = outcome.data if outcome is not None else None
     return XRayTool(
         name=data.tool,

@@ -6,22 +6,19 @@ reference, actor), appends `handler.started`, runs the handler and appends `hand
 `handler.failed`; both appends are keyed, so a redelivered job never appends a second outcome.
 """
 
-import json
 import logging
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
 from celery.signals import worker_process_init
 
 from eventlog import streams
-from eventlog.append import Expect
-from eventlog.calls import call_and_wait
+from eventlog.append import Expect, Op
 from eventlog.errors import BlobMissing
-from eventlog.projections.handlers import TERMINAL, handler_key
-from eventlog.publish import follow
+from eventlog.projections.handlers import TERMINAL
+from eventlog.publish import follow, handler_job_op
 from eventlog.reaper import handler_attempts_exhausted
 from eventlog.store import EventStore
 from schemas.events import (
@@ -38,9 +35,11 @@ from schemas.handlers import HandlerLimits, HandlerOutcome, ResultHandler
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
 from schemas.tools.handlers import RUN_RESULT_HANDLER, RunResultHandlerArgs, RunResultHandlerResult
+from workers import calling
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.jobs import job
+from workers.jobs import follow_up, job
+from workers.lifecycle import Run, begin, compact, elapsed_ms, end, ms_since, store_result
 from workers.sandbox.bridge import CallTool
 from workers.sandbox.errors import SandboxUnavailable
 from workers.sandbox.isolation import SandboxConfig
@@ -69,40 +68,56 @@ class _Call:
         return self.requested.payload(ToolRequested).tool
 
 
-@job(RUN_RESULT_HANDLER.name)
+@follow_up
+def _enqueue_handler(requested: ToolRequested, outcome: Event) -> list[Op]:
+    """A call with a result handler enqueues this job in the same append as its `tool.succeeded`."""
+    return [handler_job_op(outcome)] if requested.result_handler and isinstance(outcome.data, ToolSucceeded) else []
+
+
+@job(RUN_RESULT_HANDLER.name, own_lifecycle=True)
 def run_result_handler(args: RunResultHandlerArgs, ctx: JobContext) -> RunResultHandlerResult:
     """Run the handler of call `args.call_id` and append its events; a redelivery after the outcome does nothing."""
-    store = ctx.store
-    assert store is not None and ctx.settings is not None, "the runner passes the store and settings"
+    store, settings = ctx.store, ctx.settings
+    assert store is not None and settings is not None, "the runner passes the store and settings"
     call = _read_call(store, args.call_id)
     if call is None:
         logger.warning("call %s has no successful tool run with a handler; nothing to do", args.call_id)
         return RunResultHandlerResult(call_id=args.call_id, status="skipped")
+    run = _handler_run(store, settings.max_attempts, call, ctx)
+    if begin(store, run) is None:  # redelivered after the outcome, or its workers kept dying
+        return RunResultHandlerResult(call_id=args.call_id, status="duplicate")
+    outcome = _run(call, ctx, store)
+    end(store, run, follow(call.succeeded, outcome))
+    return RunResultHandlerResult(call_id=args.call_id, status=outcome.type.split(".")[1])
+
+
+def _handler_run(store: EventStore, max_attempts: int, call: _Call, ctx: JobContext) -> Run:
+    call_id = call.requested.payload(ToolRequested).call_id
     data = HandlerStarted(
-        call_id=args.call_id,
+        call_id=call_id,
         language=call.handler.language,
         worker=ctx.worker,
         attempt=new_id(),
-        queue_wait_ms=_ms_since(call.succeeded.ts),
+        queue_wait_ms=ms_since(call.succeeded.ts),
         lease=ctx.lease,
     )
-    state = handler_key(store.live, args.call_id)
-    may_start = [
-        Expect(state, "status", "not_in", TERMINAL),
-        Expect(state, "attempts", "lt", (str(ctx.settings.max_attempts),)),
-    ]
-    started = store.append(
-        follow(call.succeeded, data), streams.handler_started_key(args.call_id, data.attempt), expect=may_start
+    state = store.live.handler(call_id)
+
+    def exhausted() -> Event:
+        return follow(call.succeeded, handler_attempts_exhausted(call_id, store.hash_strings(state), max_attempts))
+
+    return Run(
+        state=state,
+        started=follow(call.succeeded, data),
+        started_key=streams.handler_started_key(call_id, data.attempt),
+        outcome_key=streams.handler_outcome_key(call_id),
+        attempt=data.attempt,
+        may_start=[
+            Expect(state, "status", "not_in", TERMINAL),
+            Expect(state, "attempts", "lt", (str(max_attempts),)),
+        ],
+        exhausted=exhausted,
     )
-    if started.refused:  # redelivered after the outcome, or its workers kept dying
-        if started.failed == 2:
-            failed = handler_attempts_exhausted(args.call_id, store.hash_strings(state), ctx.settings.max_attempts)
-            store.append(follow(call.succeeded, failed), streams.handler_outcome_key(args.call_id))
-        return RunResultHandlerResult(call_id=args.call_id, status="duplicate")
-    outcome = _run(call, ctx, store)
-    current = Expect(state, "attempt", "in", (data.attempt,))
-    store.append(follow(call.succeeded, outcome), streams.handler_outcome_key(args.call_id), expect=current)
-    return RunResultHandlerResult(call_id=args.call_id, status=outcome.type.split(".")[1])
 
 
 def _read_call(store: EventStore, call_id: str) -> _Call | None:
@@ -116,22 +131,22 @@ def _read_call(store: EventStore, call_id: str) -> _Call | None:
 
 def _run(call: _Call, ctx: JobContext, store: EventStore) -> HandlerSucceeded | HandlerFailed:
     handler, began = call.handler, time.perf_counter()
-    succeeded = call.succeeded.data
-    assert isinstance(succeeded, ToolSucceeded) and ctx.settings is not None
-    raw = succeeded.output_ref or store.put_blob(_compact(succeeded.result), ctx.settings.blob_ttl_s)
+    succeeded = call.succeeded.payload(ToolSucceeded)
+    assert ctx.settings is not None
+    raw = succeeded.output_ref or store.put_blob(compact(succeeded.result), ctx.settings.blob_ttl_s)
     base = {"call_id": succeeded.call_id, "language": handler.language, "worker": ctx.worker}
     try:
-        output = json.loads(store.get_blob(raw)) if succeeded.output_ref else succeeded.result
+        output = store.value_of(succeeded.result, succeeded.output_ref)
         outcome = _execute(handler, output, call, ctx)
     except BlobMissing:
         return HandlerFailed(**base, code="handler.raw_missing", message="the raw output has expired", raw=raw)
     except SandboxUnavailable as exc:
-        ms = _elapsed_ms(began)
+        ms = elapsed_ms(began)
         return HandlerFailed(**base, code=exc.code, message=exc.message, retryable=True, raw=raw, duration_ms=ms)
     except Exception:  # top of the job: any crash becomes handler.failed, the trace stays in the worker log
         logger.exception("handler of call %s crashed on the host", base["call_id"])
         message = "the handler run crashed on the worker; see its log"
-        return HandlerFailed(**base, code="handler.crashed", message=message, raw=raw, duration_ms=_elapsed_ms(began))
+        return HandlerFailed(**base, code="handler.crashed", message=message, raw=raw, duration_ms=elapsed_ms(began))
     return _outcome_event(outcome, raw, store, ctx, base)
 
 
@@ -157,17 +172,14 @@ def _outcome_event(
     if outcome.error is not None:
         error = outcome.error.model_dump(include={"code", "message", "line", "column", "exc_type"})
         return HandlerFailed(**base, **error, **run, raw=raw, isolation=outcome.isolation)
-    encoded = _compact(outcome.value)
-    value, ref = outcome.value, None
     assert ctx.settings is not None
-    if len(encoded) > ctx.settings.inline_result_max_bytes:
-        value, ref = None, store.put_blob(encoded, ctx.settings.blob_ttl_s)
+    kept = store_result(store, ctx.settings, outcome.value)
     return HandlerSucceeded(
         **base,
         **run,
-        value=value,
-        value_ref=ref,
-        value_bytes=len(encoded),
+        value=kept.value,
+        value_ref=kept.ref,
+        value_bytes=kept.size,
         raw=raw,
         isolation=outcome.isolation,
         seccomp=outcome.seccomp,
@@ -189,20 +201,21 @@ def _call_tool(ctx: JobContext, call: _Call) -> CallTool:
 
     def call_tool(name: str, args: dict[str, Any]) -> Any:
         left = max(0.1, deadline - time.monotonic())
-        event = call_and_wait(
+        event = calling.call_tool(
             store,
             TOOLS[name],
             args,
             actor=call.requested.actor,
             timeout_s=left,
+            ttl_for=ctx.ttl_for,
             trace_id=call.requested.trace_id,
             causation_id=call.succeeded.id,
         )
         data = event.data
         if isinstance(data, ToolFailed):
             raise JobFailed(data.code, data.message)
-        assert isinstance(data, ToolSucceeded)
-        return json.loads(store.get_blob(data.output_ref)) if data.output_ref else data.result
+        data = event.payload(ToolSucceeded)
+        return store.value_of(data.result, data.output_ref)
 
     return call_tool
 
@@ -214,15 +227,3 @@ def _warm_sandbox(**_: object) -> None:
         get_sandbox().run("None", None, limits=LIMITS)
     except SandboxUnavailable:
         logger.warning("no sandbox on this worker: Python result handlers will fail here (retryable)")
-
-
-def _compact(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode()
-
-
-def _ms_since(ts: datetime) -> float:
-    return max(0.0, (datetime.now(UTC) - ts).total_seconds() * 1000)
-
-
-def _elapsed_ms(began: float) -> float:
-    return round((time.perf_counter() - began) * 1000, 3)

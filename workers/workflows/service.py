@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 
 from pydantic import JsonValue
 
+from eventlog import streams
 from eventlog.append import Expect
-from eventlog.projections.workflows import workflow_key
 from eventlog.store import AppendResult, EventStore
 from schemas.events import (
     Event,
@@ -35,11 +35,6 @@ DEFAULT_TTL_S = 24 * 3600.0
 """How long a run may sit idle before it expires (overridden by the `workflow_ttl_s` setting)."""
 
 WorkflowEventData = WorkflowStarted | WorkflowThoughtSubmitted | WorkflowAdvanced | WorkflowCompleted | WorkflowExpired
-
-
-def version_dedupe_key(state_id: str, version: int) -> str:
-    """One event per version of a run: the second writer of a version is a duplicate, never a second event."""
-    return f"workflow:{state_id}:v{version}"
 
 
 class VersionConflict(JobFailed):
@@ -176,11 +171,10 @@ class WorkflowService:
         )
 
     def _write(self, state: WorkflowState | None, event: Event) -> AppendResult:
-        data = event.data
-        assert isinstance(data, WorkflowEventData)
+        data = event.payload(WorkflowEventData)
         current = "" if state is None else str(state.version)
-        expect = Expect(workflow_key(self.store.live, data.state_id), "version", "in", (current,))
-        return self.store.append(event, version_dedupe_key(data.state_id, data.version), expect=expect)
+        expect = Expect(self.store.live.workflow(data.state_id), "version", "in", (current,))
+        return self.store.append(event, streams.workflow_version_key(data.state_id, data.version), expect=expect)
 
 
 def _info(workflow: Workflow) -> WorkflowInfo:

@@ -7,8 +7,6 @@ from typing import Any, Literal
 
 from pydantic import JsonValue
 
-from eventlog.projections.workflows import TranscriptEntry, TranscriptView, expired_text
-from eventlog.projections.workflows import render_transcript as eventlog_render
 from schemas.events import (
     Event,
     WorkflowAdvanced,
@@ -17,6 +15,8 @@ from schemas.events import (
     WorkflowStarted,
     WorkflowThoughtSubmitted,
 )
+from schemas.transcript import TranscriptEntry, TranscriptView, expired_text
+from schemas.transcript import render_transcript as render_view
 
 Status = Literal["active", "completed", "expired"]
 
@@ -56,7 +56,7 @@ class WorkflowState:
 
 
 def _started(_: WorkflowState | None, event: Event, data: Any) -> WorkflowState:
-    assert isinstance(data, WorkflowStarted)
+    data = event.payload(WorkflowStarted)
     return WorkflowState(
         state_id=data.state_id,
         workflow=data.workflow,
@@ -75,7 +75,7 @@ def _started(_: WorkflowState | None, event: Event, data: Any) -> WorkflowState:
 
 
 def _submitted(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
-    assert isinstance(data, WorkflowThoughtSubmitted)
+    data = event.payload(WorkflowThoughtSubmitted)
     saved = state.saved if data.save is None else {**state.saved, data.save: data.value}
     entry = TranscriptEntry.of(event, data, "reply", data.text)
     return replace(
@@ -89,7 +89,7 @@ def _submitted(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
 
 
 def _advanced(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
-    assert isinstance(data, WorkflowAdvanced)
+    data = event.payload(WorkflowAdvanced)
     entry = TranscriptEntry.of(event, data, "instruction", data.instruction)
     return replace(
         state,
@@ -105,7 +105,7 @@ def _advanced(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
 
 
 def _completed(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
-    assert isinstance(data, WorkflowCompleted)
+    data = event.payload(WorkflowCompleted)
     entry = TranscriptEntry.of(event, data, "completed", data.message)
     return replace(
         state,
@@ -119,7 +119,7 @@ def _completed(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
 
 
 def _expired(state: WorkflowState, event: Event, data: Any) -> WorkflowState:
-    assert isinstance(data, WorkflowExpired)
+    data = event.payload(WorkflowExpired)
     entry = TranscriptEntry.of(event, data, "expired", expired_text(data.idle_s))
     return replace(
         state,
@@ -169,4 +169,4 @@ def render_transcript(state: WorkflowState) -> str:
         inputs=state.inputs,
         entries=state.transcript,
     )
-    return eventlog_render(view)
+    return render_view(view)

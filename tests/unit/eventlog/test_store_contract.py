@@ -1,5 +1,7 @@
 """The event-store contract (DESIGN: "The event log"), run against fakeredis and against a real redis-server."""
 
+import time
+
 import pytest
 
 from eventlog import ops_feed, streams
@@ -209,3 +211,15 @@ def test_expectations_are_checked_in_order_and_the_first_unmet_one_is_reported(s
     assert first.new and (second.refused, second.failed, second.entry_id) == (True, 3, "1")
     assert (stale.refused, stale.failed, stale.entry_id) == (True, 2, "1")
     assert [e.type for e in store.read_aggregate(call_aggregate(call_id))] == ["tool.requested", "tool.started"]
+
+
+def test_a_silent_reader_stops_holding_the_log_back(store: EventStore) -> None:
+    ids = [request(store) for _ in range(4)]
+    stream = store.keys.stream("calls")
+    first = store.read("calls")[0].entry_id
+    long_ago = str(int(time.time() * 1000) - 3_600_000)
+    store.redis.hset(store.keys.checkpoints(), mapping={f"gone|{stream}": first, "gone|@": long_ago})
+
+    removed = trim(store, RetentionPolicy(maxlen=1, consumer_stale_s=60))
+
+    assert removed[stream] == 3 and [e.event.data.call_id for e in store.read("calls")] == ids[3:]

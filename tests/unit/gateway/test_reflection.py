@@ -6,8 +6,6 @@ import fakeredis
 import pytest
 from pyproj import CRS
 
-from eventlog.preflight import cache_key, needed_for, normalise_crs, parse_answer
-from eventlog.preflight_prompts import PROMPTS
 from eventlog.replay import replay
 from eventlog.settings import Settings
 from eventlog.store import AsyncEventStore, EventStore
@@ -15,6 +13,9 @@ from eventlog.streams import Keys
 from gateway.reflection.gate import Gate
 from gateway.reflection.persist import persist
 from schemas.ids import new_id
+from schemas.preflight.answers import parse_answer
+from schemas.preflight.keys import cache_key, needed_for, normalise_crs
+from schemas.preflight.prompts import PROMPTS
 from schemas.reflection import PersistItem
 from schemas.tools import TOOLS
 

@@ -5,8 +5,8 @@ from jsonschema import Draft202012Validator
 from mcp.types import ResourceLink
 
 from gateway import results
-from gateway.calls import _validate
 from gateway.server import input_schema, output_schema
+from schemas.call_plan import plan_call
 from schemas.events import HandlerFailed, HandlerSucceeded, OutputRef
 from schemas.tools import TOOLS
 from schemas.validation import ArgumentsInvalid
@@ -33,7 +33,7 @@ def test_the_output_schema_still_checks_plain_results() -> None:
 
 def test_argument_and_handler_errors_are_named_together() -> None:
     with pytest.raises(ArgumentsInvalid) as caught:
-        _validate(TOOLS["ping"], {"colour": 1, "result_handler": {"language": "lua", "script": "x"}}, {})
+        plan_call(TOOLS["ping"], {"colour": 1, "result_handler": {"language": "lua", "script": "x"}}, handlers=True)
 
     assert {e.field for e in caught.value.errors} == {"colour", "result_handler.language"}
 
@@ -41,8 +41,8 @@ def test_argument_and_handler_errors_are_named_together() -> None:
 def test_a_handler_under_meta_is_accepted_and_the_argument_wins() -> None:
     meta = {"io.geogate/result_handler": {"language": "jmespath", "script": "pong"}}
 
-    _, from_meta = _validate(TOOLS["ping"], {}, meta)
-    _, from_arg = _validate(TOOLS["ping"], {"result_handler": {"script": "1"}}, meta)
+    from_meta = plan_call(TOOLS["ping"], {}, meta["io.geogate/result_handler"], handlers=True).handler
+    from_arg = plan_call(TOOLS["ping"], {"result_handler": {"script": "1"}}, from_meta, handlers=True).handler
 
     assert from_meta == {"language": "jmespath", "script": "pong"}
     assert from_arg == {"language": "python", "script": "1"}

@@ -52,7 +52,9 @@ def _strategy(annotation: object) -> st.SearchStrategy[object]:
     if base is int and not metadata:
         return st.integers(-(2**63), 2**64 - 1)  # what msgpack can carry
     if get_origin(base) is dict:
-        return st.dictionaries(st.text(max_size=8), json_values, max_size=4)
+        least = max((getattr(m, "min_length", 0) or 0 for m in metadata), default=0)
+        values = _strategy(get_args(base)[1]) if get_args(base) else json_values
+        return st.dictionaries(st.text(max_size=8), values, min_size=least, max_size=max(4, least))
     if "JsonValue" in str(annotation):
         return json_values
     if base is float:

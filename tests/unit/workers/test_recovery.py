@@ -29,7 +29,8 @@ from workers import runner
 from workers.context import Fence, JobContext
 from workers.errors import JobSuperseded
 from workers.files import atomic_output
-from workers.jobs import JOBS, load_all
+from workers.jobs import JOBS
+from workers.registry import load_all
 
 load_all()
 

@@ -17,7 +17,8 @@ from tests.support import make_event
 from workers import runner
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.jobs import JOBS, load_all
+from workers.jobs import JOBS
+from workers.registry import load_all
 
 load_all()
 

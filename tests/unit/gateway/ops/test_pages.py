@@ -23,7 +23,7 @@ from tests.support import make_event
 from tests.unit.eventlog.ops_samples import call, put
 
 if TYPE_CHECKING:
-    from gateway.calls import Gateway
+    from gateway.runtime import Gateway
 
 pytestmark = pytest.mark.anyio
 

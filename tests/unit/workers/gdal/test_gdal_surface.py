@@ -17,7 +17,7 @@ from workers.gdal.info import raster_info
 from workers.gdal.reproject import raster_reproject
 from workers.gdal.stats import raster_stats
 from workers.gdal.vector_ops import vector_buffer
-from workers.jobs import load_all
+from workers.registry import load_all
 
 RasterFactory = Callable[..., Path]
 

@@ -9,7 +9,7 @@ import msgpack
 import pytest
 
 from eventlog import streams
-from eventlog.projections.handlers import HandlerState, handler_key
+from eventlog.projections.handlers import HandlerState
 from eventlog.publish import request_event
 from eventlog.settings import Settings
 from eventlog.store import EventStore
@@ -17,7 +17,7 @@ from schemas.codec import decode, encode
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
 from workers import runner
-from workers.jobs import load_all
+from workers.registry import load_all
 from workers.sandbox.job import chainable
 
 load_all()
@@ -85,7 +85,7 @@ def test_the_handler_job_appends_started_and_succeeded_on_the_call_once(
 
     assert types_of(fake_store, call_id)[-2:] == ["handler.started", "handler.succeeded"]
     assert types_of(fake_store, call_id).count("handler.started") == 1
-    state = HandlerState.from_hash(call_id, fake_store.redis.hgetall(handler_key(fake_store.live, call_id)))
+    state = HandlerState.from_hash(call_id, fake_store.redis.hgetall(fake_store.live.handler(call_id)))
     assert state is not None and state.status == "succeeded" and state.value == {"w": "host:1", "q": "gdal"}
 
 

@@ -5,13 +5,13 @@ from collections.abc import Callable
 import pytest
 from pydantic import JsonValue
 
-from eventlog.projections.workflows import TranscriptView, transcript_key, workflow_key
-from eventlog.projections.workflows import render_transcript as render_projected
 from eventlog.store import EventStore
 from eventlog.streams import ProjectionKeys
 from schemas.events.workflow import workflow_aggregate
 from schemas.ids import new_id
 from schemas.tools.workflows import StartChainOfThoughtArgs, StartWorkflowArgs, SubmitThoughtArgs, WorkflowAnswer
+from schemas.transcript import TranscriptView
+from schemas.transcript import render_transcript as render_projected
 from tests.unit.workers.workflows.conftest import Clock
 from workers.context import JobContext
 from workers.errors import JobFailed
@@ -47,8 +47,8 @@ def text(value: bytes | str) -> str:
 
 
 def snapshot(store: EventStore, keys: ProjectionKeys, state_ids: list[str]) -> dict[str, object]:
-    hashes = {sid: store.redis.hgetall(workflow_key(keys, sid)) for sid in state_ids}
-    lists = {sid: store.redis.lrange(transcript_key(keys, sid), 0, -1) for sid in state_ids}
+    hashes = {sid: store.redis.hgetall(keys.workflow(sid)) for sid in state_ids}
+    lists = {sid: store.redis.lrange(keys.transcript(sid), 0, -1) for sid in state_ids}
     return {"hashes": hashes, "transcripts": lists}
 
 
@@ -62,7 +62,7 @@ def test_replay_into_a_fresh_namespace_rebuilds_every_workflow_projection_exactl
 
     live = snapshot(wf_store, wf_store.live, state_ids)
     assert snapshot(wf_store, fresh, state_ids) == live
-    assert all(wf_store.redis.hgetall(workflow_key(wf_store.live, sid)) for sid in state_ids)
+    assert all(wf_store.redis.hgetall(wf_store.live.workflow(sid)) for sid in state_ids)
 
 
 def test_the_fold_and_the_projection_agree_on_status_step_version_and_saved_values(
@@ -70,7 +70,7 @@ def test_the_fold_and_the_projection_agree_on_status_step_version_and_saved_valu
 ) -> None:
     for state_id in some_runs(make_ctx):
         state = fold(wf_store.read_aggregate(workflow_aggregate(state_id)))
-        stored = wf_store.redis.hgetall(workflow_key(wf_store.live, state_id))
+        stored = wf_store.redis.hgetall(wf_store.live.workflow(state_id))
         assert isinstance(stored, dict)
         raw = {text(k): text(v) for k, v in stored.items()}
         assert state is not None
@@ -125,7 +125,7 @@ def test_an_idle_run_touched_after_its_time_expires_and_refuses_replies(
     assert (shown.status, shown.next_action) == ("expired", None)
     types = [e.type for e in wf_store.read_aggregate(workflow_aggregate(start.state_id))]
     assert types == ["workflow.started", "workflow.expired"]
-    assert wf_store.redis.hget(workflow_key(wf_store.live, start.state_id), "status") == b"expired"
+    assert wf_store.redis.hget(wf_store.live.workflow(start.state_id), "status") == b"expired"
 
 
 def test_each_step_restarts_the_idle_clock(service: WorkflowService, clock: Clock) -> None:
@@ -162,8 +162,8 @@ def test_the_idle_limit_comes_from_the_run_not_from_todays_setting(
 
 
 def projected_transcript(store: EventStore, keys: ProjectionKeys, state_id: str) -> str:
-    fields = store.redis.hgetall(workflow_key(keys, state_id))
-    entries = store.redis.lrange(transcript_key(keys, state_id), 0, -1)
+    fields = store.redis.hgetall(keys.workflow(state_id))
+    entries = store.redis.lrange(keys.transcript(state_id), 0, -1)
     assert isinstance(fields, dict) and isinstance(entries, list)
     view = TranscriptView.from_redis(fields, entries)
     assert view is not None

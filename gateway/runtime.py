@@ -1,7 +1,10 @@
-"""A tool call at the gateway: validate, append `tool.requested` with its queue message, await the outcome."""
+"""The gateway's runtime (`Gateway`): the async shell of the call plan.
+
+A call is planned (`schemas.call_plan`), gated (`gateway.reflection`), appended as `tool.requested` with its queue
+message, and answered when the shared outcome reader (`gateway.outcomes`) sees its outcome.
+"""
 
 import hashlib
-import json
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -9,11 +12,9 @@ from typing import Any
 import anyio
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, InputRequiredResult
-from pydantic import JsonValue, ValidationError
 
 from eventlog import streams
-from eventlog.preflight import Needed
-from eventlog.projections.handlers import HandlerState, handler_key
+from eventlog.projections.handlers import HandlerState
 from eventlog.publish import enqueue_op, follow, request_event
 from eventlog.settings import Settings
 from eventlog.store import AsyncEventStore, async_client
@@ -22,6 +23,8 @@ from gateway.identity import caller
 from gateway.outcomes import OutcomeReader
 from gateway.reflection.flow import preflight
 from gateway.reflection.gate import Gate
+from gateway.tasks.policy import became_task, synchronous, wait_before_task
+from schemas.call_plan import plan_call
 from schemas.events import (
     Event,
     HandlerFailed,
@@ -33,17 +36,16 @@ from schemas.events import (
     ToolRequested,
     ToolSucceeded,
 )
-from schemas.handlers import ResultHandler
 from schemas.ids import new_id
+from schemas.preflight.keys import Needed
 from schemas.tools import ToolSpec
-from schemas.tools.handlers import HANDLER_ARG, HANDLER_META
+from schemas.tools.handlers import HANDLER_META
 from schemas.tools.justify import JUSTIFY_CHOICE
-from schemas.validation import ArgumentsInvalid, FieldError, Validated, validate
+from schemas.validation import ArgumentsInvalid
 
 logger = logging.getLogger(__name__)
 
 IDEMPOTENCY_META = "io.geogate/idempotency-key"
-HANDLER_FIELDS = frozenset({HANDLER_ARG})
 HANDLER_EXTRA_S = 30.0
 """How much longer than the tool's timeout a call with a result handler may wait (the handler's own run)."""
 
@@ -59,7 +61,12 @@ class Gateway:
     async def start(self) -> None:
         self.store = AsyncEventStore.from_settings(self.settings)
         reader_client = async_client(self.settings.require_redis_url())
-        self.reader = OutcomeReader(reader_client, self.store.keys.stream("calls"))
+        self.reader = OutcomeReader(
+            reader_client,
+            self.store.keys.stream(streams.CALLS),
+            also=(self.store.keys.stream(streams.LLM),),
+            checkpoints=self.store.keys.checkpoints(),
+        )
         await self.reader.start()
 
     async def stop(self) -> None:
@@ -77,18 +84,19 @@ class Gateway:
         """
         actor, meta = caller(ctx), _meta(ctx)
         try:
-            valid, handler = _validate(spec, arguments, meta)
+            plan = plan_call(spec, arguments, meta.get(HANDLER_META), handlers=True)
         except ArgumentsInvalid as exc:
             return results.invalid(exc)
         assert self.store is not None and self.reader is not None, "gateway not started"
         server_justify = self._server_justify if self.settings.preflight_server_llm else None
-        gated = await preflight(Gate(self.store, self.settings), spec, valid.args, ctx, actor, server_justify)
+        gated = await preflight(Gate(self.store, self.settings), plan, ctx, actor, server_justify)
         if gated.answer is not None:
             return gated.answer  # the hint, or (2026-07-28) the sampling request that obtains the justification
         call_id = _call_id(actor, meta.get(IDEMPOTENCY_META))
+        handler = plan.handler
         event = request_event(
             spec,
-            valid.args,
+            plan.args,
             call_id=call_id,
             actor=actor,
             trace_id=_trace_id(meta),
@@ -96,13 +104,19 @@ class Gateway:
             justified_by=gated.justified_by,
         )
         timeout_s = event.payload(ToolRequested).timeout_s
-        wait = _Wait(call_id, ctx, timeout_s, valid.aliases_used, handled=handler is not None)
+        wait = _Wait(call_id, ctx, timeout_s, plan.valid.aliases_used, handled=handler is not None)
         queue = self.reader.watch(call_id)
         try:
             appended = await self.store.append(event, streams.requested_key(call_id), effects=[enqueue_op(event)])
             if not appended.new and (done := await self._from_projection(wait)) is not None:
                 return done
-            return await self._await_outcome(queue, wait)
+            task_after_s = None if handler is not None else wait_before_task(spec.name, self.settings.task_after_s)
+            if task_after_s is None:
+                return await self._await_outcome(queue, wait)
+            with anyio.move_on_after(task_after_s):  # a client that declared tasks gets a handle past this wait
+                return await self._await_outcome(queue, wait)
+            became_task(call_id)
+            return results.task_created(call_id)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 await self._cancel(event)
@@ -116,7 +130,8 @@ class Gateway:
         Raises:
             RuntimeError: the spec is gated and would need the client's input (a programming error).
         """
-        result = await self.call(spec, arguments, ctx)
+        with synchronous():
+            result = await self.call(spec, arguments, ctx)
         if isinstance(result, InputRequiredResult):
             raise RuntimeError(f"{spec.name} needs client input; the gateway's own calls cannot give it")
         return result
@@ -148,7 +163,7 @@ class Gateway:
         elif isinstance(data, ToolFailed):
             return results.failed(wait.call_id, data)
         elif isinstance(data, HandlerSucceeded):
-            value = data.value if data.value_ref is None else await self._blob(data.value_ref)
+            value = await self._value(data.value, data.value_ref)
             return results.handled(wait.call_id, data, value)
         elif isinstance(data, HandlerFailed):
             return results.handler_failed(wait.call_id, data)
@@ -162,21 +177,20 @@ class Gateway:
             return None
         if not wait.handled or state.status == "failed":
             return results.from_state(state)
-        raw = await self.store.redis.hgetall(handler_key(self.store.live, wait.call_id))
+        raw = await self.store.redis.hgetall(self.store.live.handler(wait.call_id))
         handler = HandlerState.from_hash(wait.call_id, raw)
         if handler is None or not handler.terminal:
             return None
-        value = handler.value if handler.value_ref is None else await self._blob(handler.value_ref)
+        value = await self._value(handler.value, handler.value_ref)
         return results.from_handler_state(handler, value)
 
-    async def _blob(self, ref: OutputRef) -> Any:
+    async def _value(self, inline: Any, ref: OutputRef | None) -> Any:
         assert self.store is not None
-        return json.loads(await self.store.get_blob(ref))
+        return await self.store.value_of(inline, ref)
 
     async def _succeeded(self, call_id: str, data: ToolSucceeded, extra: dict[str, Any]) -> CallToolResult:
-        result = data.result
+        result = await self._value(data.result, data.output_ref)
         if data.output_ref is not None:
-            result = await self._blob(data.output_ref)
             extra = {**extra, "output_ref": data.output_ref.model_dump(mode="json")}
         return results.succeeded(call_id, data, result, extra)
 
@@ -204,33 +218,6 @@ class _Wait:
     @property
     def extra(self) -> dict[str, Any]:
         return {"aliases_used": self.aliases} if self.aliases else {}
-
-
-def _validate(
-    spec: ToolSpec, arguments: dict[str, Any], meta: dict[str, Any]
-) -> tuple[Validated, dict[str, JsonValue] | None]:
-    """Validate the tool's arguments and the optional handler together, so every field error comes back at once."""
-    errors: list[FieldError] = []
-    valid = handler = None
-    try:
-        valid = validate(spec, arguments, extra_allowed=HANDLER_FIELDS)
-    except ArgumentsInvalid as exc:
-        errors += exc.errors
-    raw = arguments.get(HANDLER_ARG, meta.get(HANDLER_META))
-    if raw is not None:
-        try:
-            handler = ResultHandler.model_validate(raw).model_dump(mode="json")
-        except ValidationError as exc:
-            errors += [_handler_error(e) for e in exc.errors()]
-    if errors or valid is None:
-        raise ArgumentsInvalid(spec.name, errors)
-    return valid, handler
-
-
-def _handler_error(error: Any) -> FieldError:
-    loc = ".".join(str(part) for part in (HANDLER_ARG, *error["loc"]))
-    reason = "unknown field" if error["type"] == "extra_forbidden" else error["msg"]
-    return FieldError(loc, reason, error.get("input"))
 
 
 def _meta(ctx: Context | None) -> dict[str, Any]:

@@ -6,8 +6,7 @@ from typing import Any
 from pydantic import BaseModel, JsonValue
 
 from eventlog.append import Op, hset, hset_unless
-from eventlog.projections import projector
-from eventlog.projections.handlers import handler_key
+from eventlog.projections import expire_finished, projector
 from eventlog.projections.running import running_value
 from eventlog.streams import ProjectionKeys, handler_run
 from schemas.events import (
@@ -31,8 +30,7 @@ def _json(value: Any) -> str:
 
 @projector("tool.requested")
 def _requested(event: Event, keys: ProjectionKeys) -> list[Op]:
-    data = event.data
-    assert isinstance(data, ToolRequested)
+    data = event.payload(ToolRequested)
     return [
         hset(
             keys.call(data.call_id),
@@ -53,8 +51,7 @@ def _requested(event: Event, keys: ProjectionKeys) -> list[Op]:
 
 @projector("tool.started")
 def _started(event: Event, keys: ProjectionKeys) -> list[Op]:
-    data = event.data
-    assert isinstance(data, ToolStarted)
+    data = event.payload(ToolStarted)
     key = keys.call(data.call_id)
     update = {
         "status": "running",
@@ -73,16 +70,14 @@ def _started(event: Event, keys: ProjectionKeys) -> list[Op]:
 
 @projector("tool.progress")
 def _progress(event: Event, keys: ProjectionKeys) -> list[Op]:
-    data = event.data
-    assert isinstance(data, ToolProgress)
+    data = event.payload(ToolProgress)
     update = {"progress": repr(data.progress), "total": _json(data.total), "message": data.message or ""}
     return [hset_unless(keys.call(data.call_id), "status", TERMINAL, update)]
 
 
 @projector("tool.succeeded")
 def _succeeded(event: Event, keys: ProjectionKeys) -> list[Op]:
-    data = event.data
-    assert isinstance(data, ToolSucceeded)
+    data = event.payload(ToolSucceeded)
     ref = data.output_ref.model_dump(mode="json") if data.output_ref else None
     update = {
         "status": "succeeded",
@@ -92,13 +87,13 @@ def _succeeded(event: Event, keys: ProjectionKeys) -> list[Op]:
         "output_ref": _json(ref),
         "duration_ms": repr(data.duration_ms),
     }
-    return [hset(keys.call(data.call_id), update), Op("HDEL", keys.running(), (data.call_id,))]
+    ops = [hset(keys.call(data.call_id), update), Op("HDEL", keys.running(), (data.call_id,))]
+    return [*ops, *expire_finished(event, keys, keys.call(data.call_id), keys.handler(data.call_id))]
 
 
 @projector("tool.failed")
 def _failed(event: Event, keys: ProjectionKeys) -> list[Op]:
-    data = event.data
-    assert isinstance(data, ToolFailed)
+    data = event.payload(ToolFailed)
     update = {
         "status": "failed",
         "finished_at": event.ts.isoformat(),
@@ -108,16 +103,16 @@ def _failed(event: Event, keys: ProjectionKeys) -> list[Op]:
         "retryable": "1" if data.retryable else "0",
         "duration_ms": repr(data.duration_ms),
     }
-    return [hset(keys.call(data.call_id), update), Op("HDEL", keys.running(), (data.call_id,))]
+    ops = [hset(keys.call(data.call_id), update), Op("HDEL", keys.running(), (data.call_id,))]
+    return [*ops, *expire_finished(event, keys, keys.call(data.call_id))]
 
 
 @projector("tool.redispatched")
 def _redispatched(event: Event, keys: ProjectionKeys) -> list[Op]:
     """The lost run leaves the running index and waits on its queue again; its attempt is no longer current."""
-    data = event.data
-    assert isinstance(data, ToolRedispatched)
+    data = event.payload(ToolRedispatched)
     if data.stage == "handler":
-        key = handler_key(keys, data.call_id)
+        key = keys.handler(data.call_id)
         not_running = Op("HDEL", keys.running(), (handler_run(data.call_id),))
         return [hset(key, {"status": "requested", "attempt": ""}), not_running]
     key = keys.call(data.call_id)
@@ -127,8 +122,7 @@ def _redispatched(event: Event, keys: ProjectionKeys) -> list[Op]:
 
 @projector("tool.cancel_requested")
 def _cancel(event: Event, keys: ProjectionKeys) -> list[Op]:
-    data = event.data
-    assert isinstance(data, ToolCancelRequested)
+    data = event.payload(ToolCancelRequested)
     return [hset(keys.call(data.call_id), {"cancel": "1", "cancel_reason": data.reason})]
 
 
@@ -139,6 +133,7 @@ class CallState(BaseModel):
     status: str
     tool: str
     actor: str = ""
+    trace_id: str = ""
     attempts: int = 0
     worker: str = ""
     attempt: str = ""
@@ -171,6 +166,7 @@ class CallState(BaseModel):
             status=h.get("status", "unknown"),
             tool=h.get("tool", ""),
             actor=h.get("actor", ""),
+            trace_id=h.get("trace_id", ""),
             attempts=int(h.get("attempts", "0")),
             worker=h.get("worker", ""),
             attempt=h.get("attempt", ""),

@@ -1,0 +1,28 @@
+"""The job families a worker loads. Importing a family registers its jobs with `workers.jobs.job`; this module is
+the only one that knows them all, and no family imports it."""
+
+import importlib
+
+from workers.jobs import JOBS, Job
+
+FAMILIES = (
+    "workers.ping",
+    "workers.conformance",
+    "workers.gdal.catalog",
+    "workers.gdal.convert",
+    "workers.gdal.info",
+    "workers.gdal.reproject",
+    "workers.gdal.stats",
+    "workers.gdal.vector_ops",
+    "workers.llm.job",
+    "workers.llm.justify",
+    "workers.sandbox.job",
+    "workers.workflows.jobs",
+)
+
+
+def load_all() -> dict[str, Job]:
+    """Import every job family and return the registry."""
+    for family in FAMILIES:
+        importlib.import_module(family)
+    return JOBS
