@@ -32,25 +32,38 @@ class Children:
     """Child processes, each in its own process group so that a stop reaches their own children too."""
 
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    services: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    """What the other children need while they stop (Redis): stopped after them."""
 
-    def spawn(self, argv: list[str], env: dict[str, str], log: Path | None = None) -> subprocess.Popen[bytes]:
+    def spawn(
+        self, argv: list[str], env: dict[str, str], log: Path | None = None, *, service: bool = False
+    ) -> subprocess.Popen[bytes]:
         out = open(log, "ab") if log else None  # noqa: SIM115 - the child owns it for its lifetime
         proc = subprocess.Popen(
             argv, env=env, stdout=out, stderr=subprocess.STDOUT if out else None, start_new_session=True
         )
-        self.procs.append(proc)
+        (self.services if service else self.procs).append(proc)
         return proc
 
     def stop(self, grace_s: float = 10.0) -> None:
-        """SIGTERM every group, wait up to `grace_s`, then SIGKILL what is left: no orphans."""
-        for proc in reversed(self.procs):
-            _signal_group(proc, signal.SIGTERM)
-        deadline = time.monotonic() + grace_s
-        for proc in reversed(self.procs):
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            _signal_group(proc, signal.SIGKILL)
-            proc.wait()
+        """SIGTERM every group, wait up to `grace_s`, then SIGKILL what is left: no orphans.
+
+        Workers first, services after: a worker's warm shutdown gives up its lease in Redis, and with Redis gone
+        it would retry its way through the whole grace period.
+        """
+        for tier in (self.procs, self.services):
+            _stop_groups(tier, grace_s)
+
+
+def _stop_groups(procs: list[subprocess.Popen[bytes]], grace_s: float) -> None:
+    for proc in reversed(procs):
+        _signal_group(proc, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    for proc in reversed(procs):
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        _signal_group(proc, signal.SIGKILL)
+        proc.wait()
 
 
 def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
@@ -85,7 +98,7 @@ def start_redis(settings: Settings, children: Children) -> str:
         "--logfile",
         str((data_dir / "redis.log").resolve()),
     ]
-    children.spawn(argv, dict(os.environ))
+    children.spawn(argv, dict(os.environ), service=True)
     url = f"redis://127.0.0.1:{port}/0"
     _wait_for_redis(url)
     return url

@@ -22,7 +22,7 @@ def test_without_redis_server_dev_mode_serves_fakeredis_that_runs_the_append_scr
 
     url = dev.start_redis(Settings(data_dir=tmp_path), children)
 
-    assert children.procs == []  # nothing spawned: an in-process TCP server
+    assert children.procs == children.services == []  # nothing spawned: an in-process TCP server
     store = EventStore(redis.Redis.from_url(url))
     call_id = new_id()
     data = ToolRequested(call_id=call_id, tool="ping", queue="gdal", args={}, timeout_s=1)
