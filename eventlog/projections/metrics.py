@@ -2,6 +2,7 @@
 
 from eventlog.append import Op
 from eventlog.projections import projector
+from eventlog.projections.ops import whole_us
 from eventlog.streams import ProjectionKeys
 from schemas.events import Event, ToolFailed, ToolSucceeded
 
@@ -21,8 +22,8 @@ def _count(event: Event, keys: ProjectionKeys) -> list[Op]:
     ops = [Op("HINCRBY", keys.metrics(), (f"events:{event.type}", 1))]
     data = event.data
     if isinstance(data, ToolSucceeded | ToolFailed):
-        # integer microseconds: sums are exact whatever order replay applies them in
-        ops.append(Op("HINCRBY", keys.metrics(), (f"duration_us_sum:{event.type}", round(data.duration_ms * 1000))))
+        # integer microseconds: sums are exact whatever order replay applies them in (and bounded)
+        ops.append(Op("HINCRBY", keys.metrics(), (f"duration_us_sum:{event.type}", whole_us(data.duration_ms))))
     if isinstance(data, ToolFailed):
         ops.append(Op("HINCRBY", keys.metrics(), (f"failed:{data.code}", 1)))
     return ops

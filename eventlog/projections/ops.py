@@ -106,8 +106,23 @@ def is_histogram(name: str) -> bool:
     return name.startswith(("hist|", "hsum|"))
 
 
+MAX_US = 2**40
+"""Largest duration a fold adds (about 12.7 days): millions of them still sum inside Redis' 64-bit HINCRBY."""
+
+
+def whole_us(ms: float) -> int:
+    """A duration from an event as whole microseconds a counter can add: never negative, NaN or past `MAX_US`.
+
+    Events are written by our workers, but the log is read for weeks: one absurd value (a skewed clock, a
+    hand-written event) must not make HINCRBY fail and stall a fold behind it.
+    """
+    if not ms > 0:  # also NaN
+        return 0
+    return MAX_US if ms >= MAX_US / 1000 else round(ms * 1000)
+
+
 def bucket_of(ms: float) -> int:
-    return bisect_left(BUCKETS_MS, ms)
+    return bisect_left(BUCKETS_MS, ms) if ms == ms else 0
 
 
 def slot_of(ts_us: int) -> int:
@@ -204,7 +219,7 @@ class OpsFold:
 
     def _observe(self, slot: int, tool: str, stage: str, ms: float) -> None:
         self._count(slot, field_bucket(tool, stage, bucket_of(ms)))
-        self._count(slot, field_sum(tool, stage), max(0, round(ms * 1000)))
+        self._count(slot, field_sum(tool, stage), whole_us(ms))
 
     def _end(self, call_id: str, pending: Pending | None, slot: int, ts_us: int) -> None:
         if pending is not None:

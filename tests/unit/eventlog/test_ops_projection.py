@@ -5,6 +5,7 @@ from datetime import timedelta
 from eventlog import ops_feed
 from eventlog.projections.ops import (
     KEEP_SLOTS,
+    MAX_US,
     SLOT_S,
     Pending,
     bucket_of,
@@ -15,6 +16,7 @@ from eventlog.projections.ops import (
     field_sandbox,
     field_sum,
     slot_of,
+    whole_us,
 )
 from eventlog.replay import replay
 from eventlog.store import EventStore
@@ -154,3 +156,22 @@ def test_an_entry_this_process_cannot_decode_is_passed_over_not_blocking_the_sum
 
     assert ops_feed.catch_up(store.redis, store.keys) == 4
     assert totals(store)[field_calls("ping", "succeeded")] == 1
+
+
+def test_an_absurd_or_missing_duration_is_clamped_and_the_fold_goes_on(store: EventStore) -> None:
+    """A huge or negative duration (a skewed clock, a hand-written event) used to make HINCRBY fail forever."""
+    for n, absurd in enumerate((1e300, 1e18, -5.0)):
+        cid = new_id()
+        put(store, cid, ToolRequested(call_id=cid, tool="ping", queue="gdal", args={}, timeout_s=60), n, "req")
+        put(store, cid, ToolStarted(call_id=cid, worker="w", attempt="a", queue_wait_ms=absurd), n + 1, "start")
+        put(store, cid, ToolSucceeded(call_id=cid, result=None, duration_ms=absurd, worker="w"), n + 2, "out")
+    call(store, "ping")
+
+    assert ops_feed.catch_up(store.redis, store.keys) == 12
+    got = totals(store)
+    assert got[field_calls("ping", "succeeded")] == 4
+    assert got[field_sum("ping", "queue")] == 2 * MAX_US + 2000
+    assert got[field_sum("ping", "run")] == 2 * MAX_US + 10000
+    metrics = store.redis.hgetall(store.live.metrics())
+    assert int(metrics[b"duration_us_sum:tool.succeeded"]) == 2 * MAX_US + 10000
+    assert (whole_us(float("inf")), whole_us(float("-inf")), whole_us(1.5)) == (MAX_US, 0, 1500)
