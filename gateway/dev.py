@@ -1,6 +1,7 @@
 """`geogate dev`: a private Redis, worker processes and the gateway as children of one command; Ctrl-C stops all."""
 
 import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,12 +37,24 @@ class Children:
     services: list[subprocess.Popen[bytes]] = field(default_factory=list)
     """What the other children need while they stop (Redis): stopped after them."""
 
+    def __post_init__(self) -> None:
+        stop_on_signals()
+
     def spawn(
         self, argv: list[str], env: dict[str, str], log: Path | None = None, *, service: bool = False
     ) -> subprocess.Popen[bytes]:
+        """Start a child in its own process group that dies with this process, however this process ends.
+
+        Call from the main thread: the kernel's parent-death signal follows the thread that forked.
+        """
         out = open(log, "ab") if log else None  # noqa: SIM115 - the child owns it for its lifetime
         proc = subprocess.Popen(
-            argv, env=env, stdout=out, stderr=subprocess.STDOUT if out else None, start_new_session=True
+            argv,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT if out else None,
+            start_new_session=True,
+            preexec_fn=_dies_with(os.getpid(), signal.SIGTERM if service else signal.SIGKILL),
         )
         (self.services if service else self.procs).append(proc)
         return proc
@@ -64,6 +78,42 @@ def _stop_groups(procs: list[subprocess.Popen[bytes]], grace_s: float) -> None:
             proc.wait(timeout=max(0.1, deadline - time.monotonic()))
         _signal_group(proc, signal.SIGKILL)
         proc.wait()
+
+
+def _dies_with(parent: int, sig: int) -> Callable[[], None] | None:
+    """What a child runs before exec so that `sig` reaches it when `parent` dies (Linux `PR_SET_PDEATHSIG`).
+
+    An orderly stop is `Children.stop`; this covers the rest (a SIGKILLed bench or `geogate dev`). A worker gets
+    SIGKILL, as if its node died (leases recover its calls; Celery's pool processes die with it); a service
+    (Redis) gets SIGTERM, so that it writes its append-only file out before it exits.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+
+    def arm() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, sig)
+        if os.getppid() != parent:  # the parent died before the signal was armed
+            os._exit(128 + sig)
+
+    return arm
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def stop_on_signals() -> None:
+    """Turn SIGTERM and SIGHUP into `SystemExit` where nothing else handles them, so that `finally` blocks stop
+    the children (a bench stopped with `kill` or a closed terminal). Only the main thread can set handlers."""
+
+    def leave(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, leave)
 
 
 def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
@@ -161,7 +211,8 @@ def run_dev(settings: Settings, workers: int) -> None:
     children = Children()
     data_dir = settings.data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         url = settings.redis_url or start_redis(settings, children)
         settings = settings.model_copy(update={"redis_url": url})

@@ -1,6 +1,7 @@
 """Test support shared by unit and integration tests: a private redis-server, free ports, event builders."""
 
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -109,3 +110,27 @@ async def justify(context: object, params: object) -> "CreateMessageResult":
 
     text = TextContent(type="text", text=json.dumps(JUSTIFICATION))
     return CreateMessageResult(role="assistant", content=text, model="scripted", stop_reason="endTurn")
+
+
+def descendants(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-e", "-o", "pid=,ppid="], capture_output=True, text=True).stdout.split()
+    parent = {int(c): int(p) for c, p in zip(out[::2], out[1::2], strict=True)}
+    found, frontier = [], [pid]
+    while frontier:
+        here = frontier.pop()
+        kids = [c for c, p in parent.items() if p == here]
+        found += kids
+        frontier += kids
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False

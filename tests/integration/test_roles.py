@@ -12,7 +12,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.integration.conftest import Stack, start_gateway, stop
-from tests.support import free_port, wait_for, wait_for_log
+from tests.support import alive, descendants, free_port, wait_for, wait_for_log
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -75,13 +75,13 @@ def test_dev_mode_serves_is_found_by_other_commands_and_stops_every_child_on_sig
     )
     try:
         wait_for(lambda: _health(port), what="geogate dev to serve", timeout_s=60)
-        children = _descendants(proc.pid)
+        children = descendants(proc.pid)
         assert children, "dev mode started no child processes"
         _other_terminal_finds_it(tmp_path, port)
         os.kill(proc.pid, signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
         assert not (tmp_path / ".geogate" / "run.json").exists()
-        wait_for(lambda: not any(_alive(pid) for pid in children), what="every child to exit")
+        wait_for(lambda: not any(alive(pid) for pid in children), what="every child to exit")
     finally:
         if proc.poll() is None:  # a failed assertion: let dev stop its children (a SIGKILL would orphan them)
             os.kill(proc.pid, signal.SIGTERM)
@@ -115,30 +115,6 @@ def _health(port: int) -> bool:
     try:
         return httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).json()["ok"] is True
     except (httpx.HTTPError, ValueError):
-        return False
-
-
-def _descendants(pid: int) -> list[int]:
-    out = subprocess.run(["ps", "-e", "-o", "pid=,ppid="], capture_output=True, text=True).stdout.split()
-    parent = {int(c): int(p) for c, p in zip(out[::2], out[1::2], strict=True)}
-    found, frontier = [], [pid]
-    while frontier:
-        here = frontier.pop()
-        kids = [c for c, p in parent.items() if p == here]
-        found += kids
-        frontier += kids
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split()[2] != "Z"
-    except FileNotFoundError:
         return False
 
 
