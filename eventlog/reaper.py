@@ -141,7 +141,7 @@ class Reaper:
         raw = {
             k.decode(): v.decode() for k, v in self.store.redis.hgetall(self.store.live.handler(entry.call_id)).items()
         }
-        if succeeded is None or raw.get("attempt") != entry.attempt:
+        if succeeded is None or raw.get("attempt", "") != entry.attempt:  # "": held in place, not started yet
             return None
         fenced = Expect(self.store.live.handler(entry.call_id), "attempt", "in", (entry.attempt,))
         if int(raw.get("attempts", "0")) >= self.settings.max_attempts:

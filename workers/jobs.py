@@ -3,6 +3,7 @@
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -19,8 +20,35 @@ JOBS: dict[str, Job] = {}
 OWN_LIFECYCLE: set[str] = set()
 """Jobs that run on a finished call and append their own events (`handler.*`) instead of the runner's `tool.*`."""
 
-FollowUp = Callable[[ToolRequested, Event], list[Op]]
-"""Given a call and its outcome event, the effects to append with the outcome (a follow-up job's enqueue)."""
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A call whose job just ended on this worker, before its outcome is appended."""
+
+    requested: Event
+    outcome: Event
+    output: Any
+    """The job's output as JSON, in this process's memory (None when the job failed)."""
+    ctx: JobContext
+
+    @property
+    def call(self) -> ToolRequested:
+        return self.requested.payload(ToolRequested)
+
+
+@dataclass(frozen=True)
+class Next:
+    """What follows a call's outcome: the outcome as appended, effects appended atomically with it (a follow-up
+    job's enqueue), and work this worker does right after it landed (a result handler run in place)."""
+
+    outcome: Event
+    effects: list[Op] = field(default_factory=list)
+    then: Callable[[], None] | None = None
+
+
+FollowUp = Callable[[Finished], Next | None]
+"""Given a finished call: what follows its outcome, or None when nothing does."""
 FOLLOW_UPS: list[FollowUp] = []
 
 
@@ -46,6 +74,6 @@ def job(name: str, *, own_lifecycle: bool = False) -> Callable[[J], J]:
 
 
 def follow_up(fn: FollowUp) -> FollowUp:
-    """Declare effects that go with a call's outcome (the runner appends them atomically with it)."""
+    """Declare what follows a call's outcome (the runner appends effects atomically with it, then runs `then`)."""
     FOLLOW_UPS.append(fn)
     return fn

@@ -2,6 +2,8 @@
 
 import logging
 import time
+from dataclasses import replace
+from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from pydantic import BaseModel, ValidationError
@@ -19,7 +21,7 @@ from schemas.ids import new_id
 from schemas.tools import SPECS
 from workers.context import Fence, JobContext, ProgressSink
 from workers.errors import JobCancelled, JobError, JobFailed, JobSuperseded
-from workers.jobs import FOLLOW_UPS, JOBS, OWN_LIFECYCLE
+from workers.jobs import FOLLOW_UPS, JOBS, OWN_LIFECYCLE, Finished, Next
 from workers.lifecycle import Run, begin, elapsed_ms, end, ms_since, store_result
 
 logger = logging.getLogger(__name__)
@@ -48,17 +50,35 @@ def run_call(
     if begun is None:
         return  # the call ended, this message is stale, or its attempts are used up (and the call failed)
     ctx = _context(store, settings, requested, run.started)
+    output: Any = None
     if begun.readback == "1":
         outcome: EventData = _failed(data.call_id, JobCancelled("the call was cancelled before it started"), 0.0)
     else:
-        outcome = _execute(data, ctx, store, settings)
-    final = follow(requested, outcome)
-    # Follow-up jobs (a result handler) are enqueued in the same atomic append as the outcome they follow.
-    effects = [op for follow_up in FOLLOW_UPS for op in follow_up(data, final)]
-    if not end(store, run, final, effects):
+        outcome, output = _execute(data, ctx, store, settings)
+    after = _next(Finished(requested, follow(requested, outcome), output, ctx))
+    if not end(store, run, after.outcome, after.effects):
         logger.warning(
             "attempt %s of call %s was superseded by a re-dispatch; its outcome is dropped", run.attempt, data.call_id
         )
+    elif after.then is not None:
+        after.then()
+
+
+def _next(finished: Finished) -> Next:
+    """What the families declare to follow the outcome (`@follow_up`): one outcome, all their effects, their work."""
+    final, effects, work = finished.outcome, [], []
+    for follow_up in FOLLOW_UPS:
+        planned = follow_up(replace(finished, outcome=final))
+        if planned is not None:
+            final = planned.outcome
+            effects += planned.effects
+            work += [planned.then] if planned.then else []
+
+    def then() -> None:
+        for step in work:
+            step()
+
+    return Next(final, effects, then if work else None)
 
 
 def _call_run(store: EventStore, settings: Settings, requested: Event, worker: str, dispatch: int, lease: str) -> Run:
@@ -142,21 +162,25 @@ def _run_own(store: EventStore, settings: Settings, worker: str, command: Event,
         logger.exception("job %s could not run (call %s)", data.tool, data.call_id)
 
 
-def _execute(data: ToolRequested, ctx: JobContext, store: EventStore, settings: Settings) -> EventData:
+def _execute(
+    data: ToolRequested, ctx: JobContext, store: EventStore, settings: Settings
+) -> tuple[EventData, Any]:
+    """The outcome of the job, and its output as JSON (None when it failed)."""
     began = time.perf_counter()
     try:
         value = _run_job(data, ctx)
     except JobError as exc:
-        return _failed(data.call_id, exc, elapsed_ms(began), ctx.worker)
+        return _failed(data.call_id, exc, elapsed_ms(began), ctx.worker), None
     except SoftTimeLimitExceeded:
         timeout = JobFailed("job.timeout", f"the job ran longer than {settings.job_time_limit_s} s", retryable=True)
-        return _failed(data.call_id, timeout, elapsed_ms(began), ctx.worker)
+        return _failed(data.call_id, timeout, elapsed_ms(began), ctx.worker), None
     except Exception:  # top of the task: any crash becomes tool.failed, the trace stays in the worker log
         logger.exception("job %s crashed (call %s)", data.tool, data.call_id)
         crash = JobFailed("job.crashed", f"the {data.tool} job crashed; see the worker log for call {data.call_id}")
-        return _failed(data.call_id, crash, elapsed_ms(began), ctx.worker)
+        return _failed(data.call_id, crash, elapsed_ms(began), ctx.worker), None
     keep_raw = data.result_handler is not None  # the handler's input stays readable as calls://<id>/raw
-    return _succeeded(data.call_id, value, store, settings, elapsed_ms(began), ctx.worker, keep_raw)
+    output = value.model_dump(mode="json")
+    return _succeeded(data.call_id, value, output, store, settings, elapsed_ms(began), ctx.worker, keep_raw), output
 
 
 def _run_job(data: ToolRequested, ctx: JobContext) -> BaseModel:
@@ -173,10 +197,17 @@ def _run_job(data: ToolRequested, ctx: JobContext) -> BaseModel:
 
 
 def _succeeded(
-    call_id: str, value: BaseModel, store: EventStore, settings: Settings, ms: float, worker: str, keep_raw: bool
+    call_id: str,
+    value: BaseModel,
+    output: Any,
+    store: EventStore,
+    settings: Settings,
+    ms: float,
+    worker: str,
+    keep_raw: bool,
 ) -> ToolSucceeded:
     text = value.summary() if hasattr(value, "summary") else ""
-    kept = store_result(store, settings, value.model_dump(mode="json"), keep=keep_raw)
+    kept = store_result(store, settings, output, keep=keep_raw)
     return ToolSucceeded(
         call_id=call_id, result=kept.value, text=text, output_ref=kept.ref, duration_ms=ms, worker=worker
     )

@@ -9,7 +9,7 @@ from eventlog.append import Op, hset, hset_unless
 from eventlog.projections import expire_finished, projector
 from eventlog.projections.running import running_value
 from eventlog.streams import ProjectionKeys, handler_run
-from schemas.events import Event, HandlerFailed, HandlerStarted, HandlerSucceeded, OutputRef
+from schemas.events import Event, HandlerFailed, HandlerStarted, HandlerSucceeded, OutputRef, ToolSucceeded
 
 TERMINAL = ("succeeded", "failed")
 
@@ -24,6 +24,17 @@ def _ref(ref: OutputRef | None) -> str:
 
 def _count(event: Event, keys: ProjectionKeys) -> Op:
     return Op("HINCRBY", keys.metrics(), (f"events:{event.type}", 1))
+
+
+@projector("tool.succeeded")
+def _in_place(event: Event, keys: ProjectionKeys) -> list[Op]:
+    """A handler that the tool's worker runs in place is held by that worker's lease from the tool's outcome on,
+    with no attempt yet: a node that dies before `handler.started` leaves it to the reaper, not lost."""
+    data = event.payload(ToolSucceeded)
+    if not data.handler_lease:
+        return []
+    entry = running_value(event, lease=data.handler_lease, worker=data.worker, attempt="")
+    return [hset(keys.running(), {handler_run(data.call_id): entry})]
 
 
 @projector("handler.started")

@@ -72,6 +72,9 @@ class ToolSucceeded(EventData):
     output_ref: OutputRef | None = None
     duration_ms: float = 0.0
     worker: str = ""
+    handler_lease: str = ""
+    """Set when this worker runs the call's result handler in place, next: the lease it holds. Until the handler
+    starts, the run is in the running index under that lease, so the reaper re-dispatches it if the node dies."""
 
 
 class ToolFailed(EventData):

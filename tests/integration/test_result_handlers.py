@@ -65,8 +65,12 @@ async def test_a_python_handler_keeps_three_fields_of_50_bands_and_cuts_the_byte
     assert value_size * 10 < raw_size and meta["value_bytes"] == value_size
     assert meta["language"] == "python" and meta["isolation"] == "bwrap" and meta["duration_ms"] > 0
     call_id = result.meta["io.geogate/call"]["call_id"]
-    events = [e.type for e in stack.store().read_aggregate(call_aggregate(call_id)) if e.type != "tool.progress"]
-    assert events == ["tool.requested", "tool.started", "tool.succeeded", "handler.started", "handler.succeeded"]
+    events = [e for e in stack.store().read_aggregate(call_aggregate(call_id)) if e.type != "tool.progress"]
+    types = [e.type for e in events]
+    assert types == ["tool.requested", "tool.started", "tool.succeeded", "handler.started", "handler.succeeded"]
+    # in place: the worker that ran the tool ran the handler, under the lease the outcome named
+    tool, succeeded, handler = (events[i].data for i in (1, 2, 3))
+    assert handler.worker == tool.worker and handler.lease == succeeded.handler_lease == tool.lease != ""
 
 
 async def test_a_jmespath_handler_under_meta_picks_fields_in_process(stack: Stack, bands50: Path) -> None:
@@ -139,6 +143,8 @@ async def test_a_handler_chains_a_read_only_tool_through_the_log(stack: Stack) -
     assert not result.is_error, result.content
     assert result.structured_content["result"] == {"pong": True, "width": 64}
     assert _handler_meta(result)["tool_calls"] == 1
+    own = stack.store().read_aggregate(call_aggregate(result.meta["io.geogate/call"]["call_id"]))
+    assert [e.data.handler_lease for e in own if e.type == "tool.succeeded"] == [""]  # on the sandbox queue
     chained = [s.event for s in stack.store().read("calls") if s.event.causation_id is not None]
     assert any(e.type == "tool.requested" and e.data.tool == "raster_info" for e in chained)
 

@@ -1,9 +1,14 @@
-"""The `run_result_handler` job (queue `sandbox`): run a call's handler over its raw output, append `handler.*`.
+"""A call's result handler: run over its raw output, appending `handler.started` → `handler.succeeded|failed`.
 
-The runner enqueues this job in the same atomic append as the call's `tool.succeeded` (see `handler_job_op`), so
-a crash between the two cannot lose the handler. The job re-reads the call from the log (handler, raw output
-reference, actor), appends `handler.started`, runs the handler and appends `handler.succeeded` or
-`handler.failed`; both appends are keyed, so a redelivered job never appends a second outcome.
+Where it runs (`_handler_next`, a follow-up of the tool's job):
+- **in place**, by default: on the worker that ran the tool, right after `tool.succeeded`, over the output still in
+  memory, in that worker's warm sandbox. No second queue hop, no read back of the raw output. `tool.succeeded`
+  names the worker's lease, so the run is held by it from then on and the reaper recovers it if the node dies;
+- **on the `sandbox` queue**, as the `run_result_handler` job, for Python handlers that call tools: they wait on
+  other calls, and in place they could hold every process of the pool those calls need. The job is enqueued in
+  the same atomic append as `tool.succeeded`; it reads the call back from the log.
+
+Either way the appends are keyed and fenced on the run's attempt, so a run is never ended twice.
 """
 
 import logging
@@ -15,7 +20,7 @@ from typing import Any
 from celery.signals import worker_process_init
 
 from eventlog import streams
-from eventlog.append import Expect, Op
+from eventlog.append import Expect
 from eventlog.errors import BlobMissing
 from eventlog.projections.handlers import TERMINAL
 from eventlog.publish import follow, handler_job_op
@@ -38,7 +43,7 @@ from schemas.tools.handlers import RUN_RESULT_HANDLER, RunResultHandlerArgs, Run
 from workers import calling
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.jobs import follow_up, job
+from workers.jobs import Finished, Next, follow_up, job
 from workers.lifecycle import Run, begin, compact, elapsed_ms, end, ms_since, store_result
 from workers.sandbox.bridge import CallTool
 from workers.sandbox.errors import SandboxUnavailable
@@ -69,9 +74,41 @@ class _Call:
 
 
 @follow_up
-def _enqueue_handler(requested: ToolRequested, outcome: Event) -> list[Op]:
-    """A call with a result handler enqueues this job in the same append as its `tool.succeeded`."""
-    return [handler_job_op(outcome)] if requested.result_handler and isinstance(outcome.data, ToolSucceeded) else []
+def _handler_next(finished: Finished) -> Next | None:
+    """A call with a result handler: run it here, where the raw output is, right after `tool.succeeded`; or, for
+    a handler that calls tools (it waits on other calls, which must not queue behind it), enqueue this job on
+    the `sandbox` queue in the same append as `tool.succeeded`.
+
+    In place, the outcome names this worker's lease (`handler_lease`): from then on the handler run is held by
+    it, so a node that dies before or while running it leaves the run to the reaper, as a queued one would.
+    """
+    if finished.call.result_handler is None or not isinstance(finished.outcome.data, ToolSucceeded):
+        return None
+    handler = ResultHandler.model_validate(finished.call.result_handler)
+    lease = finished.ctx.lease
+    if calls_tools(handler) or not lease:
+        return Next(finished.outcome, [handler_job_op(finished.outcome)])
+    data = finished.outcome.payload(ToolSucceeded).model_copy(update={"handler_lease": lease})
+    outcome = finished.outcome.model_copy(update={"data": data})
+    call = _Call(finished.requested, outcome)
+    return Next(outcome, then=lambda: _run_in_place(call, finished.output, finished.ctx))
+
+
+def calls_tools(handler: ResultHandler) -> bool:
+    """Whether a handler may call tools (`tools.<name>(…)`): such a handler waits on other calls.
+
+    A Python handler names `tools` to call one; a script that merely mentions the word takes the safe path."""
+    return handler.language == "python" and "tools" in handler.source
+
+
+def _run_in_place(call: _Call, output: Any, ctx: JobContext) -> None:
+    """The handler's lifecycle on the tool's worker, over the output still in memory (no read back)."""
+    store, settings = ctx.store, ctx.settings
+    assert store is not None and settings is not None, "the runner passes the store and settings"
+    run = _handler_run(store, settings.max_attempts, call, ctx)
+    if begin(store, run) is None:  # the reaper re-dispatched it (this worker was paused), or it already ended
+        return
+    end(store, run, follow(call.succeeded, _run(call, ctx, store, output)))
 
 
 @job(RUN_RESULT_HANDLER.name, own_lifecycle=True)
@@ -86,7 +123,7 @@ def run_result_handler(args: RunResultHandlerArgs, ctx: JobContext) -> RunResult
     run = _handler_run(store, settings.max_attempts, call, ctx)
     if begin(store, run) is None:  # redelivered after the outcome, or its workers kept dying
         return RunResultHandlerResult(call_id=args.call_id, status="duplicate")
-    outcome = _run(call, ctx, store)
+    outcome = _run(call, ctx, store, _ABSENT)
     end(store, run, follow(call.succeeded, outcome))
     return RunResultHandlerResult(call_id=args.call_id, status=outcome.type.split(".")[1])
 
@@ -129,14 +166,19 @@ def _read_call(store: EventStore, call_id: str) -> _Call | None:
     return _Call(requested, succeeded)
 
 
-def _run(call: _Call, ctx: JobContext, store: EventStore) -> HandlerSucceeded | HandlerFailed:
+_ABSENT = object()
+"""The raw output is not in this process: read it from the log (inline) or its blob."""
+
+
+def _run(call: _Call, ctx: JobContext, store: EventStore, output: Any) -> HandlerSucceeded | HandlerFailed:
     handler, began = call.handler, time.perf_counter()
     succeeded = call.succeeded.payload(ToolSucceeded)
     assert ctx.settings is not None
     raw = succeeded.output_ref or store.put_blob(compact(succeeded.result), ctx.settings.blob_ttl_s)
     base = {"call_id": succeeded.call_id, "language": handler.language, "worker": ctx.worker}
     try:
-        output = store.value_of(succeeded.result, succeeded.output_ref)
+        if output is _ABSENT:
+            output = store.value_of(succeeded.result, succeeded.output_ref)
         outcome = _execute(handler, output, call, ctx)
     except BlobMissing:
         return HandlerFailed(**base, code="handler.raw_missing", message="the raw output has expired", raw=raw)
@@ -154,7 +196,7 @@ def _execute(handler: ResultHandler, output: Any, call: _Call, ctx: JobContext) 
     if handler.language == "jmespath":
         return run_handler(handler, output, limits=LIMITS)
     # Building the chaining bridge compiles every allowed tool's schema (~7 ms): only for scripts that name `tools`.
-    chained = "tools" in handler.source
+    chained = calls_tools(handler)
     return run_handler(
         handler,
         output,

@@ -22,7 +22,7 @@ from eventlog.settings import Settings
 from eventlog.store import EventStore
 from eventlog.streams import Keys
 from schemas.codec import decode, encode
-from schemas.events import ToolRedispatched, ToolStarted
+from schemas.events import HandlerStarted, HandlerSucceeded, ToolRedispatched, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
 from workers import runner
@@ -31,6 +31,7 @@ from workers.errors import JobSuperseded
 from workers.files import atomic_output
 from workers.jobs import JOBS
 from workers.registry import load_all
+from workers.sandbox import job as handler_job
 
 load_all()
 
@@ -55,10 +56,11 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(redis_url="redis://unused", workspaces=str(tmp_path), max_attempts=3)
 
 
-def publish(store: EventStore, **args: object) -> tuple[str, bytes]:
+def publish(store: EventStore, handler: dict | None = None, **args: object) -> tuple[str, bytes]:
     spec = TOOLS["ping"]
     call_id = new_id()
-    event = request_event(spec, spec.args.model_validate(args).model_dump(mode="json"), call_id=call_id, actor="t")
+    valid = spec.args.model_validate(args).model_dump(mode="json")
+    event = request_event(spec, valid, call_id=call_id, actor="t", result_handler=handler)
     store.append(event, streams.requested_key(call_id))
     return call_id, encode(event)
 
@@ -70,11 +72,15 @@ def alive(store: EventStore, *leases: str) -> None:
 
 def queued(store: EventStore, queue: str = "gdal") -> list[tuple[str, int]]:
     """(call id, dispatch) of every message waiting on `queue`, decoded as a worker would."""
+    return [(decode(payload).data.call_id, dispatch) for payload, dispatch in messages(store, queue)]
+
+
+def messages(store: EventStore, queue: str) -> list[tuple[bytes, int]]:
+    """(payload, dispatch) of every message waiting on `queue`: what a worker's task would be called with."""
     found = []
     for raw in store.redis.lrange(streams.celery_queue_key(queue), 0, -1):
-        body = msgpack.unpackb(base64.b64decode(json.loads(raw)["body"]), raw=False)
-        args = body[0]
-        found.append((decode(args[0]).data.call_id, args[1] if len(args) > 1 else 1))
+        args = msgpack.unpackb(base64.b64decode(json.loads(raw)["body"]), raw=False)[0]
+        found.append((args[0], args[1] if len(args) > 1 else 1))
     return found
 
 
@@ -158,6 +164,63 @@ def test_the_redispatched_message_runs_and_the_stale_one_is_refused(
     assert types == ["tool.requested", "tool.started", "tool.redispatched", "tool.started", "tool.succeeded"]
     state = store.call_state(call_id)
     assert state is not None and state.status == "succeeded" and state.result["worker"] == "host-b:22"
+
+
+def test_a_handler_runs_in_place_on_the_tools_worker_held_by_its_lease(store: EventStore, settings: Settings) -> None:
+    call_id, payload = publish(store, handler={"language": "jmespath", "script": "pong"})
+    alive(store, LEASE_A)
+
+    runner.run_call(store, settings, "host-a:11", payload, lease=LEASE_A)
+
+    events = store.read_aggregate(call_aggregate(call_id))
+    assert [e.type for e in events] == [
+        "tool.requested",
+        "tool.started",
+        "tool.succeeded",
+        "handler.started",
+        "handler.succeeded",
+    ]
+    succeeded, started = events[2].payload(ToolSucceeded), events[3].payload(HandlerStarted)
+    assert succeeded.handler_lease == started.lease == LEASE_A and started.worker == "host-a:11"
+    assert messages(store, "sandbox") == []  # no second hop
+    assert store.redis.hgetall(store.live.running()) == {}
+    assert events[4].payload(HandlerSucceeded).value is True
+
+
+def test_a_handler_that_calls_tools_goes_to_the_sandbox_queue(store: EventStore, settings: Settings) -> None:
+    """It waits on other calls: in place it could hold the pool those calls need."""
+    call_id, payload = publish(store, handler={"script": "tools.raster_info(uri='dem.tif')"})
+    alive(store, LEASE_A)
+
+    runner.run_call(store, settings, "host-a:11", payload, lease=LEASE_A)
+
+    assert types_of(store, call_id) == ["tool.requested", "tool.started", "tool.succeeded"]
+    assert [decode(p).data.tool for p, _ in messages(store, "sandbox")] == ["run_result_handler"]
+
+
+def test_a_handler_held_in_place_by_a_node_that_died_is_redispatched_and_ends_once(
+    store: EventStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The node dies between `tool.succeeded` (which names its lease) and `handler.started`; it wakes up later."""
+    call_id, payload = publish(store, handler={"language": "jmespath", "script": "pong"})
+    alive(store, LEASE_A, LEASE_B)
+    in_place = handler_job._run_in_place
+
+    def dies_then_wakes(call: object, output: object, ctx: JobContext) -> None:
+        store.redis.delete(store.keys.lease(LEASE_A))
+        assert [(r.stage, r.action) for r in reap(store, settings)] == [("handler", "redispatched")]
+        in_place(call, output, ctx)  # the paused node wakes up and runs it after all
+
+    monkeypatch.setattr(handler_job, "_run_in_place", dies_then_wakes)
+    runner.run_call(store, settings, "host-a:11", payload, lease=LEASE_A)
+    [(message, dispatch)] = messages(store, "sandbox")
+    runner.run_call(store, settings, "host-b:22", message, dispatch=dispatch, lease=LEASE_B)
+
+    types = types_of(store, call_id)
+    assert types[:4] == ["tool.requested", "tool.started", "tool.succeeded", "tool.redispatched"]
+    assert types.count("handler.succeeded") == 1 and "handler.failed" not in types
+    assert store.redis.hget(store.live.handler(call_id), "status") == b"succeeded"
+    assert store.redis.hgetall(store.live.running()) == {}
 
 
 def test_a_run_lost_on_its_last_attempt_fails_naming_the_call_and_its_workers(
