@@ -21,7 +21,6 @@ OWN_LIFECYCLE: set[str] = set()
 """Jobs that run on a finished call and append their own events (`handler.*`) instead of the runner's `tool.*`."""
 
 
-
 @dataclass(frozen=True)
 class Finished:
     """A call whose job just ended on this worker, before its outcome is appended."""

@@ -162,9 +162,7 @@ def _run_own(store: EventStore, settings: Settings, worker: str, command: Event,
         logger.exception("job %s could not run (call %s)", data.tool, data.call_id)
 
 
-def _execute(
-    data: ToolRequested, ctx: JobContext, store: EventStore, settings: Settings
-) -> tuple[EventData, Any]:
+def _execute(data: ToolRequested, ctx: JobContext, store: EventStore, settings: Settings) -> tuple[EventData, Any]:
     """The outcome of the job, and its output as JSON (None when it failed)."""
     began = time.perf_counter()
     try:
