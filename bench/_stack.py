@@ -1,6 +1,7 @@
 """Bench support: start a private Geogate stack (redis, workers, gateway) and a bare MCPServer, as processes."""
 
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -15,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from eventlog.settings import Settings  # noqa: E402
-from gateway.dev import Children, free_port, start_redis  # noqa: E402
+from gateway.dev import Children, free_port, start_redis, worker_pools  # noqa: E402
 
 BARE_SERVER = """
 import os, socket, uvicorn
@@ -44,27 +45,34 @@ def _wait_http(url: str, timeout_s: float = 30) -> None:
 
 @contextmanager
 def geogate_stack(
-    workers: int = 2, pool: str = "prefork", gateways: int = 1, workspace: Path | None = None
+    workers: int = 2,
+    pool: str | None = None,
+    gateways: int = 1,
+    workspace: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[list[str]]:
-    """Redis + `workers` worker processes + `gateways` gateway processes; yields the MCP URLs.
+    """Redis + worker nodes + `gateways` gateway processes; yields the MCP URLs.
 
-    `workspace` is the one workspace root (the repository when omitted).
+    With no `pool`, the worker nodes are those of `geogate dev --workers N` (`make run`): the pools per queue of
+    `gateway.dev.worker_pools`. With a `pool`, `workers` nodes of that pool serve every queue (to compare pools).
+    `workspace` is the one workspace root (the repository when omitted); `env` adds settings for every role.
     """
     children = Children()
     data = Path(tempfile.mkdtemp(prefix="geogate-bench-"))
     try:
         url = start_redis(Settings(data_dir=data), children)
-        env = {**os.environ, "REDIS_URL": url, "GEOGATE_WORKSPACES": str(workspace or ROOT)}
-        env["GEOGATE_LOG_LEVEL"] = "WARNING"
-        for n in range(workers):
-            argv = [sys.executable, "-m", "workers", "--pool", pool, "--loglevel", "WARNING", "--name", f"b{n}@%h"]
-            children.spawn(argv, env, log=data / f"worker-{n}.log")
+        base = {**os.environ, "REDIS_URL": url, "GEOGATE_WORKSPACES": str(workspace or ROOT), **(env or {})}
+        base["GEOGATE_LOG_LEVEL"] = "WARNING"
+        nodes = worker_pools(workers) if pool is None else [(f"b{n}", ["--pool", pool]) for n in range(workers)]
+        for name, argv in nodes:
+            command = [sys.executable, "-m", "workers", *argv, "--loglevel", "WARNING", "--name", f"{name}@%h"]
+            children.spawn(command, base, log=data / f"worker-{name}.log")
         urls = []
         for _ in range(gateways):
             port = free_port()
             children.spawn(
                 [sys.executable, "-m", "gateway.cli", "gateway", "--port", str(port)],
-                {**env, "GEOGATE_PORT": str(port)},
+                {**base, "GEOGATE_PORT": str(port)},
                 log=data / f"gateway-{port}.log",
             )
             _wait_http(f"http://127.0.0.1:{port}/health")
@@ -72,6 +80,7 @@ def geogate_stack(
         yield urls
     finally:
         children.stop()
+        shutil.rmtree(data, ignore_errors=True)
 
 
 @contextmanager

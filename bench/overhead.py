@@ -38,12 +38,12 @@ async def interleaved(gateway: str, bare: str, calls: int, rounds: int = 5) -> t
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=500)
-    parser.add_argument("--pool", default="prefork", choices=["prefork", "solo"])
+    parser.add_argument("--pool", default=None, choices=["prefork", "solo", "threads"], help="default: make run's")
     ns = parser.parse_args()
     with geogate_stack(workers=2, pool=ns.pool) as urls, bare_server() as bare:
         ours, theirs = asyncio.run(interleaved(urls[0], bare, ns.calls))
     print(f"bare MCPServer ping      {describe(theirs)}")
-    print(f"geogate ping (full path) {describe(ours)}  [worker pool: {ns.pool}]")
+    print(f"geogate ping (full path) {describe(ours)}  [worker pools: {ns.pool or 'those of make run'}]")
     added50 = percentile(ours, 50) - percentile(theirs, 50)
     added99 = percentile(ours, 99) - percentile(theirs, 99)
     print(f"added by geogate: p50 {added50:+.2f} ms (target <= 2), p99 {added99:+.2f} ms (target <= 10)")

@@ -46,7 +46,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--gateways", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--pool", default="prefork", choices=["prefork", "solo"])
+    parser.add_argument("--pool", default=None, choices=["prefork", "solo", "threads"], help="default: make run's")
     ns = parser.parse_args()
     with bare_server() as bare:
         wrk(bare, 2)
@@ -55,7 +55,7 @@ def main() -> None:
         wrk(urls[0], 2)  # warm-up
         ours = wrk(urls[0], ns.seconds)
     show("bare MCPServer", theirs)
-    show(f"geogate ({ns.gateways} gw, {ns.workers} {ns.pool} workers)", ours)
+    show(f"geogate ({ns.gateways} gw, {ns.workers} {ns.pool or 'make-run'} workers)", ours)
     print(f"ratio {ours['rate'] / theirs['rate']:.2f} of the bare server (target >= 0.50; and >= 400 calls/s)")
 
 

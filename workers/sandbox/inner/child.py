@@ -45,12 +45,26 @@ class CappedText(io.StringIO):
         return self.getvalue() + suffix
 
 
-def run(request: dict[str, Any], channel: Channel, seccomp: guard.SeccompFilter, audit: bool) -> None:
-    """Run the request's script and write one `done` frame to the channel; never returns."""
+def prepare() -> tuple[str, ...]:
+    """The part of confinement that needs no request, done while the child waits for one: no stdio to the
+    host, the forbidden modules forgotten. Returns the directories a handler may read (for the audit hook)."""
+    devnull = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)  # stray writes to fd 1 must never reach the host protocol
+    os.close(devnull)
+    for name in [m for m in sys.modules if m.partition(".")[0] in guard.FORBIDDEN_IMPORTS]:
+        del sys.modules[name]  # a fresh import then fires the audit event and is refused
+    return guard.stdlib_prefixes()
+
+
+def run(
+    request: dict[str, Any], channel: Channel, seccomp: guard.SeccompFilter, audit: bool, readable: tuple[str, ...]
+) -> None:
+    """Run the request's script and write one `done` frame to the channel; never returns. `prepare()` ran."""
     reserve = mmap.mmap(-1, RESERVE_BYTES)  # address space only (never touched); unmapped on MemoryError
     stdout = CappedText(int(request["limits"]["max_stdout_bytes"]))
     try:
-        _confine(request, seccomp, audit, stdout)
+        _confine(request, seccomp, audit, stdout, readable)
         reply: dict[str, Any] = {"op": "done", "ok": True, "value": _result(request, channel)}
     except HandlerFault as fault:
         reply = {"op": "done", "ok": False, "error": fault.error}
@@ -64,18 +78,14 @@ def run(request: dict[str, Any], channel: Channel, seccomp: guard.SeccompFilter,
     os._exit(0)
 
 
-def _confine(request: dict[str, Any], seccomp: guard.SeccompFilter, audit: bool, stdout: CappedText) -> None:
-    devnull = os.open("/dev/null", os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)  # stray writes to fd 1 must never reach the host protocol
-    os.close(devnull)
+def _confine(
+    request: dict[str, Any], seccomp: guard.SeccompFilter, audit: bool, stdout: CappedText, readable: tuple[str, ...]
+) -> None:
     sys.stdout = sys.stderr = stdout
-    guard.apply_rlimits(request["limits"])
+    guard.apply_rlimits(request["limits"])  # after the request: the tool output is not the handler's memory
     seccomp.load()
-    for name in [m for m in sys.modules if m.partition(".")[0] in guard.FORBIDDEN_IMPORTS]:
-        del sys.modules[name]  # a fresh import then fires the audit event and is refused
     if audit:
-        guard.install_audit_hook(guard.stdlib_prefixes())
+        guard.install_audit_hook(readable)
 
 
 def _result(request: dict[str, Any], channel: Channel) -> Any:
