@@ -86,7 +86,7 @@ def _handler_next(finished: Finished) -> Next | None:
         return None
     handler = ResultHandler.model_validate(finished.call.result_handler)
     lease = finished.ctx.lease
-    if calls_tools(handler) or not lease:
+    if calls_tools(handler) or not lease or (handler.language == "python" and not _sandbox_here(finished.ctx)):
         return Next(finished.outcome, [handler_job_op(finished.outcome)])
     data = finished.outcome.payload(ToolSucceeded).model_copy(update={"handler_lease": lease})
     outcome = finished.outcome.model_copy(update={"data": data})
@@ -262,10 +262,30 @@ def _call_tool(ctx: JobContext, call: _Call) -> CallTool:
     return call_tool
 
 
+_SANDBOX_HERE: bool | None = None
+"""Whether this process can contain a Python handler (None: not tried yet)."""
+
+
+def _sandbox_here(ctx: JobContext | None = None) -> bool:
+    """Start this process's sandbox server once; without one, Python handlers go to the `sandbox` queue."""
+    global _SANDBOX_HERE
+    if _SANDBOX_HERE is None:
+        allow_weak = ctx is not None and ctx.settings is not None and ctx.settings.security.sandbox_allow_weak
+        try:
+            get_sandbox(SandboxConfig(allow_weak=allow_weak)).run("None", None, limits=LIMITS)
+            _SANDBOX_HERE = True
+        except SandboxUnavailable:
+            logger.warning("no sandbox on this worker: its calls' Python handlers go to the sandbox queue")
+            _SANDBOX_HERE = False
+    return _SANDBOX_HERE
+
+
 @worker_process_init.connect
 def _warm_sandbox(**_: object) -> None:
     """Start this worker process's sandbox server now, so the first handler does not pay ~70 ms for it."""
+    global _SANDBOX_HERE
+    _SANDBOX_HERE = None  # a forked pool process: the parent's answer was about its own server
     try:
         get_sandbox().run("None", None, limits=LIMITS)
     except SandboxUnavailable:
-        logger.warning("no sandbox on this worker: Python result handlers will fail here (retryable)")
+        logger.warning("no sandbox on this worker: Python result handlers go to the sandbox queue")

@@ -198,6 +198,22 @@ def test_a_handler_that_calls_tools_goes_to_the_sandbox_queue(store: EventStore,
     assert [decode(p).data.tool for p, _ in messages(store, "sandbox")] == ["run_result_handler"]
 
 
+def test_a_worker_without_a_sandbox_sends_python_handlers_to_the_sandbox_queue(
+    store: EventStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(handler_job, "_SANDBOX_HERE", False)  # what a host without bubblewrap found at its start
+    python, _ = publish(store, handler={"script": "tool_output['pong']"})
+    jmespath, _ = publish(store, handler={"language": "jmespath", "script": "pong"})
+    alive(store, LEASE_A)
+
+    for call_id in (python, jmespath):
+        [payload] = [encode(e) for e in store.read_aggregate(call_aggregate(call_id)) if e.type == "tool.requested"]
+        runner.run_call(store, settings, "host-a:11", payload, lease=LEASE_A)
+
+    assert [decode(p).data.call_id for p, _ in messages(store, "sandbox")] == [python]
+    assert types_of(store, jmespath)[-1] == "handler.succeeded"  # no sandbox needed: still in place
+
+
 def test_a_handler_held_in_place_by_a_node_that_died_is_redispatched_and_ends_once(
     store: EventStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
