@@ -95,6 +95,51 @@ def test_whole_worker_sigkill_during_load_recovers_every_call_through_redispatch
     )
 
 
+SLOW_HANDLER = {"script": "sum(range(4_000_000)) * 0 + tool_output['band_stats'][0]['mean']"}
+"""A Python handler that computes for a while (well inside its CPU limit), so that a fault can land during it."""
+
+
+def test_whole_worker_sigkill_during_in_place_handlers_ends_every_handler_once(cluster: Cluster) -> None:
+    """Handlers run in place on the tool's node: killing that node mid-handler leaves the run to the reaper."""
+    kills: list[tuple[str, list[str]]] = []
+
+    def handlers() -> list[RunningEntry]:
+        return [e for e in live_runs(cluster) if e.stage == "handler"]
+
+    def faults(done: threading.Event) -> None:
+        for n in range(LOAD.faults):
+            if n and done.wait(FAULT_EVERY_S):
+                return
+            wait_for(lambda: bool(handlers()) or done.is_set(), what="a running handler", timeout_s=120)
+            runs = handlers()
+            if not runs:
+                return
+            victim = cluster.node_holding(runs[0].lease)
+            if victim is None:
+                continue
+            kills.append((runs[0].lease, [e.call_id for e in runs if e.lease == runs[0].lease]))
+            cluster.signal_node(victim, signal.SIGKILL)
+            cluster.add_worker()
+
+    args = {"uri": "big.tif", "result_handler": SLOW_HANDLER}
+    load = Load(lambda: [u for u, _ in cluster.gateways], "raster_stats", args, LOAD.calls, LOAD.concurrency)
+    answers = during_faults(faults, load)
+
+    store = cluster.store()
+    assert_log_is_whole(store, cluster.env, answers, LOAD.calls)
+    assert all(a.error is None for a in answers), [a.error for a in answers if a.error]
+    assert kills, "the load ended before any fault"
+    for answer in answers:
+        types = [e.type for e in store.read_aggregate(call_aggregate(answer.call_id))]
+        assert types.count("handler.succeeded") == 1 and "handler.failed" not in types, (answer.call_id, types)
+    for lease, held in kills:
+        for call_id in held:
+            events = store.read_aggregate(call_aggregate(call_id))
+            lost = [e for e in events if isinstance(e.data, ToolRedispatched) and e.data.lost_lease == lease]
+            assert lost and lost[0].data.stage == "handler", f"the handler of {call_id} was not re-dispatched"
+    report("sigkill mid-handler", {"calls": LOAD.calls, "kills": len(kills), "handlers": sum(len(h) for _, h in kills)})
+
+
 def test_a_paused_worker_that_wakes_after_its_lease_lapsed_changes_nothing(tmp_path: Path, raster_dir: Path) -> None:
     cluster = make_cluster(tmp_path, raster_dir, gateways=1, workers=1)
     try:
