@@ -88,7 +88,8 @@ def wait_for_log(store: "EventStore", condition: Callable[[], bool], *, what: st
         left = deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError(f"timed out waiting for {what}")
-        for stream, entries in store.redis.xread(cursors, block=max(1, int(left * 1000))) or []:
+        # at most 2 s per block: the client's socket timeout (5 s) must not cut a quiet stretch of the log short
+        for stream, entries in store.redis.xread(cursors, block=max(1, int(min(left, 2.0) * 1000))) or []:
             cursors[stream.decode()] = entries[-1][0].decode()
 
 
