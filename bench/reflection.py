@@ -23,8 +23,8 @@ from gateway.dev import Children, start_redis
 from gateway.reflection.flow import preflight
 from gateway.reflection.gate import Gate
 from gateway.reflection.persist import persist
+from schemas.call_plan import plan_call
 from schemas.ids import new_id
-from schemas.preflight.keys import needed_for
 from schemas.reflection import PersistItem
 from schemas.tools import TOOLS
 from schemas.validation import validate
@@ -51,13 +51,13 @@ async def run(url: str, calls: int) -> None:
     settings = Settings(redis_url=url)
     store = AsyncEventStore.from_settings(settings)
     gate, spec = Gate(store, settings), TOOLS["raster_reproject"]
-    args = validate(spec, ARGS).args
-    needed = needed_for(spec, args)
-    await gate.hint(spec, needed, "bench")
-    await persist(gate, [PersistItem(hash=n.hash, domain=n.domain, justification=GOOD) for n in needed], actor="bench")
+    plan = plan_call(spec, ARGS)
+    await gate.hint(spec, plan.needed, "bench")
+    items = [PersistItem(hash=n.hash, domain=n.domain, justification=GOOD) for n in plan.needed]
+    await persist(gate, items, actor="bench")
 
     async def hit() -> None:
-        outcome = await preflight(gate, spec, args, None, "bench")
+        outcome = await preflight(gate, plan, None, "bench")
         assert outcome.answer is None
 
     async def publish() -> None:
