@@ -59,10 +59,12 @@ test: $(BIN)/.installed system-deps ops-assets conformance-deps
 	$(BIN)/ruff format --check .
 	$(BIN)/pytest
 
+# Every row of issue 17's table against its baseline in the same run (a few minutes; BENCH_ARGS=--quick for less).
+BENCH_ARGS ?=
 bench: $(BIN)/.installed system-deps
-	$(BIN)/python bench/overhead.py
-	$(BIN)/python bench/throughput.py
-	$(BIN)/python bench/ops.py
+	@command -v wrk >/dev/null || { echo "installing wrk with apt"; $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+	$(BIN)/python bench/run.py --json .bench/results.json $(BENCH_ARGS)
 
 # The chaos suite at the issue's full size (100 calls on a 4096² raster, three node kills); `make test` runs it short.
 chaos: $(BIN)/.installed system-deps

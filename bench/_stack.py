@@ -40,7 +40,7 @@ def _wait_http(url: str, timeout_s: float = 30) -> None:
             return
         except httpx.HTTPError:
             time.sleep(0.05)
-    raise SystemExit(f"{url} did not come up")
+    raise RuntimeError(f"{url} did not come up within {timeout_s:g} s")
 
 
 @contextmanager
@@ -57,7 +57,7 @@ def geogate_stack(
     `gateway.dev.worker_pools`. With a `pool`, `workers` nodes of that pool serve every queue (to compare pools).
     `workspace` is the one workspace root (the repository when omitted); `env` adds settings for every role.
     """
-    children = Children()
+    children, failed = Children(), False
     data = Path(tempfile.mkdtemp(prefix="geogate-bench-"))
     try:
         url = start_redis(Settings(data_dir=data), children)
@@ -78,22 +78,30 @@ def geogate_stack(
             _wait_http(f"http://127.0.0.1:{port}/health")
             urls.append(f"http://127.0.0.1:{port}/mcp")
         yield urls
+    except Exception:
+        failed = True
+        raise
     finally:
         children.stop()
-        shutil.rmtree(data, ignore_errors=True)
+        if failed:
+            print(f"the stack's logs are kept in {data}", file=sys.stderr)
+        else:
+            shutil.rmtree(data, ignore_errors=True)
 
 
 @contextmanager
 def bare_server() -> Iterator[str]:
-    """A bare `MCPServer` serving the same `ping` in-process over HTTP, as its own process."""
+    """A bare `MCPServer` serving the same `ping` in-process over HTTP, as its own process (its log in a temp dir)."""
     children = Children()
-    port = free_port()
+    port, logs = free_port(), Path(tempfile.mkdtemp(prefix="geogate-bench-bare-"))
     try:
-        children.spawn([sys.executable, "-c", BARE_SERVER], {**os.environ, "PORT": str(port), "PYTHONPATH": str(ROOT)})
+        env = {**os.environ, "PORT": str(port), "PYTHONPATH": str(ROOT)}
+        children.spawn([sys.executable, "-c", BARE_SERVER], env, log=logs / "bare.log")
         _wait_http(f"http://127.0.0.1:{port}/mcp")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         children.stop()
+        shutil.rmtree(logs, ignore_errors=True)
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -2,7 +2,9 @@
 
 All MCP calls go through the same SDK client over Streamable HTTP, which negotiates each server's newest era
 (gdal-mcp's FastMCP 2 stops at 2025-11-25; Geogate is also measured in that era). gdal-mcp runs from a venv of its
-own under .bench/gdal-mcp (created on first use). Usage: python bench/gdal.py [--info-calls 200]
+own under .bench/gdal-mcp (created with pip on first use). Geogate runs as `make run` does (`geogate dev`'s pools);
+the batch compares `--workers 1` and `--workers 2`, both stacks up and used in alternation.
+Usage: python bench/gdal.py [--info-calls 200] [--reprojects 9] [--batches 3]
 """
 
 import argparse
@@ -18,12 +20,13 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from _report import Row, load, show
 from _stack import ROOT, _wait_http, geogate_stack, percentile
 from gdal_core import direct, make_source
 from mcp import Client
 from mcp.types import CreateMessageResult, TextContent
 
-from gateway.dev import Children, free_port
+from gateway.dev import Children, dies_with_this_process, free_port
 
 GDAL_MCP = "gdal-mcp==1.1.3"
 GDAL_MCP_VENV = ROOT / ".bench" / "gdal-mcp"
@@ -40,10 +43,22 @@ JUSTIFICATION = {
 
 def ensure_gdal_mcp() -> Path:
     """The `gdal` entry point of gdal-mcp 1.1.3 in its own venv, installed with pip on first use."""
-    gdal = GDAL_MCP_VENV / "bin" / "gdal"
-    if not gdal.exists():
-        subprocess.run(["python3.11", "-m", "venv", str(GDAL_MCP_VENV)], check=True)
-        subprocess.run([str(GDAL_MCP_VENV / "bin" / "pip"), "install", "-q", GDAL_MCP], check=True)
+    gdal, done = GDAL_MCP_VENV / "bin" / "gdal", GDAL_MCP_VENV / ".installed"
+    if done.exists() and gdal.exists():
+        return gdal
+    GDAL_MCP_VENV.parent.mkdir(parents=True, exist_ok=True)
+    log = GDAL_MCP_VENV.parent / "gdal-mcp-install.log"
+    print(f"installing {GDAL_MCP} into {GDAL_MCP_VENV} (once; pip's output in {log})", flush=True)
+    with log.open("w") as out:
+        for argv in (
+            [sys.executable, "-m", "venv", str(GDAL_MCP_VENV)],
+            [str(GDAL_MCP_VENV / "bin" / "pip"), "install", GDAL_MCP],
+        ):
+            if subprocess.run(
+                argv, stdout=out, stderr=subprocess.STDOUT, preexec_fn=dies_with_this_process()
+            ).returncode:
+                raise SystemExit(f"could not install {GDAL_MCP}: see {log}")
+    done.touch()
     return gdal
 
 
@@ -130,10 +145,12 @@ async def batch_ms(url: str) -> float:
     return elapsed
 
 
-def batch_with(workers: int, workspace: Path, repeats: int) -> list[float]:
-    with geogate_stack(workers=workers, workspace=workspace) as urls:
-        asyncio.run(batch_ms(urls[0]))  # warm every worker process
-        return [asyncio.run(batch_ms(urls[0])) for _ in range(repeats)]
+def batches_interleaved(workspace: Path, repeats: int) -> tuple[list[float], list[float]]:
+    """Wall times of batches on `geogate dev --workers 1` and `--workers 2` stacks, both up, in alternation."""
+    with geogate_stack(workers=1, workspace=workspace) as one, geogate_stack(workers=2, workspace=workspace) as two:
+        asyncio.run(batch_ms(one[0])), asyncio.run(batch_ms(two[0]))  # warm every worker process
+        runs = [(asyncio.run(batch_ms(one[0])), asyncio.run(batch_ms(two[0]))) for _ in range(repeats)]
+    return [a for a, _ in runs], [b for _, b in runs]
 
 
 def line(name: str, values: list[float]) -> str:
@@ -141,26 +158,46 @@ def line(name: str, values: list[float]) -> str:
     return f"  {name:<28} p50 {p50:9.2f} ms   p99 {p99:9.2f} ms  (n={len(values)})"
 
 
-def report_info(ours: list[float], ours_legacy: list[float], theirs: list[float]) -> None:
+def report_info(ours: list[float], ours_legacy: list[float], theirs: list[float]) -> Row:
     print("raster_info, 2048×2048 float32 GeoTIFF, same SDK client over Streamable HTTP")
     print(line("gdal-mcp 1.1.3 (2025-11-25)", theirs))
     print(line("geogate (2026-07-28)", ours))
     print(line("geogate (2025-11-25)", ours_legacy))
-    print(f"  ratio p50 {statistics.median(ours) / statistics.median(theirs):.2f}×   (target ≤ 0.3×)")
+    p50s = statistics.median(ours), statistics.median(theirs)
+    return Row("raster_info p50 vs gdal-mcp 1.1.3", *p50s, "ms", "ratio", 0.35, baseline_name="gdal-mcp 1.1.3")
 
 
-def report_reproject(ours: list[float], theirs: list[float]) -> None:
+def report_reproject(ours: list[float], theirs: list[float]) -> Row:
     print("raster_reproject 2048×2048 float32 4326→3857 bilinear")
     print(line("rasterio direct (in bench)", theirs))
     print(line("geogate end to end", ours))
-    print(f"  ratio p50 {statistics.median(ours) / statistics.median(theirs):.2f}×   (target ≤ 1.1×)")
+    p50s = statistics.median(ours), statistics.median(theirs)
+    return Row("raster_reproject 2048² end to end, p50", *p50s, "ms", "ratio", 1.10, baseline_name=IN_PROCESS)
 
 
-def report_batch(one: list[float], two: list[float]) -> None:
+def report_batch(one: list[float], two: list[float]) -> Row:
     print(f"batch of {BATCH} reprojections (same raster), wall time")
-    print(line("1 worker process", one))
-    print(line("2 worker processes", two))
-    print(f"  speed-up p50 {statistics.median(one) / statistics.median(two):.2f}×   (target ≥ 1.8×)")
+    print(line("geogate dev --workers 1", one))
+    print(line("geogate dev --workers 2", two))
+    p50s = statistics.median(two), statistics.median(one)
+    return Row(
+        f"{BATCH} reprojections, 2 workers vs 1", *p50s, "ms", "speed-up", 1.85, at_most=False, baseline_name="1 worker"
+    )
+
+
+IN_PROCESS = "the same warp with rasterio in the bench"
+
+
+def measure(info_calls: int = 200, reprojects: int = 9, batches: int = 3) -> list[Row]:
+    """The table's three GDAL rows, on one 2048² GeoTIFF in a fresh workspace."""
+    with tempfile.TemporaryDirectory(prefix="geogate-gdal-bench-") as tmp:
+        workspace = Path(tmp)
+        make_source(workspace / "src.tif")
+        with geogate_stack(workers=2, workspace=workspace) as urls, gdal_mcp_server(workspace) as theirs:
+            info = report_info(**asyncio.run(info_interleaved(urls[0], theirs, str(workspace / "src.tif"), info_calls)))
+            reproject = report_reproject(*asyncio.run(reproject_vs_direct(urls[0], workspace, reprojects)))
+        batch = report_batch(*batches_interleaved(workspace, batches))
+    return [info, reproject, batch]
 
 
 def main() -> None:
@@ -169,14 +206,8 @@ def main() -> None:
     parser.add_argument("--reprojects", type=int, default=9)
     parser.add_argument("--batches", type=int, default=3)
     ns = parser.parse_args()
-    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}  cpus: {os.cpu_count()}")
-    with tempfile.TemporaryDirectory(prefix="geogate-gdal-bench-") as tmp:
-        workspace = Path(tmp)
-        make_source(workspace / "src.tif")
-        with geogate_stack(workers=2, workspace=workspace) as urls, gdal_mcp_server(workspace) as theirs:
-            report_info(**asyncio.run(info_interleaved(urls[0], theirs, str(workspace / "src.tif"), ns.info_calls)))
-            report_reproject(*asyncio.run(reproject_vs_direct(urls[0], workspace, ns.reprojects)))
-        report_batch(batch_with(1, workspace, ns.batches), batch_with(2, workspace, ns.batches))
+    print(load())
+    show("GDAL", measure(ns.info_calls, ns.reprojects, ns.batches))
 
 
 if __name__ == "__main__":

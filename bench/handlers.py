@@ -8,8 +8,10 @@ Usage: python bench/handlers.py [--calls 300] [--workers 2]
 import argparse
 import asyncio
 import time
+from statistics import median
 from typing import Any
 
+from _report import Row, load, show
 from _stack import describe, geogate_stack, percentile
 from mcp import Client
 
@@ -43,13 +45,10 @@ async def interleaved(url: str, calls: int, rounds: int = 5, warmup: int = 30) -
     return samples
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--calls", type=int, default=300)
-    parser.add_argument("--workers", type=int, default=2)
-    ns = parser.parse_args()
-    with geogate_stack(workers=ns.workers) as urls:
-        samples = asyncio.run(interleaved(urls[0], ns.calls))
+def measure(calls: int = 300, workers: int = 2) -> list[Row]:
+    """The table's row: a trivial Python handler added over the same `ping` without one (p50)."""
+    with geogate_stack(workers=workers) as urls:
+        samples = asyncio.run(interleaved(urls[0], calls))
     base = samples["no handler"]
     for name, values in samples.items():
         print(f"{name:<15} {describe(values)}")
@@ -58,6 +57,20 @@ def main() -> None:
         added99 = percentile(samples[name], 99) - percentile(base, 99)
         target = " (target <= 5)" if name.startswith("python") else ""
         print(f"added by {name:<15} p50 {added50:+.2f} ms{target}, p99 {added99:+.2f} ms")
+    python = median(samples["python trivial"])
+    return [Row("trivial Python handler added, p50", python, median(base), "ms", "added", 5.0, baseline_name=BASE)]
+
+
+BASE = "the same ping without a handler"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--workers", type=int, default=2)
+    ns = parser.parse_args()
+    print(load())
+    show("added by a result handler", measure(ns.calls, ns.workers))
 
 
 if __name__ == "__main__":

@@ -1,15 +1,19 @@
 """Added latency of Geogate's full path for `ping`, against the same function in a bare MCPServer, same run.
 
 Both are driven sequentially by the SDK client (2026-07-28 era, Streamable HTTP) from this process.
-Usage: python bench/overhead.py [--calls 500] [--pool prefork|solo]
+Usage: python bench/overhead.py [--calls 500] [--pool prefork|solo|threads]
 """
 
 import argparse
 import asyncio
 import time
+from statistics import median
 
+from _report import Row, load, show
 from _stack import bare_server, describe, geogate_stack, percentile
 from mcp import Client
+
+BARE = "a bare MCPServer, same ping"
 
 
 async def timed_calls(url: str, calls: int, warmup: int = 50) -> list[float]:
@@ -35,18 +39,26 @@ async def interleaved(gateway: str, bare: str, calls: int, rounds: int = 5) -> t
     return ours, theirs
 
 
+def measure(calls: int = 500, pool: str | None = None) -> list[Row]:
+    """The table's first row: `ping` through `make run`'s stack against a bare MCPServer, interleaved."""
+    with geogate_stack(workers=2, pool=pool) as urls, bare_server() as bare:
+        ours, theirs = asyncio.run(interleaved(urls[0], bare, calls))
+    print(f"bare MCPServer ping      {describe(theirs)}")
+    print(f"geogate ping (full path) {describe(ours)}  [worker pools: {pool or 'those of make run'}]")
+    p99s = percentile(ours, 99), percentile(theirs, 99)
+    return [
+        Row("ping added, p50", median(ours), median(theirs), "ms", "added", 3.0, baseline_name=BARE),
+        Row("ping added, p99", *p99s, "ms", "added", 8.0, baseline_name=BARE),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--pool", default=None, choices=["prefork", "solo", "threads"], help="default: make run's")
     ns = parser.parse_args()
-    with geogate_stack(workers=2, pool=ns.pool) as urls, bare_server() as bare:
-        ours, theirs = asyncio.run(interleaved(urls[0], bare, ns.calls))
-    print(f"bare MCPServer ping      {describe(theirs)}")
-    print(f"geogate ping (full path) {describe(ours)}  [worker pools: {ns.pool or 'those of make run'}]")
-    added50 = percentile(ours, 50) - percentile(theirs, 50)
-    added99 = percentile(ours, 99) - percentile(theirs, 99)
-    print(f"added by geogate: p50 {added50:+.2f} ms (target <= 2), p99 {added99:+.2f} ms (target <= 10)")
+    print(load())
+    show("added by geogate over a bare MCPServer", measure(ns.calls, ns.pool))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 import contextlib
 import ctypes
+import functools
 import json
 import os
 import shutil
@@ -45,17 +46,24 @@ class Children:
     ) -> subprocess.Popen[bytes]:
         """Start a child in its own process group that dies with this process, however this process ends.
 
-        Call from the main thread: the kernel's parent-death signal follows the thread that forked.
+        Only from the main thread: the kernel's parent-death signal follows the thread that forked, so a child
+        started from another thread would die when that thread ends.
         """
-        out = open(log, "ab") if log else None  # noqa: SIM115 - the child owns it for its lifetime
+        if threading.current_thread() is not threading.main_thread():
+            raise RuntimeError(
+                "Children.spawn runs on the main thread only: a child dies with the thread that forked it"
+            )
+        out = open(log, "ab") if log else None  # noqa: SIM115 - closed below, once the child has its copy
         proc = subprocess.Popen(
             argv,
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT if out else None,
             start_new_session=True,
-            preexec_fn=_dies_with(os.getpid(), signal.SIGTERM if service else signal.SIGKILL),
+            preexec_fn=dies_with_this_process(signal.SIGTERM if service else signal.SIGKILL),
         )
+        if out:
+            out.close()  # the child holds its own copy
         (self.services if service else self.procs).append(proc)
         return proc
 
@@ -80,19 +88,21 @@ def _stop_groups(procs: list[subprocess.Popen[bytes]], grace_s: float) -> None:
         proc.wait()
 
 
-def _dies_with(parent: int, sig: int) -> Callable[[], None] | None:
-    """What a child runs before exec so that `sig` reaches it when `parent` dies (Linux `PR_SET_PDEATHSIG`).
+def dies_with_this_process(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
+    """A `preexec_fn` after which the child gets `sig` when this process dies (Linux `PR_SET_PDEATHSIG`).
 
-    An orderly stop is `Children.stop`; this covers the rest (a SIGKILLed bench or `geogate dev`). A worker gets
-    SIGKILL, as if its node died (leases recover its calls; Celery's pool processes die with it); a service
-    (Redis) gets SIGTERM, so that it writes its append-only file out before it exits.
+    An orderly stop is `Children.stop` (SIGTERM, a grace, then SIGKILL); this covers the rest (a SIGKILLed bench or
+    `geogate dev`), when nothing is left to follow a SIGTERM with a SIGKILL. A worker gets SIGKILL, as if its node
+    died (leases recover its calls; Celery's pool processes die with it by their own parent-death signal); a
+    service (Redis) gets SIGTERM, so that it writes its append-only file out before it exits. Pass it to
+    `subprocess.run` too (wrk, pip) so that nothing a bench starts outlives it.
     """
     if not sys.platform.startswith("linux"):
         return None
+    parent, prctl = os.getpid(), _prctl()  # resolved here: the child of a threaded parent must not dlopen
 
     def arm() -> None:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, sig)
+        prctl(_PR_SET_PDEATHSIG, sig)
         if os.getppid() != parent:  # the parent died before the signal was armed
             os._exit(128 + sig)
 
@@ -100,6 +110,11 @@ def _dies_with(parent: int, sig: int) -> Callable[[], None] | None:
 
 
 _PR_SET_PDEATHSIG = 1
+
+
+@functools.cache
+def _prctl() -> Callable[[int, int], int]:
+    return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
 
 
 def stop_on_signals() -> None:
@@ -207,12 +222,12 @@ def worker_pools(workers: int) -> list[tuple[str, list[str]]]:
 
 
 def run_dev(settings: Settings, workers: int) -> None:
-    """Start everything, serve until Ctrl-C or SIGTERM, then stop every child."""
+    """Start everything, serve until Ctrl-C, SIGTERM or SIGHUP, then stop every child (workers, then Redis)."""
     children = Children()
     data_dir = settings.data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
     for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+        signal.signal(sig, _interrupt)  # uvicorn serves SIGTERM itself, then raises it again here once it stopped
     try:
         url = settings.redis_url or start_redis(settings, children)
         settings = settings.model_copy(update={"redis_url": url})
@@ -228,6 +243,11 @@ def run_dev(settings: Settings, workers: int) -> None:
     finally:
         forget(settings)
         children.stop()
+
+
+def _interrupt(signum: int, _frame: object) -> None:
+    """SIGTERM and SIGHUP end `geogate dev` as Ctrl-C does: an orderly stop, exit status 0."""
+    raise KeyboardInterrupt
 
 
 def _announce(settings: Settings, url: str, workers: int) -> None:

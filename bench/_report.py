@@ -1,0 +1,104 @@
+"""The rows of issue 17's table: a measure, its baseline from the same run, the target, and whether it is met.
+
+Every bench that measures a row returns `Row`s; `bench/run.py` (`make bench`) prints them as one table and can
+write them as JSON for the README.
+"""
+
+import json
+import os
+import subprocess
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+Compare = Literal["added", "ratio", "speed-up"]
+"""How a measure is set against its baseline: `value - baseline`, `value / baseline`, or `baseline / value`."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One measure against its baseline, measured in the same run."""
+
+    measure: str
+    value: float
+    baseline: float
+    unit: str
+    """Of `value` and `baseline` (ms, calls/s)."""
+    compare: Compare
+    target: float
+    at_most: bool = True
+    """The target is an upper bound (`<=`); else a lower bound (`>=`)."""
+    baseline_name: str = ""
+    """What the baseline is (a bare MCPServer, gdal-mcp 1.1.3, …)."""
+
+    @property
+    def figure(self) -> float:
+        if self.compare == "added":
+            return self.value - self.baseline
+        if self.compare == "ratio":
+            return self.value / self.baseline
+        return self.baseline / self.value
+
+    @property
+    def met(self) -> bool:
+        return self.figure <= self.target if self.at_most else self.figure >= self.target
+
+    def shown(self, figure: float) -> str:
+        return f"{figure:+.2f} {self.unit}" if self.compare == "added" else f"{figure:.2f}×"
+
+    def cells(self) -> list[str]:
+        bound = "≤" if self.at_most else "≥"
+        return [
+            self.measure,
+            f"{self.value:,.2f} {self.unit}",
+            f"{self.baseline:,.2f} {self.unit}",
+            self.shown(self.figure),
+            f"{bound} {self.shown(self.target)}",
+            "yes" if self.met else "NO",
+        ]
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self) | {"figure": round(self.figure, 4), "met": self.met}
+
+
+HEADER = ["measure", "value", "baseline", "ratio / added", "target", "met?"]
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} ({os.cpu_count()} cpus)"
+
+
+def table(rows: list[Row]) -> str:
+    lines = [HEADER, *(row.cells() for row in rows)]
+    widths = [max(len(line[n]) for line in lines) for n in range(len(HEADER))]
+    out = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)) for line in lines]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def show(title: str, rows: list[Row]) -> None:
+    """A bench's own rows, as it prints them when run alone."""
+    print(f"\n{title}\n{table(rows)}")
+
+
+def write_json(path: Path, rows: list[Row], loads: dict[str, str], **about: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": _commit(),
+        "cpus": os.cpu_count(),
+        "load": loads,
+        **about,
+        "rows": [row.as_json() for row in rows],
+    }
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return out.stdout.strip()

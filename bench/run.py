@@ -1,0 +1,84 @@
+"""`make bench`: every row of issue 17's table in one run, each against its baseline measured in the same run.
+
+Geogate runs as `make run` runs it (`geogate dev`'s worker pools, `gateway.dev.worker_pools`). Prints the load
+average at the start (and before each part), each part's details, then one table: measure, value, baseline,
+ratio or added time, target, met. `--json PATH` also writes the table as JSON (the README's figures come from it).
+Each part runs alone too: bench/overhead.py, handlers.py, gdal.py, throughput.py.
+Usage: python bench/run.py [--quick] [--only overhead,handlers,gdal,throughput] [--json .bench/results.json]
+"""
+
+import argparse
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+import gdal
+import handlers
+import overhead
+import throughput
+from _report import Row, load, table, write_json
+
+from gateway.dev import stop_on_signals
+
+PARTS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
+    "overhead": ("ping over a bare MCPServer", lambda quick: overhead.measure(calls=150 if quick else 500)),
+    "handlers": ("a trivial Python result handler", lambda quick: handlers.measure(calls=90 if quick else 300)),
+    "gdal": (
+        "raster_info vs gdal-mcp, raster_reproject vs in-process, 1 vs 2 workers",
+        lambda quick: gdal.measure(*((60, 5, 2) if quick else (200, 9, 3))),
+    ),
+    "throughput": ("64 concurrent clients (wrk)", lambda quick: throughput.measure(seconds=4 if quick else 10)),
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer samples (about a third of the time)")
+    parser.add_argument("--only", default=",".join(PARTS), help=f"comma-separated parts of {', '.join(PARTS)}")
+    parser.add_argument("--json", type=Path, default=None, help="also write the table as JSON to this file")
+    ns = parser.parse_args()
+    parts = ns.only.split(",")
+    if unknown := sorted(set(parts) - set(PARTS)):
+        parser.error(f"--only: unknown part(s) {', '.join(unknown)}; expected some of {', '.join(PARTS)}")
+    stop_on_signals()  # SIGTERM/SIGHUP end the run through every `finally`: no process it started outlives it
+    began, loads, rows = time.monotonic(), {"start": load()}, []
+    print(f"make bench{' --quick' if ns.quick else ''}: {loads['start']}", flush=True)
+    failed = [name for name in parts if not run_part(name, ns.quick, loads, rows)]
+    loads["end"] = load()
+    print(f"\nissue 17's table ({time.monotonic() - began:.0f} s); at the start: {loads['start']}")
+    print(f"at the end: {loads['end']}")
+    print(table(rows))
+    if failed:
+        print(f"FAILED: {', '.join(failed)} (see above)")
+    if ns.json:
+        write_json(ns.json, rows, loads, quick=ns.quick, failed=failed)
+        print(f"written to {ns.json}")
+    return 1 if failed else 0
+
+
+def run_part(name: str, quick: bool, loads: dict[str, str], rows: list[Row]) -> bool:
+    """One part's rows into `rows`; a part that fails is reported and the others still run."""
+    title, run = PARTS[name]
+    loads[name] = load()
+    print(f"\n== {name}: {title}  [{loads[name]}]", flush=True)
+    try:
+        rows += run(quick)
+    except SystemExit as exc:
+        if not isinstance(exc.code, str):  # a signal's orderly stop (`stop_on_signals`), not a bench's complaint
+            raise
+        print(f"{name} failed: {exc.code}", file=sys.stderr)
+        return False
+    except Exception:
+        traceback.print_exc()
+        return False
+    return True
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(128 + signal.SIGINT)
