@@ -59,14 +59,16 @@ class Row:
         ]
 
     def as_json(self) -> dict[str, Any]:
-        return asdict(self) | {"figure": round(self.figure, 4), "met": self.met}
+        rounded = {"value": round(self.value, 3), "baseline": round(self.baseline, 3), "figure": round(self.figure, 3)}
+        return asdict(self) | rounded | {"met": self.met}
 
 
 HEADER = ["measure", "value", "baseline", "ratio / added", "target", "met?"]
 
 
-def load() -> str:
-    one, five, fifteen = os.getloadavg()
+def load(averages: tuple[float, float, float] | None = None) -> str:
+    """`uptime`'s load average (1, 5, 15 min) and the number of CPUs, now or as given."""
+    one, five, fifteen = averages or os.getloadavg()
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f} ({os.cpu_count()} cpus)"
 
 
@@ -83,7 +85,8 @@ def show(title: str, rows: list[Row]) -> None:
     print(f"\n{title}\n{table(rows)}")
 
 
-def write_json(path: Path, rows: list[Row], loads: dict[str, str], **about: object) -> None:
+def write_json(path: Path, rows: list[Row], loads: dict[str, tuple[float, float, float]], **about: object) -> None:
+    """The table as JSON; `loads` are the load averages (1, 5, 15 min) at each point of the run."""
     path.parent.mkdir(parents=True, exist_ok=True)
     document = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -8,6 +8,7 @@ Usage: python bench/run.py [--quick] [--only overhead,handlers,gdal,throughput] 
 """
 
 import argparse
+import os
 import signal
 import sys
 import time
@@ -44,12 +45,12 @@ def main() -> int:
     if unknown := sorted(set(parts) - set(PARTS)):
         parser.error(f"--only: unknown part(s) {', '.join(unknown)}; expected some of {', '.join(PARTS)}")
     stop_on_signals()  # SIGTERM/SIGHUP end the run through every `finally`: no process it started outlives it
-    began, loads, rows = time.monotonic(), {"start": load()}, []
-    print(f"make bench{' --quick' if ns.quick else ''}: {loads['start']}", flush=True)
+    began, loads, rows = time.monotonic(), {"start": os.getloadavg()}, []
+    print(f"make bench{' --quick' if ns.quick else ''}: {load(loads['start'])}", flush=True)
     failed = [name for name in parts if not run_part(name, ns.quick, loads, rows)]
-    loads["end"] = load()
-    print(f"\nissue 17's table ({time.monotonic() - began:.0f} s); at the start: {loads['start']}")
-    print(f"at the end: {loads['end']}")
+    loads["end"] = os.getloadavg()
+    print(f"\nissue 17's table ({time.monotonic() - began:.0f} s); at the start: {load(loads['start'])}")
+    print(f"at the end: {load(loads['end'])}")
     print(table(rows))
     if failed:
         print(f"FAILED: {', '.join(failed)} (see above)")
@@ -59,11 +60,11 @@ def main() -> int:
     return 1 if failed else 0
 
 
-def run_part(name: str, quick: bool, loads: dict[str, str], rows: list[Row]) -> bool:
+def run_part(name: str, quick: bool, loads: dict[str, tuple[float, float, float]], rows: list[Row]) -> bool:
     """One part's rows into `rows`; a part that fails is reported and the others still run."""
     title, run = PARTS[name]
-    loads[name] = load()
-    print(f"\n== {name}: {title}  [{loads[name]}]", flush=True)
+    loads[name] = os.getloadavg()
+    print(f"\n== {name}: {title}  [{load(loads[name])}]", flush=True)
     try:
         rows += run(quick)
     except SystemExit as exc:
