@@ -32,6 +32,7 @@ GDAL_MCP = "gdal-mcp==1.1.3"
 GDAL_MCP_VENV = ROOT / ".bench" / "gdal-mcp"
 MODE = "auto"
 """The client's era negotiation: each server gets the newest era it speaks."""
+IN_PROCESS = "the same warp with rasterio in the bench"
 BATCH = 8
 JUSTIFICATION = {
     "intent": "a bench warp onto a web-map grid",
@@ -183,9 +184,6 @@ def report_batch(one: list[float], two: list[float]) -> Row:
     return Row(
         f"{BATCH} reprojections, 2 workers vs 1", *p50s, "ms", "speed-up", 1.85, at_most=False, baseline_name="1 worker"
     )
-
-
-IN_PROCESS = "the same warp with rasterio in the bench"
 
 
 def measure(info_calls: int = 200, reprojects: int = 9, batches: int = 3) -> list[Row]:

@@ -15,6 +15,7 @@ from _report import Row, load, show
 from _stack import describe, geogate_stack, percentile
 from mcp import Client
 
+BASE = "the same ping without a handler"
 VARIANTS: dict[str, dict[str, Any]] = {
     "no handler": {},
     "python trivial": {"result_handler": {"language": "python", "script": "tool_output['pong']"}},
@@ -59,9 +60,6 @@ def measure(calls: int = 300, workers: int = 2) -> list[Row]:
         print(f"added by {name:<15} p50 {added50:+.2f} ms{target}, p99 {added99:+.2f} ms")
     python = median(samples["python trivial"])
     return [Row("trivial Python handler added, p50", python, median(base), "ms", "added", 5.0, baseline_name=BASE)]
-
-
-BASE = "the same ping without a handler"
 
 
 def main() -> None:
