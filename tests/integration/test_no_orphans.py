@@ -59,6 +59,7 @@ def test_a_bench_ended_by_any_signal_leaves_no_process_behind(sig: signal.Signal
         bench = subprocess.Popen(
             [sys.executable, "-c", BENCH_LIKE],
             cwd=ROOT,
+            env={**os.environ, "TMPDIR": str(tmp_path)},  # what a killed bench cannot remove stays in pytest's tmp
             stdout=subprocess.PIPE,
             stderr=log,
             text=True,
