@@ -119,8 +119,8 @@ class Gateway:
         queue = self.reader.watch(call_id)
         try:
             appended = await self.store.append(event, streams.requested_key(call_id), effects=[enqueue_op(event)])
-            if not appended.new and (done := await self._from_projection(wait)) is not None:
-                return done
+            if not appended.new and (early := await self._so_far(wait)) is not None:
+                return early  # a retried idempotent call: its outcome, or the question it waits on
             return await self._answer(spec, queue, wait)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
@@ -144,10 +144,8 @@ class Gateway:
         wait = _Wait(state.call_id, ctx, resume.timeout_s, {}, handled=resume.handled)
         queue = self.reader.watch(state.call_id)
         try:
-            if (done := await self._from_projection(wait)) is not None:
-                return done
-            if (asked := await self._asker().on_questions(state.call_id, ctx, wait.resume)) is not None:
-                return asked  # the retry did not answer everything: ask again
+            if (early := await self._so_far(wait)) is not None:
+                return early  # the call ended meanwhile, or the retry did not answer everything: ask again
             return await self._answer(spec, queue, wait, resumed=True)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
@@ -156,6 +154,12 @@ class Gateway:
             raise
         finally:
             self.reader.unwatch(state.call_id)
+
+    async def _so_far(self, wait: "_Wait") -> CallToolResult | InputRequiredResult | None:
+        """What a call that was already under way has to say now: its outcome, or its unanswered questions."""
+        if (done := await self._from_projection(wait)) is not None:
+            return done
+        return await self._asker().on_questions(wait.call_id, wait.ctx, wait.resume)
 
     async def _answer(
         self, spec: ToolSpec, queue: Any, wait: "_Wait", resumed: bool = False
