@@ -3,8 +3,8 @@
 Starts `geogate dev` (its own Redis and workers) with `GEOGATE_CONFORMANCE=1` on a free port, runs the suite's
 server scenarios for each era with Node 22 from `.conformance/` (installed from the npm registry by the Makefile),
 prints passed/failed per scenario and exits non-zero when any scored scenario failed. Afterwards it reads the log the
-run left: every fixture call was requested once, started by a worker and has at most one outcome (or still waits for
-an answer the suite never gave), and `geogate replay --check` is clean.
+run left: every call was requested once, started by a worker and has exactly one outcome (the questions the suite
+leaves unanswered end when their answer window closes), and `geogate replay --check` is clean.
 
     python -m tests.conformance_suite [--era 2026-07-28] [--scenario tasks-lifecycle] [--keep DIR]
 """
@@ -177,27 +177,35 @@ def verdict(results: list[EraResult]) -> list[str]:
 
 
 def check_log(work: Path, port: int) -> list[str]:
-    """Audit the calls stream of the run's Redis and run `geogate replay --check`; what is wrong, if anything."""
+    """Audit the calls stream of the run's Redis and run `geogate replay --check`; what is wrong, if anything.
+
+    The questions the suite leaves unanswered end when their job's answer window closes; the audit waits for that,
+    so every call of the run must have its one outcome.
+    """
     import redis
 
     from eventlog.settings import Settings
     from eventlog.store import EventStore
     from gateway.local import recorded
+    from schemas.tools.conformance.asking import ANSWER_WINDOW_S
     from tests.log_audit import audit
 
     env = gateway_env(work, port)
     run = recorded(Settings(data_dir=Path(env["GEOGATE_DATA_DIR"])))
     if run is None:
         return ["log: geogate dev recorded no Redis to check"]
-    report = audit(EventStore(redis.Redis.from_url(run.redis_url), Settings(redis_url=run.redis_url).keys()))
+    store = EventStore(redis.Redis.from_url(run.redis_url), Settings(redis_url=run.redis_url).keys())
+    deadline = time.monotonic() + ANSWER_WINDOW_S + 20
+    while (report := audit(store)).waiting and time.monotonic() < deadline:
+        time.sleep(0.5)
     replay = [sys.executable, "-m", "gateway.cli", "replay", "--check"]
     check = subprocess.run(replay, env=env, cwd=work, capture_output=True, text=True, timeout=300)
     print(
         f"\n== log: {report.total} calls of {len(report.calls)} tools, {sum(report.finished.values())} with their "
-        f"outcome, {len(report.waiting)} still waiting for an answer the suite never gave; "
-        f"replay --check {'clean' if check.returncode == 0 else 'FAILED'}"
+        f"one outcome; replay --check {'clean' if check.returncode == 0 else 'FAILED'}"
     )
     bad = [f"log: {call}: {' '.join(types)}" for call, types in sorted(report.broken.items())]
+    bad += [f"log: {call} still waits for an answer past its window" for call in report.waiting]
     if check.returncode != 0:
         bad.append("log: geogate replay --check: " + (check.stdout + check.stderr).strip()[-500:])
     return bad
