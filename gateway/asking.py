@@ -62,12 +62,18 @@ class Resumed:
     handled: bool
 
 
+def _of_request(ctx: Context | None, name: str) -> Any:
+    """One property of the request behind `ctx`, or None: no context, outside a request, or a stand-in context (the
+    chat route's) that carries only what its own calls need."""
+    try:
+        return getattr(ctx, name, None)
+    except ValueError:
+        return None
+
+
 def declared(ctx: Context | None) -> list[ClientCapability]:
     """The client capabilities of this request that let a job ask the client something."""
-    try:
-        caps = ctx.client_capabilities if ctx is not None else None
-    except ValueError:  # outside a request
-        return []
+    caps = _of_request(ctx, "client_capabilities")
     return [name for name in ASKABLE if caps is not None and getattr(caps, name, None) is not None]
 
 
@@ -88,9 +94,9 @@ def require(spec: ToolSpec, ctx: Context | None) -> None:
 
 def resumed(ctx: Context | None) -> Resumed | None:
     """The call an MRTR retry continues, or None for a request that starts a call (no state, or another flow's)."""
-    text = ctx.request_state if ctx is not None else None
+    text = _of_request(ctx, "request_state")
     try:
-        state = json.loads(text) if text else None
+        state = json.loads(text) if isinstance(text, str) else None
     except ValueError:
         return None
     if not isinstance(state, dict) or not isinstance(state.get(STATE_KEY), str):
@@ -99,10 +105,7 @@ def resumed(ctx: Context | None) -> Resumed | None:
 
 
 def _given(ctx: Context | None) -> dict[str, Any]:
-    try:
-        return dict(ctx.input_responses or {}) if ctx is not None else {}
-    except ValueError:
-        return {}
+    return dict(_of_request(ctx, "input_responses") or {})
 
 
 class Asker:
@@ -124,7 +127,7 @@ class Asker:
         except ValidationError:
             await self._cancel(call_id, trace_id, "the job asked a question that is not a valid MCP request")
             return None
-        if ctx is None:
+        if ctx is None or _of_request(ctx, "session") is None:
             await self._cancel(call_id, trace_id, "the job asked a question and no client waits for the call")
             return None
         if is_modern(ctx):
@@ -175,7 +178,10 @@ class Asker:
 
 async def relay_log(ctx: Context, line: ToolLogged) -> None:
     """Send a job's log line to the client (`notifications/message`; on 2026-07-28 only when the request asked)."""
+    session = _of_request(ctx, "session")
+    if session is None:  # a stand-in context (the chat route reads the log itself)
+        return
     with warnings.catch_warnings():  # deprecated on 2026-07-28 (SEP-2577), still the way to reach 2025-11-25
         warnings.simplefilter("ignore", MCPDeprecationWarning)
-        sending = ctx.session.send_log_message(line.level, line.message, line.logger, related_request_id=ctx.request_id)
+        sending = session.send_log_message(line.level, line.message, line.logger, related_request_id=ctx.request_id)
     await sending
