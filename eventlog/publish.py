@@ -18,6 +18,7 @@ from schemas import tasks
 from schemas.codec import encode
 from schemas.events import Event, EventData, ToolRequested, ToolSucceeded
 from schemas.events.justification import JustificationExpired, PreflightRequired, justification_aggregate
+from schemas.events.tool import ClientCapability
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import ToolSpec
 from schemas.tools.handlers import RUN_RESULT_HANDLER
@@ -34,6 +35,7 @@ def request_event(
     timeout_s: float | None = None,
     result_handler: dict[str, JsonValue] | None = None,
     justified_by: list[str] | None = None,
+    client_capabilities: list[ClientCapability] | None = None,
 ) -> Event:
     """The `tool.requested` event for validated, normalised `args`."""
     queue = str(args[spec.queue_from]) if spec.queue_from and spec.queue_from in args else spec.queue
@@ -45,6 +47,7 @@ def request_event(
         timeout_s=timeout_s or spec.timeout_s,
         result_handler=result_handler,
         justified_by=justified_by or [],
+        client_capabilities=client_capabilities or [],
     )
     event = Event(
         id=new_id(),

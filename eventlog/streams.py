@@ -202,6 +202,11 @@ def progress_key(call_id: CallId, attempt: str, seq: int) -> str:
     return f"call:{call_id}:progress:{attempt}:{seq}"
 
 
+def logged_key(call_id: CallId, attempt: str, seq: int) -> str:
+    """One client log line per attempt and sequence number (`tool.logged`)."""
+    return f"call:{call_id}:logged:{attempt}:{seq}"
+
+
 def outcome_key(call_id: CallId) -> str:
     """One outcome per call: `tool.succeeded` and `tool.failed` share it, so only the first lands."""
     return f"call:{call_id}:outcome"
@@ -282,12 +287,12 @@ def celery_queue_key(queue: str) -> str:
 
 
 def input_request_key(call_id: CallId, key: str) -> str:
-    """One input request per task and key (a re-dispatched job asking again appends nothing new)."""
+    """One input request per call and key (a re-dispatched job asking again appends nothing new)."""
     return f"call:{call_id}:input:{key}"
 
 
 def input_answer_key(call_id: CallId, key: str) -> str:
-    """One answer per task input request: the first `tasks/update` that answers a key wins."""
+    """One answer per input request: the first answer to a key wins (`tasks/update`, an MRTR retry, the session)."""
     return f"call:{call_id}:input:{key}:answer"
 
 

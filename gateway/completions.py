@@ -3,7 +3,7 @@
 - resource templates: `metadata://{file}/…` completes workspace files from the catalog job (through the log, like
   any resource read), `catalog://workspace/{kind}` the catalog kinds;
 - prompts: an argument that takes a CRS completes from pyproj's CRS database (`EPSG:32` → the UTM codes), resampling
-  methods from the reference list; conformance fixtures add their own (`gateway.conformance`).
+  methods from the reference list.
 """
 
 import logging
@@ -99,7 +99,7 @@ def register(server: "MCPServer", runtime: "Gateway") -> None:
         return completion([])
 
     async def set_level(ctx: ServerRequestContext[Any], params: SetLevelRequestParams) -> EmptyResult:
-        """Accepted: the gateway sends no log notifications (its log is the event log), so no level filters any."""
+        """Accepted, not applied: the only log lines a client gets are those a job addresses to it (`tool.logged`)."""
         logger.debug("client asked for log level %s", params.level)
         return EmptyResult()
 

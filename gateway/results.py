@@ -3,12 +3,24 @@
 import json
 from typing import Any
 
-from mcp.types import CallToolResult, ResourceLink, TextContent
+from mcp.types import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
 from pydantic import JsonValue
 
 from eventlog.projections.call_state import CallState
 from eventlog.projections.handlers import HandlerState
 from eventlog.redaction import redact, redact_text
+from schemas.content import AudioBlock, ImageBlock, ResourceBlock
+from schemas.content import ContentBlock as Block
 from schemas.events import HandlerFailed, HandlerSucceeded, OutputRef, ToolFailed, ToolSucceeded
 from schemas.tools.handlers import HANDLED_FIELD, HANDLER_META, raw_uri
 from schemas.validation import ArgumentsInvalid
@@ -21,10 +33,27 @@ def _dumps(value: Any) -> str:
 
 
 def succeeded(call_id: str, data: ToolSucceeded, result: JsonValue, extra: dict[str, Any]) -> CallToolResult:
-    content = [TextContent(type="text", text=data.text)] if data.text else []
+    content: list[ContentBlock] = [TextContent(type="text", text=data.text)] if data.text else []
+    content += [_block(block) for block in data.content]
     content.append(TextContent(type="text", text=_dumps(result)))
     meta = {META_KEY: {"call_id": call_id, "worker": data.worker, "duration_ms": data.duration_ms, **extra}}
     return CallToolResult(content=content, structured_content=result, _meta=meta)  # type: ignore[arg-type]
+
+
+def _block(block: Block) -> ContentBlock:
+    """An MCP content block for one the job returned (`schemas.content`)."""
+    if isinstance(block, ImageBlock):
+        return ImageContent(type="image", data=block.data, mime_type=block.mime_type)
+    if isinstance(block, AudioBlock):
+        return AudioContent(type="audio", data=block.data, mime_type=block.mime_type)
+    if isinstance(block, ResourceBlock):
+        resource: TextResourceContents | BlobResourceContents = (
+            TextResourceContents(uri=block.uri, mime_type=block.mime_type, text=block.text)
+            if block.text is not None
+            else BlobResourceContents(uri=block.uri, mime_type=block.mime_type, blob=block.blob or "")
+        )
+        return EmbeddedResource(type="resource", resource=resource)
+    return TextContent(type="text", text=block.text)
 
 
 def failed(call_id: str, data: ToolFailed) -> CallToolResult:
@@ -61,7 +90,9 @@ def task_created(call_id: str) -> CallToolResult:
 def from_state(state: CallState) -> CallToolResult:
     """A result rebuilt from the projection (duplicate idempotent calls, a missed wake-up)."""
     if state.status == "succeeded":
-        data = ToolSucceeded(call_id=state.call_id, result=state.result, text=state.text, worker=state.worker)
+        data = ToolSucceeded(
+            call_id=state.call_id, result=state.result, text=state.text, content=state.content, worker=state.worker
+        )
         return succeeded(state.call_id, data, state.result, {"replayed": True})
     data_f = ToolFailed(
         call_id=state.call_id, code=state.error_code, message=state.error_message, field=state.error_field or None

@@ -11,14 +11,15 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult, InputRequiredResult
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, InputRequiredResult
 
 from eventlog import streams
 from eventlog.projections.handlers import HandlerState
-from eventlog.publish import enqueue_op, follow, request_event
+from eventlog.publish import enqueue_op, follow, new_event, request_event
 from eventlog.settings import Settings
 from eventlog.store import AsyncEventStore, async_client
-from gateway import results
+from gateway import asking, results
 from gateway.identity import caller
 from gateway.outcomes import OutcomeReader
 from gateway.reflection.flow import preflight
@@ -32,11 +33,13 @@ from schemas.events import (
     OutputRef,
     ToolCancelRequested,
     ToolFailed,
+    ToolInputRequested,
+    ToolLogged,
     ToolProgress,
     ToolRequested,
     ToolSucceeded,
 )
-from schemas.ids import new_id
+from schemas.ids import call_aggregate, new_id
 from schemas.preflight.keys import Needed
 from schemas.tools import ToolSpec
 from schemas.tools.handlers import HANDLER_META
@@ -80,8 +83,15 @@ class Gateway:
     ) -> CallToolResult | InputRequiredResult:
         """Run one `tools/call` through the log; tool errors come back as `isError` results.
 
-        With a `result_handler` (argument or `_meta`), the answer is the handler's outcome, not the tool's.
+        With a `result_handler` (argument or `_meta`), the answer is the handler's outcome, not the tool's. An MRTR
+        retry whose `requestState` names a call continues that call (`gateway.asking`) instead of starting one.
+
+        Raises:
+            MCPError: `-32021`, the tool needs a client capability the client did not declare.
         """
+        asking.require(spec, ctx)
+        if (resume := asking.resumed(ctx)) is not None:
+            return await self._resume(spec, resume, ctx)
         actor, meta = caller(ctx), _meta(ctx)
         try:
             plan = plan_call(spec, arguments, meta.get(HANDLER_META), handlers=True)
@@ -102,27 +112,66 @@ class Gateway:
             trace_id=_trace_id(meta),
             result_handler=handler,
             justified_by=gated.justified_by,
+            client_capabilities=asking.declared(ctx),
         )
         timeout_s = event.payload(ToolRequested).timeout_s
         wait = _Wait(call_id, ctx, timeout_s, plan.valid.aliases_used, handled=handler is not None)
         queue = self.reader.watch(call_id)
         try:
             appended = await self.store.append(event, streams.requested_key(call_id), effects=[enqueue_op(event)])
-            if not appended.new and (done := await self._from_projection(wait)) is not None:
-                return done
-            task_after_s = None if handler is not None else wait_before_task(spec.name, self.settings.task_after_s)
-            if task_after_s is None:
-                return await self._await_outcome(queue, wait)
-            with anyio.move_on_after(task_after_s):  # a client that declared tasks gets a handle past this wait
-                return await self._await_outcome(queue, wait)
-            became_task(call_id)
-            return results.task_created(call_id)
+            if not appended.new and (early := await self._so_far(wait)) is not None:
+                return early  # a retried idempotent call: its outcome, or the question it waits on
+            return await self._answer(spec, queue, wait)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
-                await self._cancel(event)
+                await self._cancel(follow(event, _cancelled(call_id)))
             raise
         finally:
             self.reader.unwatch(call_id)
+
+    async def _resume(
+        self, spec: ToolSpec, resume: "asking.Resumed", ctx: Context | None
+    ) -> CallToolResult | InputRequiredResult:
+        """Continue a call whose job asked the client: record the retry's answers, then wait as `call` does.
+
+        Raises:
+            MCPError: `-32602`, the state names no call of this client's for this tool.
+        """
+        assert self.store is not None and self.reader is not None, "gateway not started"
+        state = await self.store.call_state(resume.call_id)
+        if state is None or state.tool != spec.name or state.actor != caller(ctx):
+            raise MCPError(INVALID_PARAMS, "requestState names no call of yours", data={"reason": "unknown_call"})
+        wait = _Wait(state.call_id, ctx, resume.timeout_s, {}, handled=resume.handled)
+        queue = self.reader.watch(state.call_id)
+        try:
+            if (early := await self._so_far(wait)) is not None:
+                return early  # the call ended meanwhile, or the retry did not answer everything: ask again
+            return await self._answer(spec, queue, wait, resumed=True)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                cancel = new_event(call_aggregate(state.call_id), _cancelled(state.call_id), actor=state.actor)
+                await self._cancel(cancel)
+            raise
+        finally:
+            self.reader.unwatch(state.call_id)
+
+    async def _so_far(self, wait: "_Wait") -> CallToolResult | InputRequiredResult | None:
+        """What a call that was already under way has to say now: its outcome, or its unanswered questions."""
+        if (done := await self._from_projection(wait)) is not None:
+            return done
+        return await self._asker().on_questions(wait.call_id, wait.ctx, wait.resume)
+
+    async def _answer(
+        self, spec: ToolSpec, queue: Any, wait: "_Wait", resumed: bool = False
+    ) -> CallToolResult | InputRequiredResult:
+        """The call's outcome, or a task handle once the wait passes the task threshold (clients that declared it)."""
+        task_after_s = None if wait.handled else wait_before_task(spec.name, self.settings.task_after_s, resumed)
+        if task_after_s is None:
+            return await self._await_outcome(queue, wait)
+        with anyio.move_on_after(task_after_s):  # a client that declared tasks gets a handle past this wait
+            return await self._await_outcome(queue, wait)
+        became_task(wait.call_id)
+        return results.task_created(wait.call_id)
 
     async def run(self, spec: ToolSpec, arguments: dict[str, Any], ctx: Context | None = None) -> CallToolResult:
         """`call` for the gateway's own jobs (resources, chat, justifications), which never ask the client for input.
@@ -144,7 +193,7 @@ class Gateway:
             return result.structured_content.get("justification")
         return None
 
-    async def _await_outcome(self, queue: Any, wait: "_Wait") -> CallToolResult:
+    async def _await_outcome(self, queue: Any, wait: "_Wait") -> CallToolResult | InputRequiredResult:
         limit = min(wait.timeout_s + (HANDLER_EXTRA_S if wait.handled else 0.0), self.settings.call_timeout_s)
         with anyio.move_on_after(limit):
             while True:
@@ -155,9 +204,13 @@ class Gateway:
             return done
         return results.timed_out(wait.call_id, limit)
 
-    async def _on_event(self, data: Any, wait: "_Wait") -> CallToolResult | None:
+    async def _on_event(self, data: Any, wait: "_Wait") -> CallToolResult | InputRequiredResult | None:
         if isinstance(data, ToolProgress) and wait.ctx is not None:
             await wait.ctx.report_progress(data.progress, data.total, data.message)
+        elif isinstance(data, ToolLogged) and wait.ctx is not None:
+            await asking.relay_log(wait.ctx, data)
+        elif isinstance(data, ToolInputRequested):
+            return await self._asker().on_questions(wait.call_id, wait.ctx, wait.resume)
         elif isinstance(data, ToolSucceeded) and not wait.handled:
             return await self._succeeded(wait.call_id, data, wait.extra)
         elif isinstance(data, ToolFailed):
@@ -194,14 +247,21 @@ class Gateway:
             extra = {**extra, "output_ref": data.output_ref.model_dump(mode="json")}
         return results.succeeded(call_id, data, result, extra)
 
-    async def _cancel(self, requested: Event) -> None:
+    async def _cancel(self, cancel: Event) -> None:
         assert self.store is not None
-        call_id = requested.payload(ToolRequested).call_id
-        cancel = follow(requested, ToolCancelRequested(call_id=call_id, reason="the client cancelled or disconnected"))
+        call_id = cancel.payload(ToolCancelRequested).call_id
         try:
             await self.store.append(cancel, streams.cancel_key(call_id))
         except Exception:  # the request is already gone; log, never raise from cancellation
             logger.exception("could not record cancellation of call %s", call_id)
+
+    def _asker(self) -> asking.Asker:
+        assert self.store is not None, "gateway not started"
+        return asking.Asker(self.store)
+
+
+def _cancelled(call_id: str) -> ToolCancelRequested:
+    return ToolCancelRequested(call_id=call_id, reason="the client cancelled or disconnected")
 
 
 @dataclass(frozen=True)
@@ -218,6 +278,11 @@ class _Wait:
     @property
     def extra(self) -> dict[str, Any]:
         return {"aliases_used": self.aliases} if self.aliases else {}
+
+    @property
+    def resume(self) -> "asking.Resumed":
+        """What a retry needs to continue this call, should its job ask the client something."""
+        return asking.Resumed(self.call_id, self.timeout_s, self.handled)
 
 
 def _meta(ctx: Context | None) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Building the `MCPServer`: one MCP tool per `ToolSpec`, each a thin call into the `Gateway` runtime."""
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +40,11 @@ def _annotations(spec: ToolSpec) -> ToolAnnotations:
     )
 
 
-def build_tool(spec: ToolSpec, gateway: Gateway) -> Tool:
+AfterCall = Callable[[Context], Awaitable[None]]
+"""What the gateway does once a call succeeded, beside answering (the conformance fixtures announce list changes)."""
+
+
+def build_tool(spec: ToolSpec, gateway: Gateway, after: AfterCall | None = None) -> Tool:
     """The MCP tool for `spec`: schema from its args model, `outputSchema` from its result model."""
     # Both the SDK server (`convert_result`) and its client validate structuredContent against the output model:
     # a handler's value travels as `{"result": value}` (HandledResult), which the published schema admits.
@@ -51,7 +55,10 @@ def build_tool(spec: ToolSpec, gateway: Gateway) -> Tool:
         limit = gateway.settings.security.handler_max_script_bytes
         if (refused := oversized_handler(spec.name, arguments, ctx, limit)) is not None:
             return refused
-        return await gateway.call(spec, arguments, ctx)
+        result = await gateway.call(spec, arguments, ctx)
+        if after is not None and isinstance(result, CallToolResult) and not result.is_error:
+            await after(ctx)
+        return result
 
     return raw_tool(
         name=spec.name,

@@ -2,7 +2,9 @@
 
 Starts `geogate dev` (its own Redis and workers) with `GEOGATE_CONFORMANCE=1` on a free port, runs the suite's
 server scenarios for each era with Node 22 from `.conformance/` (installed from the npm registry by the Makefile),
-prints passed/failed per scenario and exits non-zero when any scored scenario failed.
+prints passed/failed per scenario and exits non-zero when any scored scenario failed. Afterwards it reads the log the
+run left: every call was requested once, started by a worker and has exactly one outcome (the questions the suite
+leaves unanswered end when their answer window closes), and `geogate replay --check` is clean.
 
     python -m tests.conformance_suite [--era 2026-07-28] [--scenario tasks-lifecycle] [--keep DIR]
 """
@@ -54,7 +56,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_gateway(work: Path, port: int) -> subprocess.Popen[bytes]:
+def gateway_env(work: Path, port: int) -> dict[str, str]:
     env = {
         **os.environ,
         "GEOGATE_CONFORMANCE": "1",
@@ -64,6 +66,11 @@ def start_gateway(work: Path, port: int) -> subprocess.Popen[bytes]:
     }
     env.pop("REDIS_URL", None)
     env.pop("GEOGATE_REDIS_URL", None)
+    return env
+
+
+def start_gateway(work: Path, port: int) -> subprocess.Popen[bytes]:
+    env = gateway_env(work, port)
     (work / "workspace").mkdir(parents=True, exist_ok=True)
     log = open(work / "gateway.log", "ab")  # noqa: SIM115 - the child owns it
     argv = [sys.executable, "-m", "gateway.cli", "dev", "--workers", "2"]
@@ -169,6 +176,41 @@ def verdict(results: list[EraResult]) -> list[str]:
     return bad
 
 
+def check_log(work: Path, port: int) -> list[str]:
+    """Audit the calls stream of the run's Redis and run `geogate replay --check`; what is wrong, if anything.
+
+    The questions the suite leaves unanswered end when their job's answer window closes; the audit waits for that,
+    so every call of the run must have its one outcome.
+    """
+    import redis
+
+    from eventlog.settings import Settings
+    from eventlog.store import EventStore
+    from gateway.local import recorded
+    from schemas.tools.conformance.asking import ANSWER_WINDOW_S
+    from tests.log_audit import audit
+
+    env = gateway_env(work, port)
+    run = recorded(Settings(data_dir=Path(env["GEOGATE_DATA_DIR"])))
+    if run is None:
+        return ["log: geogate dev recorded no Redis to check"]
+    store = EventStore(redis.Redis.from_url(run.redis_url), Settings(redis_url=run.redis_url).keys())
+    deadline = time.monotonic() + ANSWER_WINDOW_S + 20
+    while (report := audit(store)).waiting and time.monotonic() < deadline:
+        time.sleep(0.5)
+    replay = [sys.executable, "-m", "gateway.cli", "replay", "--check"]
+    check = subprocess.run(replay, env=env, cwd=work, capture_output=True, text=True, timeout=300)
+    print(
+        f"\n== log: {report.total} calls of {len(report.calls)} tools, {sum(report.finished.values())} with their "
+        f"one outcome; replay --check {'clean' if check.returncode == 0 else 'FAILED'}"
+    )
+    bad = [f"log: {call}: {' '.join(types)}" for call, types in sorted(report.broken.items())]
+    bad += [f"log: {call} still waits for an answer past its window" for call in report.waiting]
+    if check.returncode != 0:
+        bad.append("log: geogate replay --check: " + (check.stdout + check.stderr).strip()[-500:])
+    return bad
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--era", choices=ERAS, action="append")
@@ -181,21 +223,24 @@ def main() -> int:
     work = opts.keep or Path(tempfile.mkdtemp(prefix="geogate-conformance-"))
     work.mkdir(parents=True, exist_ok=True)
     proc = None
+    port = free_port()
     if opts.url:
         url = opts.url
     else:
-        port = free_port()
         proc = start_gateway(work, port)
         url = f"http://127.0.0.1:{port}/mcp"
     results: list[EraResult] = []
+    log_problems: list[str] = []
     try:
         for era in opts.era or ERAS:
             results.append(run_era(url, era, work / f"results-{era}", opts.scenario))
             report(results[-1])
+        if proc is not None:
+            log_problems = check_log(work, port)
     finally:
         if proc is not None:
             stop(proc)
-    bad = verdict(results)
+    bad = verdict(results) + log_problems
     print(f"\nresults and logs in {work}")
     if bad:
         print("FAILED: " + ", ".join(bad))

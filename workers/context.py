@@ -55,6 +55,8 @@ class JobContext:
     """Set by the runner: outputs are renamed into place only while this attempt is current."""
     lease: str = ""
     """The liveness lease of this worker node."""
+    client_capabilities: frozenset[str] = frozenset()
+    """What the calling client declared it can answer (`tool.requested`): what `workers.inputs.ask` may ask."""
     extra: dict[str, object] = field(default_factory=dict)
 
     def ttl_for(self, domain: str) -> float:

@@ -139,6 +139,7 @@ def _context(store: EventStore, settings: Settings, requested: Event, started: E
         settings=settings,
         fence=Fence(data.call_id, start.attempt, lambda: store.redis.hget(call_key, "attempt") == fenced),
         lease=start.lease,
+        client_capabilities=frozenset(data.client_capabilities),
     )
 
 
@@ -205,9 +206,16 @@ def _succeeded(
     keep_raw: bool,
 ) -> ToolSucceeded:
     text = value.summary() if hasattr(value, "summary") else ""
+    content = value.blocks() if hasattr(value, "blocks") else []
     kept = store_result(store, settings, output, keep=keep_raw)
     return ToolSucceeded(
-        call_id=call_id, result=kept.value, text=text, output_ref=kept.ref, duration_ms=ms, worker=worker
+        call_id=call_id,
+        result=kept.value,
+        text=text,
+        content=content,
+        output_ref=kept.ref,
+        duration_ms=ms,
+        worker=worker,
     )
 
 

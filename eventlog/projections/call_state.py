@@ -3,12 +3,13 @@
 import json
 from typing import Any
 
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel, Field, JsonValue
 
 from eventlog.append import Op, hset, hset_unless
 from eventlog.projections import expire_finished, projector
 from eventlog.projections.running import running_value
 from eventlog.streams import ProjectionKeys, handler_run
+from schemas.content import ContentBlock
 from schemas.events import (
     Event,
     OutputRef,
@@ -87,6 +88,8 @@ def _succeeded(event: Event, keys: ProjectionKeys) -> list[Op]:
         "output_ref": _json(ref),
         "duration_ms": repr(data.duration_ms),
     }
+    if data.content:  # only calls that returned media carry the field
+        update["content"] = _json([block.model_dump(mode="json") for block in data.content])
     ops = [hset(keys.call(data.call_id), update), Op("HDEL", keys.running(), (data.call_id,))]
     return [*ops, *expire_finished(event, keys, keys.call(data.call_id), keys.handler(data.call_id))]
 
@@ -144,6 +147,7 @@ class CallState(BaseModel):
     cancel: bool = False
     result: JsonValue = None
     text: str = ""
+    content: list[ContentBlock] = Field(default_factory=list)
     output_ref: OutputRef | None = None
     error_code: str = ""
     error_message: str = ""
@@ -176,6 +180,7 @@ class CallState(BaseModel):
             cancel=h.get("cancel") == "1",
             result=json.loads(h.get("result", "null")),
             text=h.get("text", ""),
+            content=json.loads(h.get("content", "[]")),
             output_ref=OutputRef.model_validate(ref) if ref else None,
             error_code=h.get("error_code", ""),
             error_message=h.get("error_message", ""),

@@ -43,11 +43,15 @@ class TaskSlot:
 SLOT: ContextVar[TaskSlot | None] = ContextVar("geogate_task_slot", default=None)
 
 
-def wait_before_task(tool: str, after_s: float) -> float | None:
-    """How long the current call may wait for its outcome before it becomes a task; None: never a task."""
+def wait_before_task(tool: str, after_s: float, resumed: bool = False) -> float | None:
+    """How long the current call may wait for its outcome before it becomes a task; None: never a task.
+
+    A tool that runs only as a task but first asks the client synchronously (MRTR) becomes one as soon as its
+    answers are in: on the retry that resumes it (`resumed`).
+    """
     if SLOT.get() is None:
         return None
-    return 0.0 if tool in LONG_TOOLS else after_s
+    return 0.0 if tool in LONG_TOOLS or (resumed and tool in REQUIRED_TOOLS) else after_s
 
 
 @contextmanager

@@ -21,6 +21,7 @@ from schemas.events.tool import (
     OutputRef,
     ToolCancelRequested,
     ToolFailed,
+    ToolLogged,
     ToolProgress,
     ToolRedispatched,
     ToolRequested,
@@ -40,6 +41,7 @@ AnyEventData = Annotated[
     ToolRequested
     | ToolStarted
     | ToolProgress
+    | ToolLogged
     | ToolSucceeded
     | ToolFailed
     | ToolCancelRequested
@@ -115,6 +117,7 @@ __all__ = [
     "ToolFailed",
     "ToolInputProvided",
     "ToolInputRequested",
+    "ToolLogged",
     "ToolProgress",
     "ToolRedispatched",
     "ToolRequested",

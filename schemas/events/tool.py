@@ -4,8 +4,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from schemas.content import ContentBlock
 from schemas.events.base import EventData
 from schemas.ids import CallId
+
+ClientCapability = Literal["sampling", "elicitation", "roots"]
+"""What a client may declare that lets a job ask it for input (`sampling/createMessage`, `elicitation/create`,
+`roots/list`)."""
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 
 class OutputRef(BaseModel):
@@ -34,6 +40,9 @@ class ToolRequested(EventData):
     """Optional result handler to run over the tool's output (Generative Invocation)."""
     justified_by: list[str] = Field(default_factory=list)
     """Hashes of the justifications that let this gated call through (preflight reflection)."""
+    client_capabilities: list[ClientCapability] = Field(default_factory=list)
+    """What the calling client declared it can answer, so a job knows what it may ask (`workers.inputs.ask`);
+    empty for the gateway's and the workers' own calls, which have no client to ask."""
 
 
 class ToolStarted(EventData):
@@ -61,6 +70,20 @@ class ToolProgress(EventData):
     message: str | None = None
 
 
+class ToolLogged(EventData):
+    """A line the job addresses to its client, relayed as `notifications/message` (on 2026-07-28 only to a
+    request that asked for a log level); the worker's own logging stays in its log file."""
+
+    type: Literal["tool.logged"] = "tool.logged"
+    call_id: CallId
+    level: LogLevel = "info"
+    message: str = Field(max_length=2000)
+    logger: str | None = Field(default=None, max_length=200)
+
+    def describe(self) -> str:
+        return f"{self.level}: {self.message}"
+
+
 class ToolSucceeded(EventData):
     """The job finished. `result` is the structured output, or None when it lives behind `output_ref`."""
 
@@ -69,6 +92,8 @@ class ToolSucceeded(EventData):
     result: JsonValue = None
     text: str = ""
     """Short human-readable summary of the result."""
+    content: list[ContentBlock] = Field(default_factory=list, max_length=16)
+    """Media the job returns beside its result (`ToolResult.blocks`): images, audio, embedded resources."""
     output_ref: OutputRef | None = None
     duration_ms: float = 0.0
     worker: str = ""

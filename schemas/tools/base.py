@@ -4,6 +4,8 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
+from schemas.content import ContentBlock
+from schemas.events.tool import ClientCapability
 from schemas.reflection import ReflectionSpec
 
 
@@ -21,6 +23,10 @@ class ToolResult(BaseModel):
     def summary(self) -> str:
         """One line for people; subclasses say what matters."""
         return type(self).__name__
+
+    def blocks(self) -> list[ContentBlock]:
+        """Media shown beside the result (an image, an embedded resource); none unless a subclass has some."""
+        return []
 
 
 @dataclass(frozen=True)
@@ -51,3 +57,6 @@ class ToolSpec:
     """An argument that names the queue to run on (only `ping` has one)."""
     aliases: dict[str, str] = field(default_factory=dict)
     """Argument names some clients send instead of ours (`path` → `uri`): accepted and reported."""
+    client_needs: frozenset[ClientCapability] = frozenset()
+    """Client capabilities the tool cannot run without (its job asks the client): a client that did not declare
+    them gets `-32021` and no call is made."""

@@ -30,7 +30,8 @@ from tests.support import free_port, redis_server, wait_for_log
 
 pytestmark = pytest.mark.integration
 
-TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}, "elicitation": {}}
+"""A client that declared the tasks extension and forms (`confirm_delete` asks for a confirmation)."""
 
 
 @dataclass

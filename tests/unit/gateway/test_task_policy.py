@@ -26,3 +26,14 @@ def test_long_tools_become_tasks_at_once_and_others_after_the_threshold() -> Non
 def test_reporting_a_task_outside_a_task_capable_call_is_a_programming_error() -> None:
     with pytest.raises(AssertionError):
         became_task("call-1")
+
+
+def test_a_task_only_tool_that_asked_first_becomes_a_task_when_its_answers_come_back() -> None:
+    """tasks-mrtr-composition: the MRTR round stays synchronous, the retry that resumes the call gets a task."""
+    token = SLOT.set(TaskSlot())
+    try:
+        assert wait_before_task("test_tool_with_task", 10.0) == 10.0
+        assert wait_before_task("test_tool_with_task", 10.0, resumed=True) == 0.0
+        assert wait_before_task("ping", 10.0, resumed=True) == 10.0
+    finally:
+        SLOT.reset(token)

@@ -1,7 +1,4 @@
-"""The MCP conformance suite's task fixtures (`slow_compute`, `failing_job`, `protocol_error_job`) as jobs.
-
-They run through the log and the workers like any tool; the gateway publishes them only with `GEOGATE_CONFORMANCE=1`.
-"""
+"""The conformance suite's task fixtures: jobs that run long, fail, crash, or ask inside a task (tasks extension)."""
 
 from pydantic import Field
 
@@ -95,6 +92,7 @@ CONFIRM_DELETE = ToolSpec(
     result=ConfirmDeleteResult,
     hints=Hints(read_only=True),
     timeout_s=3600.0,
+    client_needs=frozenset({"elicitation"}),
 )
 
 MULTI_INPUT = ToolSpec(
@@ -106,6 +104,7 @@ MULTI_INPUT = ToolSpec(
     result=MultiInputResult,
     hints=Hints(read_only=True),
     timeout_s=3600.0,
+    client_needs=frozenset({"elicitation"}),
 )
 
-CONFORMANCE_SPECS: tuple[ToolSpec, ...] = (SLOW_COMPUTE, FAILING_JOB, PROTOCOL_ERROR_JOB, CONFIRM_DELETE, MULTI_INPUT)
+TASK_SPECS: tuple[ToolSpec, ...] = (SLOW_COMPUTE, FAILING_JOB, PROTOCOL_ERROR_JOB, CONFIRM_DELETE, MULTI_INPUT)
