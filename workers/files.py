@@ -1,9 +1,11 @@
 """Workspace scoping and atomic outputs: every path a job touches is checked here."""
 
 import contextlib
+import ctypes
 import glob
 import os
-from collections.abc import Iterator
+import stat
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
@@ -98,9 +100,52 @@ def atomic_output(target: Path, fence: "Fence | None" = None) -> Iterator[Path]:
             fence.check()
         for side in sidecars(tmp):  # a Shapefile's .shx/.dbf/.prj, a PNG's .aux.xml and .wld
             side.replace(target.with_name(target.stem + side.name.removeprefix(tmp.stem)))
-        os.replace(tmp, target)
+        replace_file(tmp, target)
     finally:
         _discard(tmp)
+
+
+def _renameat2() -> "Callable[[int, bytes, int, bytes, int], int] | None":
+    try:
+        call = ctypes.CDLL(None, use_errno=True).renameat2  # glibc 2.28+
+    except AttributeError:
+        return None
+    call.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    call.restype = ctypes.c_int
+    return call
+
+
+_RENAMEAT2 = _renameat2()
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
+
+
+def replace_file(tmp: Path, target: Path) -> None:
+    """`os.replace(tmp, target)`: readers of `target` see the old file or the new one, never neither.
+
+    A regular file already at `target` is swapped with `tmp` (`renameat2(RENAME_EXCHANGE)`) and then unlinked,
+    instead of being renamed over: ext4 (`auto_da_alloc`) allocates and starts writing out every block of a file
+    renamed over another one inside the rename, 8-11 ms for an 18 MB GeoTIFF, where the swap takes 0.5 ms. So
+    an overwrite costs what a new output costs (and is as durable: neither is synced). Anything else at `target`
+    (nothing, a link, a folder) and filesystems without the swap go through `os.replace`.
+    """
+    if _RENAMEAT2 is None or not _is_file(target):
+        os.replace(tmp, target)
+        return
+    if _RENAMEAT2(_AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(target), _RENAME_EXCHANGE) != 0:
+        os.replace(tmp, target)  # EINVAL: no RENAME_EXCHANGE here; ENOENT: the target went away meanwhile
+        return
+    if not _is_file(tmp):  # what was swapped out is not the file checked a moment ago: put it back
+        _RENAMEAT2(_AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(target), _RENAME_EXCHANGE)
+        os.replace(tmp, target)
+        return
+    tmp.unlink()
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def sidecars(tmp: Path) -> list[Path]:

@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from workers import files
 from workers.errors import JobFailed
-from workers.files import atomic_output, output_path, resolve_in_workspace
+from workers.files import atomic_output, output_path, replace_file, resolve_in_workspace
 
 
 @pytest.fixture
@@ -93,3 +94,41 @@ def test_a_name_too_long_for_the_filesystem_is_a_field_error_not_a_crash(tmp_pat
         with pytest.raises(JobFailed) as refused:
             check()
         assert refused.value.code in ("path.invalid", "path.not_found") and refused.value.field in ("uri", "output")
+
+
+@pytest.mark.parametrize("swap", [True, False], ids=["renameat2", "os.replace"])
+def test_replacing_an_output_swaps_files_and_never_writes_into_the_one_a_reader_holds(
+    root: Path, swap: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not swap:
+        monkeypatch.setattr(files, "_RENAMEAT2", None)  # a libc without renameat2: the same result by os.replace
+    target, tmp = root / "out.tif", root / ".out.partial.tif"
+    target.write_bytes(b"old")
+    tmp.write_bytes(b"new")
+
+    with target.open("rb") as reader:
+        replace_file(tmp, target)
+        assert reader.read() == b"old"
+
+    assert target.read_bytes() == b"new" and not tmp.exists()
+
+
+def test_replacing_onto_nothing_or_a_link_renames_and_leaves_the_links_target_alone(root: Path) -> None:
+    (root / "elsewhere.tif").write_bytes(b"theirs")
+    (root / "link.tif").symlink_to(root / "elsewhere.tif")
+    for name in ("fresh.tif", "link.tif"):
+        (root / "tmp.tif").write_bytes(b"new")
+        replace_file(root / "tmp.tif", root / name)
+        assert not (root / name).is_symlink() and (root / name).read_bytes() == b"new"
+    assert (root / "elsewhere.tif").read_bytes() == b"theirs" and not (root / "tmp.tif").exists()
+
+
+def test_a_folder_at_the_output_is_refused_and_stays_where_it_is(root: Path) -> None:
+    (root / "out.tif").mkdir()
+    (root / "out.tif" / "inside").write_bytes(b"x")
+    (root / "tmp.tif").write_bytes(b"new")
+
+    with pytest.raises(IsADirectoryError):
+        replace_file(root / "tmp.tif", root / "out.tif")
+
+    assert (root / "out.tif" / "inside").read_bytes() == b"x" and (root / "tmp.tif").read_bytes() == b"new"
