@@ -3,11 +3,13 @@
 import contextlib
 import ctypes
 import glob
+import hashlib
+import io
 import os
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from workers.errors import JobFailed
 
@@ -157,3 +159,65 @@ def _discard(tmp: Path) -> None:
     for side in sidecars(tmp):
         side.unlink(missing_ok=True)
     tmp.unlink(missing_ok=True)
+
+
+class WriteDigest:
+    """The sha256 of a file taken from the bytes as they are written, so nobody reads the file back for it.
+
+    Valid only if every byte of the file went through one `opener` handle, in order: a writer that seeks back
+    to patch what it wrote (a header), opens the file twice or truncates it makes `hexdigest` return None, and
+    the caller reads the file instead.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._sha = hashlib.sha256()
+        self._end = 0
+        self._opens = 0
+        self._broken = False
+
+    def opener(self, name: str | os.PathLike[str], mode: str = "rb") -> IO[bytes]:
+        """A file opener (`rasterio.open(..., opener=)`): `path` opened for writing is digested, anything else
+        (a sidecar GDAL probes for) is opened as it is."""
+        if Path(name) != self.path or not any(m in mode for m in "wax+"):
+            return open(name, mode)
+        self._opens += 1
+        return _DigestingFile(name, mode, self._wrote, self._break)
+
+    def hexdigest(self) -> str | None:
+        """The file's sha256, or None when it was not written strictly in order through one handle."""
+        if self._broken or self._opens != 1 or self.path.stat().st_size != self._end:
+            return None
+        return self._sha.hexdigest()
+
+    def _wrote(self, offset: int, data: memoryview) -> None:
+        if offset != self._end:
+            self._broken = True
+        if not self._broken:
+            self._sha.update(data)
+            self._end += len(data)
+
+    def _break(self) -> None:
+        self._broken = True
+
+
+Wrote = Callable[[int, memoryview], None]
+"""Told the offset and the bytes of each write."""
+
+
+class _DigestingFile(io.FileIO):
+    """A raw file whose writes are reported, with their offsets, to a `WriteDigest`."""
+
+    def __init__(self, name: str | os.PathLike[str], mode: str, wrote: Wrote, broke: Callable[[], None]) -> None:
+        super().__init__(name, mode)
+        self._wrote, self._broke = wrote, broke
+
+    def write(self, data: bytes | bytearray | memoryview, /) -> int:
+        offset = self.tell()
+        written = super().write(data) or 0
+        self._wrote(offset, memoryview(data).cast("B")[:written])
+        return written
+
+    def truncate(self, size: int | None = None, /) -> int:
+        self._broke()
+        return super().truncate(size)

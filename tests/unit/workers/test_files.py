@@ -1,12 +1,14 @@
 """Workspace scoping and atomic outputs (DESIGN: outputs written to a temp file and renamed into place)."""
 
+import hashlib
+import os
 from pathlib import Path
 
 import pytest
 
 from workers import files
 from workers.errors import JobFailed
-from workers.files import atomic_output, output_path, replace_file, resolve_in_workspace
+from workers.files import WriteDigest, atomic_output, output_path, replace_file, resolve_in_workspace
 
 
 @pytest.fixture
@@ -132,3 +134,51 @@ def test_a_folder_at_the_output_is_refused_and_stays_where_it_is(root: Path) -> 
         replace_file(root / "tmp.tif", root / "out.tif")
 
     assert (root / "out.tif" / "inside").read_bytes() == b"x" and (root / "tmp.tif").read_bytes() == b"new"
+
+
+def written_through(digest: WriteDigest, *writes: tuple[int, bytes]) -> str | None:
+    with digest.opener(digest.path, "wb") as handle:
+        for offset, data in writes:
+            handle.seek(offset)
+            handle.write(data)
+    return digest.hexdigest()
+
+
+def test_a_file_written_front_to_back_is_digested_as_it_is_written(root: Path) -> None:
+    digest = WriteDigest(root / "out.tif")
+
+    got = written_through(digest, (0, b"header"), (6, b"x" * 300_000), (300_006, b"tail"))
+
+    assert got == hashlib.sha256((root / "out.tif").read_bytes()).hexdigest()
+
+
+def test_a_file_patched_behind_its_end_or_truncated_has_no_digest(root: Path) -> None:
+    """A writer that goes back to fill in a header leaves the caller to read the file."""
+    assert written_through(WriteDigest(root / "a.tif"), (0, b"0000body"), (0, b"head")) is None
+    assert written_through(WriteDigest(root / "b.tif"), (4, b"body")) is None
+    digest = WriteDigest(root / "c.tif")
+    with digest.opener(digest.path, "wb") as handle:
+        handle.write(b"body")
+        handle.truncate(2)
+    assert digest.hexdigest() is None
+
+
+def test_a_second_handle_or_a_write_behind_the_openers_back_voids_the_digest(root: Path) -> None:
+    twice = WriteDigest(root / "a.tif")
+    written_through(twice, (0, b"one"))
+    assert written_through(twice, (0, b"two")) is None
+
+    behind = WriteDigest(root / "b.tif")
+    written_through(behind, (0, b"body"))
+    with open(root / "b.tif", "ab") as other:
+        other.write(b"more")
+    assert behind.hexdigest() is None
+
+
+def test_the_opener_opens_other_files_as_they_are(root: Path) -> None:
+    digest = WriteDigest(root / "out.tif")
+    (root / "out.tif.aux.xml").write_bytes(b"<PAMDataset/>")
+    with digest.opener(os.fspath(root / "out.tif.aux.xml")) as sidecar:
+        assert sidecar.read() == b"<PAMDataset/>"
+    with pytest.raises(FileNotFoundError):
+        digest.opener(root / "out.tif", "rb")
