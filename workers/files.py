@@ -1,11 +1,15 @@
 """Workspace scoping and atomic outputs: every path a job touches is checked here."""
 
 import contextlib
+import ctypes
 import glob
+import hashlib
+import io
 import os
-from collections.abc import Iterator
+import stat
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from workers.errors import JobFailed
 
@@ -98,9 +102,52 @@ def atomic_output(target: Path, fence: "Fence | None" = None) -> Iterator[Path]:
             fence.check()
         for side in sidecars(tmp):  # a Shapefile's .shx/.dbf/.prj, a PNG's .aux.xml and .wld
             side.replace(target.with_name(target.stem + side.name.removeprefix(tmp.stem)))
-        os.replace(tmp, target)
+        replace_file(tmp, target)
     finally:
         _discard(tmp)
+
+
+def _renameat2() -> "Callable[[int, bytes, int, bytes, int], int] | None":
+    try:
+        call = ctypes.CDLL(None, use_errno=True).renameat2  # glibc 2.28+
+    except AttributeError:
+        return None
+    call.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    call.restype = ctypes.c_int
+    return call
+
+
+_RENAMEAT2 = _renameat2()
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
+
+
+def replace_file(tmp: Path, target: Path) -> None:
+    """`os.replace(tmp, target)`: readers of `target` see the old file or the new one, never neither.
+
+    A regular file already at `target` is swapped with `tmp` (`renameat2(RENAME_EXCHANGE)`) and then unlinked,
+    instead of being renamed over: ext4 (`auto_da_alloc`) allocates and starts writing out every block of a file
+    renamed over another one inside the rename, 8-11 ms for an 18 MB GeoTIFF, where the swap takes 0.5 ms. So
+    an overwrite costs what a new output costs (and is as durable: neither is synced). Anything else at `target`
+    (nothing, a link, a folder) and filesystems without the swap go through `os.replace`.
+    """
+    if _RENAMEAT2 is None or not _is_file(target):
+        os.replace(tmp, target)
+        return
+    if _RENAMEAT2(_AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(target), _RENAME_EXCHANGE) != 0:
+        os.replace(tmp, target)  # EINVAL: no RENAME_EXCHANGE here; ENOENT: the target went away meanwhile
+        return
+    if not _is_file(tmp):  # what was swapped out is not the file checked a moment ago: put it back
+        _RENAMEAT2(_AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(target), _RENAME_EXCHANGE)
+        os.replace(tmp, target)
+        return
+    tmp.unlink()
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def sidecars(tmp: Path) -> list[Path]:
@@ -112,3 +159,65 @@ def _discard(tmp: Path) -> None:
     for side in sidecars(tmp):
         side.unlink(missing_ok=True)
     tmp.unlink(missing_ok=True)
+
+
+class WriteDigest:
+    """The sha256 of a file taken from the bytes as they are written, so nobody reads the file back for it.
+
+    Valid only if every byte of the file went through one `opener` handle, in order: a writer that seeks back
+    to patch what it wrote (a header), opens the file twice or truncates it makes `hexdigest` return None, and
+    the caller reads the file instead.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._sha = hashlib.sha256()
+        self._end = 0
+        self._opens = 0
+        self._broken = False
+
+    def opener(self, name: str | os.PathLike[str], mode: str = "rb") -> IO[bytes]:
+        """A file opener (`rasterio.open(..., opener=)`): `path` opened for writing is digested, anything else
+        (a sidecar GDAL probes for) is opened as it is."""
+        if Path(name) != self.path or not any(m in mode for m in "wax+"):
+            return open(name, mode)
+        self._opens += 1
+        return _DigestingFile(name, mode, self._wrote, self._break)
+
+    def hexdigest(self) -> str | None:
+        """The file's sha256, or None when it was not written strictly in order through one handle."""
+        if self._broken or self._opens != 1 or self.path.stat().st_size != self._end:
+            return None
+        return self._sha.hexdigest()
+
+    def _wrote(self, offset: int, data: memoryview) -> None:
+        if offset != self._end:
+            self._broken = True
+        if not self._broken:
+            self._sha.update(data)
+            self._end += len(data)
+
+    def _break(self) -> None:
+        self._broken = True
+
+
+Wrote = Callable[[int, memoryview], None]
+"""Told the offset and the bytes of each write."""
+
+
+class _DigestingFile(io.FileIO):
+    """A raw file whose writes are reported, with their offsets, to a `WriteDigest`."""
+
+    def __init__(self, name: str | os.PathLike[str], mode: str, wrote: Wrote, broke: Callable[[], None]) -> None:
+        super().__init__(name, mode)
+        self._wrote, self._broke = wrote, broke
+
+    def write(self, data: bytes | bytearray | memoryview, /) -> int:
+        offset = self.tell()
+        written = super().write(data) or 0
+        self._wrote(offset, memoryview(data).cast("B")[:written])
+        return written
+
+    def truncate(self, size: int | None = None, /) -> int:
+        self._broke()
+        return super().truncate(size)

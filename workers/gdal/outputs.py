@@ -1,17 +1,32 @@
-"""Files a job writes: their description (`OutputRef`)."""
+"""Files a job writes: their description (`OutputRef`), with the digest taken while they were written if it was."""
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 from schemas.tools.raster import OutputRef
+from workers.files import WriteDigest
 
 
-def file_ref(path: Path, driver: str) -> OutputRef:
-    """Describe a written file: URI, path, size and sha256 (read in 1 MiB chunks)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return OutputRef(
-        uri=path.as_uri(), path=str(path), size=path.stat().st_size, sha256=digest.hexdigest(), driver=driver
-    )
+def file_ref(path: Path, driver: str, sha256: str | None = None) -> OutputRef:
+    """Describe a written file: URI, path, size and sha256 (`sha256` when the writer digested it, else read back
+    in 1 MiB chunks)."""
+    if sha256 is None:
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+        sha256 = digest.hexdigest()
+    return OutputRef(uri=path.as_uri(), path=str(path), size=path.stat().st_size, sha256=sha256, driver=driver)
+
+
+def streamed(profile: dict[str, Any], digest: WriteDigest) -> dict[str, Any]:
+    """`rasterio.open` keywords that write an uncompressed GeoTIFF front to back (GDAL's `STREAMABLE_OUTPUT`)
+    through `digest`, so its sha256 needs no second read. Other profiles are returned as they are (GDAL patches
+    their headers and tile indexes at the end), and `digest` then yields None.
+
+    The blocks must reach GDAL in file order: whole rows of tiles, top to bottom.
+    """
+    if profile.get("driver") != "GTiff" or profile.get("compress") is not None:
+        return profile
+    return profile | {"streamable_output": "YES", "opener": digest.opener}

@@ -15,10 +15,10 @@ from schemas.tools.raster import RasterReprojectArgs, RasterReprojectResult
 from workers.confine import pinned
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.files import atomic_output, output_path, resolve_in_workspace
+from workers.files import WriteDigest, atomic_output, output_path, resolve_in_workspace
 from workers.gdal.blocks import ALIGN_ROWS, strips
 from workers.gdal.errors import open_raster, parse_crs, reading, require_georeferenced, writing
-from workers.gdal.outputs import file_ref
+from workers.gdal.outputs import file_ref, streamed
 from workers.jobs import job
 
 Grid = tuple[Affine, int, int]
@@ -73,11 +73,15 @@ def _profile(src: rasterio.DatasetReader, grid: Grid, dst_crs: CRS, nodata: floa
 
 def _warp(
     src: rasterio.DatasetReader, tmp: Path, src_crs: CRS, profile: dict, args: RasterReprojectArgs, ctx: JobContext
-) -> None:
-    """One GDAL warp per strip of the output, each into memory and then into its rows of the file."""
+) -> str | None:
+    """One GDAL warp per strip of the output, each into memory and then into its rows of the file, top to bottom.
+
+    Returns the file's sha256 when it was taken as the file was written (an uncompressed output), else None.
+    """
     transform, nodata, bands = profile["transform"], profile["nodata"], list(range(1, src.count + 1))
     windows = strips(profile["height"], profile["width"])
-    with rasterio.open(tmp, "w", **profile) as dst:
+    digest = WriteDigest(tmp)
+    with rasterio.open(tmp, "w", **streamed(profile, digest)) as dst:
         for done, window in enumerate(windows, start=1):
             block = np.empty((src.count, window.height, window.width), dtype=profile["dtype"])
             with reading(Path(src.name)):
@@ -89,6 +93,7 @@ def _warp(
             with writing():
                 dst.write(block, window=window)
             ctx.progress(done, len(windows), f"warped {done}/{len(windows)} strips")  # also where a cancel lands
+    return digest.hexdigest()
 
 
 def _bounds(grid: Grid) -> list[float]:
@@ -115,9 +120,9 @@ def raster_reproject(args: RasterReprojectArgs, ctx: JobContext) -> RasterReproj
             grid = target_grid(src, src_crs, args)
         profile = _profile(src, grid, dst_crs, args.nodata if args.nodata is not None else src.nodata)
         with atomic_output(Path(pinned(dst_path, "output")), ctx.fence) as tmp:
-            _warp(src, tmp, src_crs, profile, args, ctx)
+            sha256 = _warp(src, tmp, src_crs, profile, args, ctx)
     return RasterReprojectResult(
-        output=file_ref(dst_path, "GTiff"),
+        output=file_ref(dst_path, "GTiff", sha256),
         src_crs=src_crs.to_string(),
         dst_crs=args.dst_crs,
         resampling=args.resampling.value,

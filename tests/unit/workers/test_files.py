@@ -1,11 +1,14 @@
 """Workspace scoping and atomic outputs (DESIGN: outputs written to a temp file and renamed into place)."""
 
+import hashlib
+import os
 from pathlib import Path
 
 import pytest
 
+from workers import files
 from workers.errors import JobFailed
-from workers.files import atomic_output, output_path, resolve_in_workspace
+from workers.files import WriteDigest, atomic_output, output_path, replace_file, resolve_in_workspace
 
 
 @pytest.fixture
@@ -93,3 +96,89 @@ def test_a_name_too_long_for_the_filesystem_is_a_field_error_not_a_crash(tmp_pat
         with pytest.raises(JobFailed) as refused:
             check()
         assert refused.value.code in ("path.invalid", "path.not_found") and refused.value.field in ("uri", "output")
+
+
+@pytest.mark.parametrize("swap", [True, False], ids=["renameat2", "os.replace"])
+def test_replacing_an_output_swaps_files_and_never_writes_into_the_one_a_reader_holds(
+    root: Path, swap: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not swap:
+        monkeypatch.setattr(files, "_RENAMEAT2", None)  # a libc without renameat2: the same result by os.replace
+    target, tmp = root / "out.tif", root / ".out.partial.tif"
+    target.write_bytes(b"old")
+    tmp.write_bytes(b"new")
+
+    with target.open("rb") as reader:
+        replace_file(tmp, target)
+        assert reader.read() == b"old"
+
+    assert target.read_bytes() == b"new" and not tmp.exists()
+
+
+def test_replacing_onto_nothing_or_a_link_renames_and_leaves_the_links_target_alone(root: Path) -> None:
+    (root / "elsewhere.tif").write_bytes(b"theirs")
+    (root / "link.tif").symlink_to(root / "elsewhere.tif")
+    for name in ("fresh.tif", "link.tif"):
+        (root / "tmp.tif").write_bytes(b"new")
+        replace_file(root / "tmp.tif", root / name)
+        assert not (root / name).is_symlink() and (root / name).read_bytes() == b"new"
+    assert (root / "elsewhere.tif").read_bytes() == b"theirs" and not (root / "tmp.tif").exists()
+
+
+def test_a_folder_at_the_output_is_refused_and_stays_where_it_is(root: Path) -> None:
+    (root / "out.tif").mkdir()
+    (root / "out.tif" / "inside").write_bytes(b"x")
+    (root / "tmp.tif").write_bytes(b"new")
+
+    with pytest.raises(IsADirectoryError):
+        replace_file(root / "tmp.tif", root / "out.tif")
+
+    assert (root / "out.tif" / "inside").read_bytes() == b"x" and (root / "tmp.tif").read_bytes() == b"new"
+
+
+def written_through(digest: WriteDigest, *writes: tuple[int, bytes]) -> str | None:
+    with digest.opener(digest.path, "wb") as handle:
+        for offset, data in writes:
+            handle.seek(offset)
+            handle.write(data)
+    return digest.hexdigest()
+
+
+def test_a_file_written_front_to_back_is_digested_as_it_is_written(root: Path) -> None:
+    digest = WriteDigest(root / "out.tif")
+
+    got = written_through(digest, (0, b"header"), (6, b"x" * 300_000), (300_006, b"tail"))
+
+    assert got == hashlib.sha256((root / "out.tif").read_bytes()).hexdigest()
+
+
+def test_a_file_patched_behind_its_end_or_truncated_has_no_digest(root: Path) -> None:
+    """A writer that goes back to fill in a header leaves the caller to read the file."""
+    assert written_through(WriteDigest(root / "a.tif"), (0, b"0000body"), (0, b"head")) is None
+    assert written_through(WriteDigest(root / "b.tif"), (4, b"body")) is None
+    digest = WriteDigest(root / "c.tif")
+    with digest.opener(digest.path, "wb") as handle:
+        handle.write(b"body")
+        handle.truncate(2)
+    assert digest.hexdigest() is None
+
+
+def test_a_second_handle_or_a_write_behind_the_openers_back_voids_the_digest(root: Path) -> None:
+    twice = WriteDigest(root / "a.tif")
+    written_through(twice, (0, b"one"))
+    assert written_through(twice, (0, b"two")) is None
+
+    behind = WriteDigest(root / "b.tif")
+    written_through(behind, (0, b"body"))
+    with open(root / "b.tif", "ab") as other:
+        other.write(b"more")
+    assert behind.hexdigest() is None
+
+
+def test_the_opener_opens_other_files_as_they_are(root: Path) -> None:
+    digest = WriteDigest(root / "out.tif")
+    (root / "out.tif.aux.xml").write_bytes(b"<PAMDataset/>")
+    with digest.opener(os.fspath(root / "out.tif.aux.xml")) as sidecar:
+        assert sidecar.read() == b"<PAMDataset/>"
+    with pytest.raises(FileNotFoundError):
+        digest.opener(root / "out.tif", "rb")

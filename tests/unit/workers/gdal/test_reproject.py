@@ -1,5 +1,6 @@
 """Job `raster_reproject`: real warps of generated rasters, checked against pyproj/rasterio, plus its failures."""
 
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -147,6 +148,39 @@ def test_reproject_with_overwrite_replaces_the_output(make_raster: RasterFactory
     result = raster_reproject(reproject_args(overwrite=True), ctx)
 
     assert result.output.size > 3
+
+
+@pytest.mark.parametrize(
+    ("count", "compress", "cache_mb"),
+    [(1, None, None), (3, None, None), (3, None, 1), (2, "deflate", None)],
+    ids=["one-band", "three-bands", "three-bands-1MB-block-cache", "deflate"],
+)
+def test_the_outputs_sha256_is_that_of_the_file_whether_digested_while_written_or_read_back(
+    make_raster: RasterFactory,
+    ctx: JobContext,
+    monkeypatch: pytest.MonkeyPatch,
+    count: int,
+    compress: str | None,
+    cache_mb: int | None,
+) -> None:
+    """Uncompressed outputs are written front to back and digested on the way; GDAL's block cache flushing
+    blocks early (a cache smaller than the output) must not reorder them; compressed ones are read back."""
+    monkeypatch.setattr(blocks, "BLOCK_PIXELS", 256 * 256)
+    src = make_raster(dtype="float32", size=(700, 500), count=count)
+    if compress is not None:
+        with rasterio.open(src) as plain:
+            data, profile = plain.read(), plain.profile
+        with rasterio.open(src, "w", **(profile | {"compress": compress})) as packed:
+            packed.write(data)
+
+    with rasterio.Env(GDAL_CACHEMAX=cache_mb) if cache_mb else rasterio.Env():
+        result = raster_reproject(reproject_args(resampling="nearest"), ctx)
+
+    written = Path(result.output.path).read_bytes()
+    assert result.output.sha256 == hashlib.sha256(written).hexdigest() and result.output.size == len(written)
+    with rasterio.open(src) as before, rasterio.open(result.output.path) as after:
+        assert after.count == count and (after.compression is not None) == (compress is not None)
+        assert after.read().mean() == pytest.approx(before.read().mean(), rel=0.02)
 
 
 def test_reproject_without_any_source_crs_fails_naming_src_crs(tmp_path: Path, ctx: JobContext) -> None:
