@@ -56,12 +56,27 @@ def run_call(
     else:
         outcome, output = _execute(data, ctx, store, settings)
     after = _next(Finished(requested, follow(requested, outcome), output, ctx))
-    if not end(store, run, after.outcome, after.effects):
+    if not end(store, run, after.outcome, after.effects) and not _restart_lost(store, settings, requested, run, after):
         logger.warning(
             "attempt %s of call %s was superseded by a re-dispatch; its outcome is dropped", run.attempt, data.call_id
         )
     elif after.then is not None:
         after.then()
+
+
+def _restart_lost(store: EventStore, settings: Settings, requested: Event, run: Run, after: Next) -> bool:
+    """The outcome was refused because Redis lost this attempt's start (a restart with `appendfsync everysec` drops
+    the last second of writes): the call is back to `requested`. Start it again, fenced as any start (a re-dispatch
+    in between refuses it), and end it with the outcome in hand; True when that landed."""
+    data, started = requested.payload(ToolRequested), run.started.payload(ToolStarted)
+    state = store.call_state(data.call_id)
+    if state is None or state.status != "requested":
+        return False
+    again = _call_run(store, settings, requested, started.worker, started.dispatch, started.lease)
+    if begin(store, again) is None or not end(store, again, after.outcome, after.effects):
+        return False
+    logger.warning("the start of call %s was lost by Redis; started again and ended with its outcome", data.call_id)
+    return True
 
 
 def _next(finished: Finished) -> Next:

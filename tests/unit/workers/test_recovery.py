@@ -347,3 +347,25 @@ def test_a_delivered_message_whose_call_started_is_left_alone(store: EventStore,
     run_while_reaping(store, settings, payload)
 
     assert types_of(store, call_id) == ["tool.requested", "tool.started", "tool.succeeded"]
+
+
+def test_a_start_that_redis_lost_in_a_restart_is_made_again_and_the_outcome_lands(
+    store: EventStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`appendfsync everysec` loses the last second of writes: the call's hash is back to `requested`."""
+    call_id, payload = publish(store)
+    alive(store, LEASE_A)
+    key = store.live.call(call_id)
+    before = store.redis.hgetall(key)
+
+    def start_forgotten(args: BaseModel, ctx: JobContext) -> BaseModel:
+        store.redis.delete(key)
+        store.redis.hset(key, mapping=before)  # the hash as it was before the start
+        return JOBS_PING(args, ctx)
+
+    monkeypatch.setitem(JOBS, "ping", start_forgotten)
+    runner.run_call(store, settings, "host-a:11", payload, lease=LEASE_A)
+
+    state = store.call_state(call_id)
+    assert state is not None and state.status == "succeeded"
+    assert types_of(store, call_id).count("tool.succeeded") == 1
