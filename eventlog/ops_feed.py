@@ -249,14 +249,21 @@ async def astep(client: aredis.Redis, keys: Keys, count: int = BATCH) -> int:
                 continue
 
 
-async def follow(client: aredis.Redis, keys: Keys, block_ms: int = 1000) -> None:
-    """Keep the live summary current until cancelled: absorb, then block until any stream grows."""
+SETTLE_S = 0.2
+"""How long the live summary lets events gather after a wake-up before it folds them: the dashboard is at most this
+much later than the log, and a busy gateway folds hundreds of events a step instead of one step per event (each
+step is six round trips on the gateway's event loop, between the calls it serves)."""
+
+
+async def follow(client: aredis.Redis, keys: Keys, block_ms: int = 1000, settle_s: float = SETTLE_S) -> None:
+    """Keep the live summary current until cancelled: absorb, block until any stream grows, let events gather."""
     while True:
         try:
             while await astep(client, keys):
                 pass
             raw = await client.hgetall(keys.projections().ops_cursor())
-            await client.xread(cursors_of(keys, raw), count=1, block=block_ms)
+            if await client.xread(cursors_of(keys, raw), count=1, block=block_ms):
+                await anyio.sleep(settle_s)
         except (redis.ConnectionError, redis.TimeoutError):
             logger.warning("ops summary: Redis unavailable, retrying in 1 s")
             await anyio.sleep(1)

@@ -36,6 +36,7 @@ class OutcomeReader:
         block_ms: int = 1000,
         batch: int = 512,
         checkpoints: str | None = None,
+        wakes: frozenset[str] | None = None,
     ) -> None:
         self._redis = client
         self._checkpoints = checkpoints
@@ -46,6 +47,8 @@ class OutcomeReader:
         self._streams = (calls, *also)
         self._block_ms = block_ms
         self._batch = batch
+        self._wakes = None if wakes is None else frozenset(kind.encode() for kind in wakes)
+        """The event types a call's waiter is handed (None: all); trace followers still get every event."""
         self._waiters: dict[bytes, asyncio.Queue[Event]] = {}
         self._traces: dict[str, asyncio.Queue[Event]] = {}
         self._last_ids: dict[str, str] = {}
@@ -119,6 +122,8 @@ class OutcomeReader:
         for entry_id, fields in entries:
             self._last_ids[stream] = entry_id.decode()
             queue = self._waiters.get(fields.get(b"aggregate", b"").removeprefix(_CALL_PREFIX)) if calls else None
+            if queue is not None and self._wakes is not None and fields.get(b"type") not in self._wakes:
+                queue = None
             if queue is None and not self._traces:
                 continue
             event = decode(fields[b"event"])

@@ -49,6 +49,9 @@ from schemas.validation import ArgumentsInvalid
 logger = logging.getLogger(__name__)
 
 IDEMPOTENCY_META = "io.geogate/idempotency-key"
+WAKES = (ToolProgress, ToolLogged, ToolInputRequested, ToolSucceeded, ToolFailed, HandlerSucceeded, HandlerFailed)
+"""The events a waiting call acts on (`Gateway._on_event`); the reader hands it no others (its own `tool.requested`,
+`tool.started`, …), and does not decode them."""
 HANDLER_EXTRA_S = 30.0
 """How much longer than the tool's timeout a call with a result handler may wait (the handler's own run)."""
 
@@ -69,6 +72,7 @@ class Gateway:
             self.store.keys.stream(streams.CALLS),
             also=(self.store.keys.stream(streams.LLM),),
             checkpoints=self.store.keys.checkpoints(),
+            wakes=frozenset(kind.model_fields["type"].default for kind in WAKES),
         )
         await self.reader.start()
 
