@@ -1,4 +1,6 @@
-"""The rows of issue 17's table: a measure, its baseline from the same run, the target, and whether it is met.
+"""The rows of issue 17's table: a measure, its baseline from the same run, the target, whether it is met, and the
+floor: the same figure for the same work behind one Celery hop with nothing of Geogate's (bench/hop.py), or, where
+a row has no hop to take away, the part alone (the sandbox run of a handler), measured in the same run.
 
 Every bench that measures a row returns `Row`s; `bench/run.py` (`make bench`) prints them as one table and can
 write them as JSON for the README.
@@ -31,6 +33,10 @@ class Row:
     """The target is an upper bound (`<=`); else a lower bound (`>=`)."""
     baseline_name: str = ""
     """What the baseline is (a bare MCPServer, gdal-mcp 1.1.3, …)."""
+    floor: float | None = None
+    """The same figure (added ms or ratio) for the floor, measured in the same run; None when not measured."""
+    floor_name: str = ""
+    """What the floor is."""
 
     @property
     def figure(self) -> float:
@@ -44,6 +50,13 @@ class Row:
     def met(self) -> bool:
         return self.figure <= self.target if self.at_most else self.figure >= self.target
 
+    @property
+    def reachable(self) -> bool | None:
+        """Whether the floor itself meets the target (None: no floor measured)."""
+        if self.floor is None:
+            return None
+        return self.floor <= self.target if self.at_most else self.floor >= self.target
+
     def shown(self, figure: float) -> str:
         return f"{figure:+.2f} {self.unit}" if self.compare == "added" else f"{figure:.2f}×"
 
@@ -56,14 +69,17 @@ class Row:
             self.shown(self.figure),
             f"{bound} {self.shown(self.target)}",
             "yes" if self.met else "NO",
+            "" if self.floor is None else self.shown(self.floor),
+            {None: "", True: "yes", False: "no"}[self.reachable],
         ]
 
     def as_json(self) -> dict[str, Any]:
         rounded = {"value": round(self.value, 3), "baseline": round(self.baseline, 3), "figure": round(self.figure, 3)}
-        return asdict(self) | rounded | {"met": self.met}
+        floor = None if self.floor is None else round(self.floor, 3)
+        return asdict(self) | rounded | {"floor": floor, "met": self.met, "floor_meets_target": self.reachable}
 
 
-HEADER = ["measure", "value", "baseline", "ratio / added", "target", "met?"]
+HEADER = ["measure", "value", "baseline", "ratio / added", "target", "met?", "floor", "floor meets it?"]
 
 
 def load(averages: tuple[float, float, float] | None = None) -> str:

@@ -43,6 +43,12 @@ def _wait_http(url: str, timeout_s: float = 30) -> None:
     raise RuntimeError(f"{url} did not come up within {timeout_s:g} s")
 
 
+class Urls(list[str]):
+    """The gateways' MCP URLs, and the stack's Redis (`redis`) for benches that read the log."""
+
+    redis: str = ""
+
+
 @contextmanager
 def geogate_stack(
     workers: int = 2,
@@ -50,8 +56,8 @@ def geogate_stack(
     gateways: int = 1,
     workspace: Path | None = None,
     env: dict[str, str] | None = None,
-) -> Iterator[list[str]]:
-    """Redis + worker nodes + `gateways` gateway processes; yields the MCP URLs.
+) -> Iterator[Urls]:
+    """Redis + worker nodes + `gateways` gateway processes; yields the MCP URLs (and the Redis URL).
 
     With no `pool`, the worker nodes are those of `geogate dev --workers N` (`make run`): the pools per queue of
     `gateway.dev.worker_pools`. With a `pool`, `workers` nodes of that pool serve every queue (to compare pools).
@@ -67,7 +73,8 @@ def geogate_stack(
         for name, argv in nodes:
             command = [sys.executable, "-m", "workers", *argv, "--loglevel", "WARNING", "--name", f"{name}@%h"]
             children.spawn(command, base, log=data / f"worker-{name}.log")
-        urls = []
+        urls = Urls()
+        urls.redis = url
         for _ in range(gateways):
             port = free_port()
             children.spawn(

@@ -121,7 +121,8 @@ def main() -> None:
     finally:
         children.stop()
     with geogate_stack() as urls, bare_server() as bare:
-        ours, theirs = asyncio.run(interleaved(urls[0], bare, ns.calls))
+        samples = asyncio.run(interleaved({"geogate": urls[0], "bare": bare}, ns.calls))
+    ours, theirs = samples["geogate"], samples["bare"]
     for name, values in floors.items():
         print(f"{name:<24} {describe(values)}")
     print(f"{'bare MCPServer ping':<24} {describe(theirs)}")

@@ -17,12 +17,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from _report import Row, load, show
 from _stack import ROOT, _wait_http, geogate_stack, percentile
 from gdal_core import direct, make_source
+from hop import hop_stack
 from mcp import Client
 from mcp.types import CreateMessageResult, TextContent
 
@@ -33,6 +34,7 @@ GDAL_MCP_VENV = ROOT / ".bench" / "gdal-mcp"
 MODE = "auto"
 """The client's era negotiation: each server gets the newest era it speaks."""
 IN_PROCESS = "the same warp with rasterio in the bench"
+HOP = "the same job behind one Celery hop (bench/hop.py)"
 BATCH = 8
 JUSTIFICATION = {
     "intent": "a bench warp onto a web-map grid",
@@ -92,13 +94,16 @@ async def info_samples(url: str, uri: str, calls: int, warmup: int = 20, mode: s
     return samples[warmup:]
 
 
-async def info_interleaved(ours: str, theirs: str, uri: str, calls: int, rounds: int = 5) -> dict[str, list[float]]:
-    """Alternate blocks of `raster_info` calls on both servers so that machine noise hits all alike."""
-    samples: dict[str, list[float]] = {"ours": [], "ours_legacy": [], "theirs": []}
+async def info_interleaved(
+    ours: str, theirs: str, hop: str, uri: str, calls: int, rounds: int = 5
+) -> dict[str, list[float]]:
+    """Alternate blocks of `raster_info` calls on every server so that machine noise hits all alike."""
+    samples: dict[str, list[float]] = {"ours": [], "ours_legacy": [], "theirs": [], "hop": []}
     for _ in range(rounds):
         samples["ours"] += await info_samples(ours, uri, calls // rounds)
         samples["ours_legacy"] += await info_samples(ours, uri, calls // rounds, mode="legacy")
         samples["theirs"] += await info_samples(theirs, uri, calls // rounds)
+        samples["hop"] += await info_samples(hop, uri, calls // rounds)
     return samples
 
 
@@ -116,19 +121,24 @@ def reproject_args(output: str) -> dict[str, object]:
     return {"uri": "src.tif", "output": output, "dst_crs": "EPSG:3857", "resampling": "bilinear", "overwrite": True}
 
 
-async def reproject_vs_direct(url: str, workspace: Path, runs: int) -> tuple[list[float], list[float]]:
-    """End-to-end `raster_reproject` through Geogate and the same warp with rasterio here, alternately."""
+async def reproject_vs_direct(
+    url: str, hop: str, workspace: Path, runs: int
+) -> tuple[list[float], list[float], list[float]]:
+    """End-to-end `raster_reproject` through Geogate, through one hop, and the same warp here, alternately."""
     ours: list[float] = []
     theirs: list[float] = []
-    async with geogate_client(url) as client:
+    floor: list[float] = []
+    async with geogate_client(url) as client, Client(hop) as hop_client:
         for n in range(runs + 1):
             ms = await timed(lambda: client.call_tool("raster_reproject", reproject_args("geogate.tif")))
+            hop_ms = await timed(lambda: hop_client.call_tool("raster_reproject", reproject_args("hop.tif")))
             began = time.perf_counter()
             direct(workspace / "src.tif", workspace / "direct.tif")
-            if n:  # the first round warms GDAL's caches and PROJ's database on both sides
+            if n:  # the first round warms GDAL's caches and PROJ's database on every side
                 ours.append(ms)
+                floor.append(hop_ms)
                 theirs.append((time.perf_counter() - began) * 1000)
-    return ours, theirs
+    return ours, theirs, floor
 
 
 async def batch_ms(url: str) -> float:
@@ -146,12 +156,19 @@ async def batch_ms(url: str) -> float:
     return elapsed
 
 
-def batches_interleaved(workspace: Path, repeats: int) -> tuple[list[float], list[float]]:
-    """Wall times of batches on `geogate dev --workers 1` and `--workers 2` stacks, both up, in alternation."""
-    with geogate_stack(workers=1, workspace=workspace) as one, geogate_stack(workers=2, workspace=workspace) as two:
-        asyncio.run(batch_ms(one[0])), asyncio.run(batch_ms(two[0]))  # warm every worker process
-        runs = [(asyncio.run(batch_ms(one[0])), asyncio.run(batch_ms(two[0]))) for _ in range(repeats)]
-    return [a for a, _ in runs], [b for _, b in runs]
+def batches_interleaved(workspace: Path, repeats: int) -> dict[str, list[float]]:
+    """Wall times of batches on `geogate dev --workers 1` and `--workers 2` stacks and on hop stacks of 1 and 2
+    workers (the floor), all up, in alternation."""
+    with ExitStack() as stack:
+        urls = {f"geogate {n}": stack.enter_context(geogate_stack(workers=n, workspace=workspace))[0] for n in (1, 2)}
+        urls |= {f"hop {n}": stack.enter_context(hop_stack(workers=n, workspace=workspace)) for n in (1, 2)}
+        for url in urls.values():
+            asyncio.run(batch_ms(url))  # warm every worker process
+        samples: dict[str, list[float]] = {name: [] for name in urls}
+        for n in range(repeats):
+            for name in urls if n % 2 == 0 else reversed(urls):
+                samples[name].append(asyncio.run(batch_ms(urls[name])))
+    return samples
 
 
 def line(name: str, values: list[float]) -> str:
@@ -159,30 +176,63 @@ def line(name: str, values: list[float]) -> str:
     return f"  {name:<28} p50 {p50:9.2f} ms   p99 {p99:9.2f} ms  (n={len(values)})"
 
 
-def report_info(ours: list[float], ours_legacy: list[float], theirs: list[float]) -> Row:
+def report_info(ours: list[float], ours_legacy: list[float], theirs: list[float], hop: list[float]) -> Row:
     print("raster_info, 2048×2048 float32 GeoTIFF, same SDK client over Streamable HTTP")
     print(line("gdal-mcp 1.1.3 (2025-11-25)", theirs))
     print(line("geogate (2026-07-28)", ours))
     print(line("geogate (2025-11-25)", ours_legacy))
+    print(line("the same job behind one hop", hop))
     p50s = statistics.median(ours), statistics.median(theirs)
-    return Row("raster_info p50 vs gdal-mcp 1.1.3", *p50s, "ms", "ratio", 0.35, baseline_name="gdal-mcp 1.1.3")
+    floor = statistics.median(hop) / p50s[1]
+    return Row(
+        "raster_info p50 vs gdal-mcp 1.1.3",
+        *p50s,
+        "ms",
+        "ratio",
+        0.35,
+        baseline_name="gdal-mcp 1.1.3",
+        floor=floor,
+        floor_name=HOP,
+    )
 
 
-def report_reproject(ours: list[float], theirs: list[float]) -> Row:
+def report_reproject(ours: list[float], theirs: list[float], hop: list[float]) -> Row:
     print("raster_reproject 2048×2048 float32 4326→3857 bilinear")
     print(line("rasterio direct (in bench)", theirs))
     print(line("geogate end to end", ours))
+    print(line("the same job behind one hop", hop))
     p50s = statistics.median(ours), statistics.median(theirs)
-    return Row("raster_reproject 2048² end to end, p50", *p50s, "ms", "ratio", 1.10, baseline_name=IN_PROCESS)
-
-
-def report_batch(one: list[float], two: list[float]) -> Row:
-    print(f"batch of {BATCH} reprojections (same raster), wall time")
-    print(line("geogate dev --workers 1", one))
-    print(line("geogate dev --workers 2", two))
-    p50s = statistics.median(two), statistics.median(one)
+    floor = statistics.median(hop) / p50s[1]
     return Row(
-        f"{BATCH} reprojections, 2 workers vs 1", *p50s, "ms", "speed-up", 1.85, at_most=False, baseline_name="1 worker"
+        "raster_reproject 2048² end to end, p50",
+        *p50s,
+        "ms",
+        "ratio",
+        1.10,
+        baseline_name=IN_PROCESS,
+        floor=floor,
+        floor_name=HOP,
+    )
+
+
+def report_batch(samples: dict[str, list[float]]) -> Row:
+    print(f"batch of {BATCH} reprojections (same raster), wall time")
+    print(line("geogate dev --workers 1", samples["geogate 1"]))
+    print(line("geogate dev --workers 2", samples["geogate 2"]))
+    print(line("one hop, 1 worker", samples["hop 1"]))
+    print(line("one hop, 2 workers", samples["hop 2"]))
+    p50 = {name: statistics.median(values) for name, values in samples.items()}
+    return Row(
+        f"{BATCH} reprojections, 2 workers vs 1",
+        p50["geogate 2"],
+        p50["geogate 1"],
+        "ms",
+        "speed-up",
+        1.85,
+        at_most=False,
+        baseline_name="1 worker",
+        floor=p50["hop 1"] / p50["hop 2"],
+        floor_name="the same batch behind one hop, 1 vs 2 Celery workers",
     )
 
 
@@ -191,10 +241,14 @@ def measure(info_calls: int = 200, reprojects: int = 9, batches: int = 3) -> lis
     with tempfile.TemporaryDirectory(prefix="geogate-gdal-bench-") as tmp:
         workspace = Path(tmp)
         make_source(workspace / "src.tif")
-        with geogate_stack(workers=2, workspace=workspace) as urls, gdal_mcp_server(workspace) as theirs:
-            info = report_info(**asyncio.run(info_interleaved(urls[0], theirs, str(workspace / "src.tif"), info_calls)))
-            reproject = report_reproject(*asyncio.run(reproject_vs_direct(urls[0], workspace, reprojects)))
-        batch = report_batch(*batches_interleaved(workspace, batches))
+        with ExitStack() as stack:
+            urls = stack.enter_context(geogate_stack(workers=2, workspace=workspace))
+            theirs = stack.enter_context(gdal_mcp_server(workspace))
+            hop = stack.enter_context(hop_stack(workers=2, workspace=workspace))
+            uri = str(workspace / "src.tif")
+            info = report_info(**asyncio.run(info_interleaved(urls[0], theirs, hop, uri, info_calls)))
+            reproject = report_reproject(*asyncio.run(reproject_vs_direct(urls[0], hop, workspace, reprojects)))
+        batch = report_batch(batches_interleaved(workspace, batches))
     return [info, reproject, batch]
 
 

@@ -11,9 +11,11 @@ from statistics import median
 
 from _report import Row, load, show
 from _stack import bare_server, describe, geogate_stack, percentile
+from hop import hop_stack
 from mcp import Client
 
 BARE = "a bare MCPServer, same ping"
+HOP = "the same ping behind one Celery hop (bench/hop.py)"
 
 
 async def timed_calls(url: str, calls: int, warmup: int = 50) -> list[float]:
@@ -30,25 +32,46 @@ async def timed_calls(url: str, calls: int, warmup: int = 50) -> list[float]:
     return samples
 
 
-async def interleaved(gateway: str, bare: str, calls: int, rounds: int = 5) -> tuple[list[float], list[float]]:
-    """Alternate blocks of calls so that machine noise hits both sides alike."""
-    ours, theirs = [], []
-    for _ in range(rounds):
-        ours += await timed_calls(gateway, calls // rounds)
-        theirs += await timed_calls(bare, calls // rounds)
-    return ours, theirs
+async def interleaved(urls: dict[str, str], calls: int, rounds: int = 5) -> dict[str, list[float]]:
+    """Alternate blocks of calls on each server (the order turning each round) so that noise hits all alike."""
+    samples: dict[str, list[float]] = {name: [] for name in urls}
+    for n in range(rounds):
+        for name in urls if n % 2 == 0 else reversed(urls):
+            samples[name] += await timed_calls(urls[name], calls // rounds)
+    return samples
 
 
 def measure(calls: int = 500, pool: str | None = None) -> list[Row]:
-    """The table's first row: `ping` through `make run`'s stack against a bare MCPServer, interleaved."""
-    with geogate_stack(workers=2, pool=pool) as urls, bare_server() as bare:
-        ours, theirs = asyncio.run(interleaved(urls[0], bare, calls))
+    """The table's first rows: `ping` through `make run`'s stack against a bare MCPServer, and through one Celery
+    hop (the floor), interleaved."""
+    with geogate_stack(workers=2, pool=pool) as urls, bare_server() as bare, hop_stack() as hop:
+        samples = asyncio.run(interleaved({"geogate": urls[0], "bare": bare, "hop": hop}, calls))
+    ours, theirs, floor = samples["geogate"], samples["bare"], samples["hop"]
     print(f"bare MCPServer ping      {describe(theirs)}")
+    print(f"ping through one hop     {describe(floor)}  [the floor: bench/hop.py]")
     print(f"geogate ping (full path) {describe(ours)}  [worker pools: {pool or 'those of make run'}]")
-    p99s = percentile(ours, 99), percentile(theirs, 99)
+    p50s, p99s = (median(ours), median(theirs)), (percentile(ours, 99), percentile(theirs, 99))
     return [
-        Row("ping added, p50", median(ours), median(theirs), "ms", "added", 3.0, baseline_name=BARE),
-        Row("ping added, p99", *p99s, "ms", "added", 8.0, baseline_name=BARE),
+        Row(
+            "ping added, p50",
+            *p50s,
+            "ms",
+            "added",
+            3.0,
+            baseline_name=BARE,
+            floor=median(floor) - p50s[1],
+            floor_name=HOP,
+        ),
+        Row(
+            "ping added, p99",
+            *p99s,
+            "ms",
+            "added",
+            8.0,
+            baseline_name=BARE,
+            floor=percentile(floor, 99) - p99s[1],
+            floor_name=HOP,
+        ),
     ]
 
 

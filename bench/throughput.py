@@ -15,6 +15,7 @@ from pathlib import Path
 
 from _report import Row, load, show
 from _stack import bare_server, geogate_stack
+from hop import hop_stack
 
 from gateway.dev import dies_with_this_process
 
@@ -50,20 +51,27 @@ def print_run(label: str, r: dict[str, float]) -> None:
 def measure(
     seconds: int = 10, rounds: int = 2, gateways: int = 1, workers: int = 2, pool: str | None = None
 ) -> list[Row]:
-    """The table's row: calls/s through `make run`'s stack against the bare server, both up, in alternate runs."""
+    """The table's row: calls/s through `make run`'s stack against the bare server, and through one Celery hop (the
+    floor), all up, in alternate runs."""
     block = max(1, seconds // rounds)
-    with bare_server() as bare, geogate_stack(workers=workers, pool=pool, gateways=gateways) as urls:
-        wrk(bare, 2), wrk(urls[0], 2)  # warm-up
-        runs = [(wrk(bare, block), wrk(urls[0], block)) for _ in range(rounds)]
+    with (
+        bare_server() as bare,
+        geogate_stack(workers=workers, pool=pool, gateways=gateways) as urls,
+        hop_stack() as hop,
+    ):
+        wrk(bare, 2), wrk(urls[0], 2), wrk(hop, 2)  # warm-up
+        runs = [(wrk(bare, block), wrk(urls[0], block), wrk(hop, block)) for _ in range(rounds)]
     label = f"geogate ({gateways} gw, {workers} {pool or 'make-run'} workers)"
-    for theirs, ours in runs:
+    for theirs, ours, floor in runs:
         print_run("bare MCPServer", theirs)
         print_run(label, ours)
-    bad = sum(int(ours["bad"]) for _, ours in runs)
+        print_run("one hop (2 Celery workers)", floor)
+    bad = sum(int(ours["bad"]) for _, ours, _ in runs)
     if bad:
         print(f"WARNING: {bad} geogate calls were errors or not a pong")
-    ours_rate = statistics.mean(ours["rate"] for _, ours in runs)
-    theirs_rate = statistics.mean(theirs["rate"] for theirs, _ in runs)
+    ours_rate = statistics.mean(ours["rate"] for _, ours, _ in runs)
+    theirs_rate = statistics.mean(theirs["rate"] for theirs, _, _ in runs)
+    floor_rate = statistics.mean(floor["rate"] for _, _, floor in runs)
     return [
         Row(
             "calls/s, 64 concurrent clients",
@@ -74,6 +82,8 @@ def measure(
             0.6,
             at_most=False,
             baseline_name="a bare MCPServer, same ping",
+            floor=floor_rate / theirs_rate,
+            floor_name="the same ping behind one Celery hop (bench/hop.py)",
         )
     ]
 
