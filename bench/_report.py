@@ -8,8 +8,9 @@ write them as JSON for the README.
 
 import json
 import os
+import statistics
 import subprocess
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -37,6 +38,8 @@ class Row:
     """The same figure (added ms or ratio) for the floor, measured in the same run; None when not measured."""
     floor_name: str = ""
     """What the floor is."""
+    spread: tuple[float, float] | None = None
+    """The lowest and highest figure over several runs, when this row is their median (`combined`)."""
 
     @property
     def figure(self) -> float:
@@ -62,11 +65,14 @@ class Row:
 
     def cells(self) -> list[str]:
         bound = "≤" if self.at_most else "≥"
+        figure = self.shown(self.figure)
+        if self.spread is not None:
+            figure += f" ({self.shown(self.spread[0])} to {self.shown(self.spread[1])})"
         return [
             self.measure,
             f"{self.value:,.2f} {self.unit}",
             f"{self.baseline:,.2f} {self.unit}",
-            self.shown(self.figure),
+            figure,
             f"{bound} {self.shown(self.target)}",
             "yes" if self.met else "NO",
             "" if self.floor is None else self.shown(self.floor),
@@ -80,6 +86,32 @@ class Row:
 
 
 HEADER = ["measure", "value", "baseline", "ratio / added", "target", "met?", "floor", "floor meets it?"]
+
+
+def combined(runs: list[list[Row]]) -> list[Row]:
+    """One row per measure over several runs: the median value, baseline and floor, and the range of the figure.
+
+    A single run is returned as it is. Measures keep the order of their first appearance.
+    """
+    if len(runs) == 1:
+        return runs[0]
+    by_measure: dict[str, list[Row]] = {}
+    for row in (row for run in runs for row in run):
+        by_measure.setdefault(row.measure, []).append(row)
+    out = []
+    for rows in by_measure.values():
+        floors = [r.floor for r in rows if r.floor is not None]
+        figures = [r.figure for r in rows]
+        out.append(
+            replace(
+                rows[0],
+                value=statistics.median(r.value for r in rows),
+                baseline=statistics.median(r.baseline for r in rows),
+                floor=statistics.median(floors) if floors else None,
+                spread=(min(figures), max(figures)),
+            )
+        )
+    return out
 
 
 def load(averages: tuple[float, float, float] | None = None) -> str:

@@ -4,7 +4,9 @@ Geogate runs as `make run` runs it (`geogate dev`'s worker pools, `gateway.dev.w
 average at the start (and before each part), each part's details, then one table: measure, value, baseline,
 ratio or added time, target, met. `--json PATH` also writes the table as JSON (the README's figures come from it).
 Each part runs alone too: bench/overhead.py, handlers.py, gdal.py, throughput.py.
-Usage: python bench/run.py [--quick] [--only overhead,handlers,gdal,throughput] [--json .bench/results.json]
+With `--runs N` every part runs N times (the parts in turn, so that a noisy minute hits one run of each) and the
+table gives each row's median over the runs, with the range of its figure.
+Usage: python bench/run.py [--quick] [--runs 1] [--only overhead,handlers,gdal,throughput] [--json .bench/results.json]
 """
 
 import argparse
@@ -20,7 +22,7 @@ import gdal
 import handlers
 import overhead
 import throughput
-from _report import Row, load, table, write_json
+from _report import Row, combined, load, table, write_json
 
 from gateway.dev import stop_on_signals
 
@@ -29,7 +31,7 @@ PARTS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "handlers": ("a trivial Python result handler", lambda quick: handlers.measure(calls=90 if quick else 300)),
     "gdal": (
         "raster_info vs gdal-mcp, raster_reproject vs in-process, 1 vs 2 workers",
-        lambda quick: gdal.measure(*((60, 5, 2) if quick else (200, 9, 3))),
+        lambda quick: gdal.measure(*((60, 5, 2) if quick else (200, 15, 3))),
     ),
     "throughput": ("64 concurrent clients (wrk)", lambda quick: throughput.measure(seconds=4 if quick else 10)),
 }
@@ -39,15 +41,24 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples (about a third of the time)")
     parser.add_argument("--only", default=",".join(PARTS), help=f"comma-separated parts of {', '.join(PARTS)}")
+    parser.add_argument("--runs", type=int, default=1, help="run every part this many times; rows are medians")
     parser.add_argument("--json", type=Path, default=None, help="also write the table as JSON to this file")
     ns = parser.parse_args()
     parts = ns.only.split(",")
     if unknown := sorted(set(parts) - set(PARTS)):
         parser.error(f"--only: unknown part(s) {', '.join(unknown)}; expected some of {', '.join(PARTS)}")
+    if ns.runs < 1:
+        parser.error(f"--runs: expected 1 or more, got {ns.runs}")
     stop_on_signals()  # SIGTERM/SIGHUP end the run through every `finally`: no process it started outlives it
-    began, loads, rows = time.monotonic(), {"start": os.getloadavg()}, []
+    began, loads = time.monotonic(), {"start": os.getloadavg()}
+    runs: list[list[Row]] = [[] for _ in range(ns.runs)]
     print(f"make bench{' --quick' if ns.quick else ''}: {load(loads['start'])}", flush=True)
-    failed = [name for name in parts if not run_part(name, ns.quick, loads, rows)]
+    failed = []
+    for n, rows_of_run in enumerate(runs, start=1):
+        if ns.runs > 1:
+            print(f"\n######## run {n} of {ns.runs}", flush=True)
+        failed += [name for name in parts if not run_part(name, ns.quick, loads, rows_of_run, n)]
+    rows = combined(runs)
     loads["end"] = os.getloadavg()
     print(f"\nissue 17's table ({time.monotonic() - began:.0f} s); at the start: {load(loads['start'])}")
     print(f"at the end: {load(loads['end'])}")
@@ -55,15 +66,15 @@ def main() -> int:
     if failed:
         print(f"FAILED: {', '.join(failed)} (see above)")
     if ns.json:
-        write_json(ns.json, rows, loads, quick=ns.quick, failed=failed)
+        write_json(ns.json, rows, loads, quick=ns.quick, runs=ns.runs, failed=failed)
         print(f"written to {ns.json}")
     return 1 if failed else 0
 
 
-def run_part(name: str, quick: bool, loads: dict[str, tuple[float, float, float]], rows: list[Row]) -> bool:
+def run_part(name: str, quick: bool, loads: dict[str, tuple[float, float, float]], rows: list[Row], n: int) -> bool:
     """One part's rows into `rows`; a part that fails is reported and the others still run."""
     title, run = PARTS[name]
-    loads[name] = os.getloadavg()
+    loads[f"{name} {n}" if n > 1 else name] = os.getloadavg()
     print(f"\n== {name}: {title}  [{load(loads[name])}]", flush=True)
     try:
         rows += run(quick)
