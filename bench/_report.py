@@ -89,10 +89,8 @@ HEADER = ["measure", "value", "baseline", "ratio / added", "target", "met?", "fl
 
 
 def combined(runs: list[list[Row]]) -> list[Row]:
-    """One row per measure over several runs: the median value, baseline and floor, and the range of the figure.
-
-    A single run is returned as it is. Measures keep the order of their first appearance.
-    """
+    """One row per measure over several runs: the run with the median figure (the lower middle one for an even
+    number of runs), with the median floor and the range of the figure. A single run is returned as it is."""
     if len(runs) == 1:
         return runs[0]
     by_measure: dict[str, list[Row]] = {}
@@ -100,17 +98,11 @@ def combined(runs: list[list[Row]]) -> list[Row]:
         by_measure.setdefault(row.measure, []).append(row)
     out = []
     for rows in by_measure.values():
+        ordered = sorted(rows, key=lambda r: r.figure)
         floors = [r.floor for r in rows if r.floor is not None]
-        figures = [r.figure for r in rows]
-        out.append(
-            replace(
-                rows[0],
-                value=statistics.median(r.value for r in rows),
-                baseline=statistics.median(r.baseline for r in rows),
-                floor=statistics.median(floors) if floors else None,
-                spread=(min(figures), max(figures)),
-            )
-        )
+        spread = (ordered[0].figure, ordered[-1].figure)
+        floor = statistics.median(floors) if floors else None
+        out.append(replace(ordered[(len(ordered) - 1) // 2], floor=floor, spread=spread))
     return out
 
 

@@ -5,7 +5,7 @@ average at the start (and before each part), each part's details, then one table
 ratio or added time, target, met. `--json PATH` also writes the table as JSON (the README's figures come from it).
 Each part runs alone too: bench/overhead.py, handlers.py, gdal.py, throughput.py.
 With `--runs N` every part runs N times (the parts in turn, so that a noisy minute hits one run of each) and the
-table gives each row's median over the runs, with the range of its figure.
+table gives, for each row, the run with the median figure, the median floor and the range of the figure.
 Usage: python bench/run.py [--quick] [--runs 1] [--only overhead,handlers,gdal,throughput] [--json .bench/results.json]
 """
 
