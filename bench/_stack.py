@@ -50,6 +50,25 @@ class Urls(list[str]):
 
 
 @contextmanager
+def processes(what: str, prefix: str) -> Iterator[tuple[Children, Path]]:
+    """Children to spawn and a scratch folder for their data and logs; on the way out every child is stopped, and
+    the folder removed, or kept (and named) when the block failed (an orderly stop by signal is no failure)."""
+    children, failed = Children(), False
+    data = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield children, data
+    except Exception:
+        failed = True
+        raise
+    finally:
+        children.stop()
+        if failed:
+            print(f"{what}'s logs are kept in {data}", file=sys.stderr)
+        else:
+            shutil.rmtree(data, ignore_errors=True)
+
+
+@contextmanager
 def geogate_stack(
     workers: int = 2,
     pool: str | None = None,
@@ -63,9 +82,7 @@ def geogate_stack(
     `gateway.dev.worker_pools`. With a `pool`, `workers` nodes of that pool serve every queue (to compare pools).
     `workspace` is the one workspace root (the repository when omitted); `env` adds settings for every role.
     """
-    children, failed = Children(), False
-    data = Path(tempfile.mkdtemp(prefix="geogate-bench-"))
-    try:
+    with processes("the stack", "geogate-bench-") as (children, data):
         url = start_redis(Settings(data_dir=data), children)
         base = {**os.environ, "REDIS_URL": url, "GEOGATE_WORKSPACES": str(workspace or ROOT), **(env or {})}
         base["GEOGATE_LOG_LEVEL"] = "WARNING"
@@ -85,15 +102,6 @@ def geogate_stack(
             _wait_http(f"http://127.0.0.1:{port}/health")
             urls.append(f"http://127.0.0.1:{port}/mcp")
         yield urls
-    except Exception:
-        failed = True
-        raise
-    finally:
-        children.stop()
-        if failed:
-            print(f"the stack's logs are kept in {data}", file=sys.stderr)
-        else:
-            shutil.rmtree(data, ignore_errors=True)
 
 
 @contextmanager

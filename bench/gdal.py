@@ -182,18 +182,7 @@ def report_info(ours: list[float], ours_legacy: list[float], theirs: list[float]
     print(line("geogate (2026-07-28)", ours))
     print(line("geogate (2025-11-25)", ours_legacy))
     print(line("the same job behind one hop", hop))
-    p50s = statistics.median(ours), statistics.median(theirs)
-    floor = statistics.median(hop) / p50s[1]
-    return Row(
-        "raster_info p50 vs gdal-mcp 1.1.3",
-        *p50s,
-        "ms",
-        "ratio",
-        0.35,
-        baseline_name="gdal-mcp 1.1.3",
-        floor=floor,
-        floor_name=HOP,
-    )
+    return ratio_row("raster_info p50 vs gdal-mcp 1.1.3", ours, theirs, hop, 0.35, "gdal-mcp 1.1.3")
 
 
 def report_reproject(ours: list[float], theirs: list[float], hop: list[float]) -> Row:
@@ -201,18 +190,14 @@ def report_reproject(ours: list[float], theirs: list[float], hop: list[float]) -
     print(line("rasterio direct (in bench)", theirs))
     print(line("geogate end to end", ours))
     print(line("the same job behind one hop", hop))
+    return ratio_row("raster_reproject 2048² end to end, p50", ours, theirs, hop, 1.10, IN_PROCESS)
+
+
+def ratio_row(measure: str, ours: list[float], theirs: list[float], hop: list[float], target: float, base: str) -> Row:
+    """A p50 ratio row against `theirs`, with the same ratio through one hop as its floor."""
     p50s = statistics.median(ours), statistics.median(theirs)
     floor = statistics.median(hop) / p50s[1]
-    return Row(
-        "raster_reproject 2048² end to end, p50",
-        *p50s,
-        "ms",
-        "ratio",
-        1.10,
-        baseline_name=IN_PROCESS,
-        floor=floor,
-        floor_name=HOP,
-    )
+    return Row(measure, *p50s, "ms", "ratio", target, baseline_name=base, floor=floor, floor_name=HOP)
 
 
 def report_batch(samples: dict[str, list[float]]) -> Row:

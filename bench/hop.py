@@ -12,17 +12,15 @@ Usage: python bench/hop.py [--calls 300]   (ping through the hop against a bare 
 import argparse
 import asyncio
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from _stack import ROOT, _wait_http, bare_server, describe
+from _stack import ROOT, _wait_http, bare_server, describe, processes
 
 from eventlog.settings import Settings
-from gateway.dev import Children, free_port, start_redis
+from gateway.dev import free_port, start_redis
 
 QUEUE = "hop"
 OUTCOMES = "hop:outcomes"
@@ -132,9 +130,7 @@ uvicorn.run(mcp.streamable_http_app(), host="127.0.0.1", port=int(os.environ["PO
 @contextmanager
 def hop_stack(workers: int = 2, workspace: Path | None = None) -> Iterator[str]:
     """Redis, `workers` one-process prefork Celery nodes and the hop server; yields the server's MCP URL."""
-    children, failed = Children(), False
-    data = Path(tempfile.mkdtemp(prefix="geogate-bench-hop-"))
-    try:
+    with processes("the hop stack", "geogate-bench-hop-") as (children, data):
         url = start_redis(Settings(data_dir=data), children)
         (data / "hopapp.py").write_text(HOP_APP)
         env = {**os.environ, "REDIS_URL": url, "WORKSPACE": str(workspace or ROOT)}
@@ -147,15 +143,6 @@ def hop_stack(workers: int = 2, workspace: Path | None = None) -> Iterator[str]:
         children.spawn([sys.executable, "-c", HOP_SERVER], {**env, "PORT": str(port)}, log=data / "server.log")
         _wait_http(f"http://127.0.0.1:{port}/mcp")
         yield f"http://127.0.0.1:{port}/mcp"
-    except BaseException:
-        failed = True
-        raise
-    finally:
-        children.stop()
-        if failed:
-            print(f"the hop stack's logs are kept in {data}", file=sys.stderr)
-        else:
-            shutil.rmtree(data, ignore_errors=True)
 
 
 def main() -> None:
