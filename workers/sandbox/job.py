@@ -13,6 +13,7 @@ Either way the appends are keyed and fenced on the run's attempt, so a run is ne
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -102,13 +103,31 @@ def calls_tools(handler: ResultHandler) -> bool:
 
 
 def _run_in_place(call: _Call, output: Any, ctx: JobContext) -> None:
-    """The handler's lifecycle on the tool's worker, over the output still in memory (no read back)."""
+    """The handler's lifecycle on the tool's worker, over the output still in memory (no read back).
+
+    The start is appended while the sandbox runs the handler (a run is pure: it reads its input and returns a
+    value), so its round trip is off the handler's path; a start refused (the reaper re-dispatched the run while
+    this worker was paused, or it already ended) discards the value and appends nothing more.
+    """
     store, settings = ctx.store, ctx.settings
     assert store is not None and settings is not None, "the runner passes the store and settings"
     run = _handler_run(store, settings.max_attempts, call, ctx)
-    if begin(store, run) is None:  # the reaper re-dispatched it (this worker was paused), or it already ended
-        return
-    end(store, run, follow(call.succeeded, _run(call, ctx, store, output)))
+    begun: list[bool] = []
+    failed: list[Exception] = []
+
+    def start() -> None:
+        try:
+            begun.append(begin(store, run) is not None)
+        except Exception as exc:  # raised below, after the sandbox's reply is read
+            failed.append(exc)
+
+    outcome = _run(call, ctx, store, output, meanwhile=start)
+    if not begun and not failed:
+        start()  # the run ended before it reached the sandbox
+    if failed:
+        raise failed[0]
+    if begun[0]:
+        end(store, run, follow(call.succeeded, outcome))
 
 
 @job(RUN_RESULT_HANDLER.name, own_lifecycle=True)
@@ -170,31 +189,55 @@ _ABSENT = object()
 """The raw output is not in this process: read it from the log (inline) or its blob."""
 
 
-def _run(call: _Call, ctx: JobContext, store: EventStore, output: Any) -> HandlerSucceeded | HandlerFailed:
+def _run(
+    call: _Call, ctx: JobContext, store: EventStore, output: Any, meanwhile: Callable[[], None] = lambda: None
+) -> HandlerSucceeded | HandlerFailed:
+    """Run the handler; the host's own round trips (keeping the raw output for the outcome's link, `meanwhile`)
+    are done while the sandbox runs it."""
     handler, began = call.handler, time.perf_counter()
     succeeded = call.succeeded.payload(ToolSucceeded)
-    assert ctx.settings is not None
-    raw = succeeded.output_ref or store.put_blob(compact(succeeded.result), ctx.settings.blob_ttl_s)
+    settings = ctx.settings
+    assert settings is not None
+    kept: list[OutputRef | Exception] = []
+
+    def host_work() -> None:
+        if kept:
+            return
+        try:
+            kept.append(succeeded.output_ref or store.put_blob(compact(succeeded.result), settings.blob_ttl_s))
+        except Exception as exc:  # raised by `raw()`, outside the sandbox's exchange
+            kept.append(exc)
+        meanwhile()
+
+    def raw() -> OutputRef:
+        host_work()
+        if isinstance(kept[0], Exception):
+            raise kept[0]
+        return kept[0]
+
     base = {"call_id": succeeded.call_id, "language": handler.language, "worker": ctx.worker}
     try:
         if output is _ABSENT:
             output = store.value_of(succeeded.result, succeeded.output_ref)
-        outcome = _execute(handler, output, call, ctx)
+        outcome = _execute(handler, output, call, ctx, host_work)
     except BlobMissing:
-        return HandlerFailed(**base, code="handler.raw_missing", message="the raw output has expired", raw=raw)
+        return HandlerFailed(**base, code="handler.raw_missing", message="the raw output has expired", raw=raw())
     except SandboxUnavailable as exc:
         ms = elapsed_ms(began)
-        return HandlerFailed(**base, code=exc.code, message=exc.message, retryable=True, raw=raw, duration_ms=ms)
+        return HandlerFailed(**base, code=exc.code, message=exc.message, retryable=True, raw=raw(), duration_ms=ms)
     except Exception:  # top of the job: any crash becomes handler.failed, the trace stays in the worker log
         logger.exception("handler of call %s crashed on the host", base["call_id"])
         message = "the handler run crashed on the worker; see its log"
-        return HandlerFailed(**base, code="handler.crashed", message=message, raw=raw, duration_ms=elapsed_ms(began))
-    return _outcome_event(outcome, raw, store, ctx, base)
+        ms = elapsed_ms(began)
+        return HandlerFailed(**base, code="handler.crashed", message=message, raw=raw(), duration_ms=ms)
+    return _outcome_event(outcome, raw(), store, ctx, base)
 
 
-def _execute(handler: ResultHandler, output: Any, call: _Call, ctx: JobContext) -> HandlerOutcome:
+def _execute(
+    handler: ResultHandler, output: Any, call: _Call, ctx: JobContext, meanwhile: Callable[[], None]
+) -> HandlerOutcome:
     if handler.language == "jmespath":
-        return run_handler(handler, output, limits=LIMITS)
+        return run_handler(handler, output, limits=LIMITS, meanwhile=meanwhile)
     # Building the chaining bridge compiles every allowed tool's schema (~7 ms): only for scripts that name `tools`.
     chained = calls_tools(handler)
     return run_handler(
@@ -204,6 +247,7 @@ def _execute(handler: ResultHandler, output: Any, call: _Call, ctx: JobContext) 
         call_tool=_call_tool(ctx, call) if chained else None,
         tool_schemas=chainable(call.tool) if chained else None,
         sandbox=get_sandbox(SandboxConfig(allow_weak=ctx.settings.security.sandbox_allow_weak)),
+        meanwhile=meanwhile,
     )
 
 

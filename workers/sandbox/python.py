@@ -3,6 +3,7 @@
 import os
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -54,6 +55,7 @@ class PythonSandbox:
         *,
         limits: HandlerLimits | None = None,
         tools: ToolBridge | None = None,
+        meanwhile: Callable[[], object] | None = None,
     ) -> HandlerOutcome:
         """Run one Python handler against `tool_output` and return its value or a coded error.
 
@@ -62,6 +64,9 @@ class PythonSandbox:
             tool_output: injected as `tool_output`: parsed JSON for structured output, a string otherwise.
             limits: CPU, memory, wall-clock, output and tool-call limits.
             tools: the chaining bridge; without one, `tools` inside the handler is empty.
+            meanwhile: the host's own work, done while the handler runs (after the request is sent, before the
+                reply is read). If it raises, the sandbox server is discarded (its reply is never read) and the
+                exception propagates.
 
         Returns:
             A `HandlerOutcome`; handler faults are outcomes, never exceptions.
@@ -73,7 +78,8 @@ class PythonSandbox:
         started = time.perf_counter()
         with self._lock:
             process = self._ensure()
-            reply = self._exchange(process, _request(script, tool_output, limits, tools, self.config), limits, tools)
+            request = _request(script, tool_output, limits, tools, self.config)
+            reply = self._exchange(process, request, limits, tools, meanwhile)
         return _outcome(reply, process, started, tools)
 
     def close(self) -> None:
@@ -99,21 +105,44 @@ class PythonSandbox:
             self._process = None
 
     def _exchange(
-        self, process: SandboxProcess, request: dict[str, Any], limits: HandlerLimits, tools: ToolBridge | None
+        self,
+        process: SandboxProcess,
+        request: dict[str, Any],
+        limits: HandlerLimits,
+        tools: ToolBridge | None,
+        meanwhile: Callable[[], object] | None = None,
     ) -> dict[str, Any]:
         deadline = time.monotonic() + limits.wall_seconds + HOST_GRACE_S
         cap = limits.max_output_bytes + 6 * limits.max_stdout_bytes + FRAME_SLACK
-        try:
-            process.send(request)
+        sent = self._protocol(limits, lambda: process.send(request))
+        if sent is not None:
+            return sent
+        if meanwhile is not None:
+            try:
+                meanwhile()  # not the sandbox's failure, whatever it raises: it propagates as it is
+            except BaseException:
+                self._discard()  # the run's reply stays unread: the next run gets a fresh server
+                raise
+        frames: list[dict[str, Any]] = []
+
+        def converse() -> None:
             while (frame := process.read(cap, deadline)).get("op") == "tool":
                 process.send(tools.handle(frame["name"], frame["args"]) if tools else _no_tools(frame["name"]))
+            frames.append(frame)
+
+        return self._protocol(limits, converse) or frames[0]
+
+    def _protocol(self, limits: HandlerLimits, step: Callable[[], None]) -> dict[str, Any] | None:
+        """Run one step of the exchange with the server; a failure reply when it timed out or broke, else None."""
+        try:
+            step()
         except TimeoutError:
             self._discard()
             return _failure("handler.timeout", f"the handler ran past its wall-clock limit ({limits.wall_seconds} s)")
         except (OSError, EOFError, ValueError, RecursionError, AttributeError, KeyError):
             self._discard()  # the server died or broke protocol: the next run gets a fresh one
             return _failure("handler.crashed", "the sandbox server stopped during the run; it has been restarted")
-        return frame
+        return None
 
 
 def _request(

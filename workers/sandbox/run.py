@@ -1,7 +1,7 @@
 """One entry point for any result handler: dispatch on its language, always answer with a `HandlerOutcome`."""
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from schemas.handlers import HandlerLimits, HandlerOutcome, ResultHandler
@@ -19,6 +19,7 @@ def run_handler(
     call_tool: CallTool | None = None,
     tool_schemas: Mapping[str, Mapping[str, Any]] | None = None,
     sandbox: PythonSandbox | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> HandlerOutcome:
     """Run `handler` against a tool's output.
 
@@ -30,6 +31,7 @@ def run_handler(
         tool_schemas: allow-list for chaining, tool name -> JSON Schema of its arguments (read-only tools,
             never the handler's own tool).
         sandbox: the process's sandbox; defaults to `get_sandbox()`.
+        meanwhile: the host's own work, done while a Python handler runs in the sandbox (before a JMESPath one).
 
     Returns:
         The handler's value, or an error with a stable `code`; `isolation` says how it was contained.
@@ -39,9 +41,12 @@ def run_handler(
     """
     limits = limits or HandlerLimits()
     if handler.language == "jmespath":
+        if meanwhile is not None:
+            meanwhile()
         return _jmespath(handler.source, tool_output, limits)
     bridge = ToolBridge(call_tool, tool_schemas or {}, limits.max_tool_calls) if call_tool else None
-    return (sandbox or get_sandbox()).run(handler.source, tool_output, limits=limits, tools=bridge)
+    box = sandbox or get_sandbox()
+    return box.run(handler.source, tool_output, limits=limits, tools=bridge, meanwhile=meanwhile)
 
 
 def _jmespath(expression: str, tool_output: Any, limits: HandlerLimits) -> HandlerOutcome:
