@@ -52,6 +52,7 @@ IDEMPOTENCY_META = "io.geogate/idempotency-key"
 WAKES = (ToolProgress, ToolLogged, ToolInputRequested, ToolSucceeded, ToolFailed, HandlerSucceeded, HandlerFailed)
 """The events a waiting call acts on (`Gateway._on_event`); the reader hands it no others (its own `tool.requested`,
 `tool.started`, …), and does not decode them."""
+WAKE_TYPES = frozenset(kind.model_fields["type"].default for kind in WAKES)
 HANDLER_EXTRA_S = 30.0
 """How much longer than the tool's timeout a call with a result handler may wait (the handler's own run)."""
 
@@ -72,7 +73,7 @@ class Gateway:
             self.store.keys.stream(streams.CALLS),
             also=(self.store.keys.stream(streams.LLM),),
             checkpoints=self.store.keys.checkpoints(),
-            wakes=frozenset(kind.model_fields["type"].default for kind in WAKES),
+            wakes=WAKE_TYPES,
         )
         await self.reader.start()
 
