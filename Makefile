@@ -3,7 +3,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-SYSTEM_PACKAGES := redis-server bubblewrap chromium npm
+SYSTEM_PACKAGES := redis-server bubblewrap chromium npm wrk
 OPS_ASSETS := gateway/ops/assets
 OPS_VENDOR := gateway/ops/static/vendor
 
@@ -21,6 +21,7 @@ system-deps:
 	command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v npm >/dev/null || missing="$$missing npm"; \
+	command -v wrk >/dev/null || missing="$$missing wrk"; \
 	[ -x /usr/bin/python3.11 ] || missing="$$missing python3.11-minimal"; \
 	if [ -n "$$missing" ]; then \
 	  if command -v apt-get >/dev/null; then \
@@ -62,8 +63,6 @@ test: $(BIN)/.installed system-deps ops-assets conformance-deps
 # Every row of issue 17's table against its baseline in the same run (a few minutes; BENCH_ARGS=--quick for less).
 BENCH_ARGS ?=
 bench: $(BIN)/.installed system-deps
-	@command -v wrk >/dev/null || { echo "installing wrk with apt"; $(SUDO) apt-get update -qq && \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
 	$(BIN)/python bench/run.py --json .bench/results.json $(BENCH_ARGS)
 
 # The chaos suite at the issue's full size (100 calls on a 4096² raster, three node kills); `make test` runs it short.
