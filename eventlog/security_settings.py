@@ -42,6 +42,9 @@ class SecuritySettings(BaseSettings):
     """This gateway's MCP endpoint as clients reach it (`https://geo.example.com/mcp`); default from host and port."""
     auth_algorithms: str = "RS256,RS384,RS512,PS256,PS384,PS512,ES256,ES384,ES512,EdDSA"
     auth_leeway_s: float = Field(default=30.0, ge=0)
+    request_state_keys_file: Path | None = None
+    """Keys sealing MCP's multi-round-trip `requestState`, one a line (the first seals, each unseals: rotation); by
+    default one random key kept in Redis, shared by every gateway on the log."""
     allow_unauthenticated: bool = False
     """Serve a non-loopback address without authentication (the gateway refuses to start otherwise)."""
     rate_limit_per_minute: int = Field(default=0, ge=0)

@@ -91,6 +91,10 @@ class Keys:
     def lease_pattern(self) -> str:
         return f"{self.prefix}:lease:*"
 
+    def request_state_secret(self) -> str:
+        """The key sealing MCP's `requestState` that every gateway on this log shares (`gateway.security`)."""
+        return f"{self.prefix}:secret:request-state"
+
     def reaper_lock(self) -> str:
         """Held (with a TTL) by the one process whose reaper acts at a time."""
         return f"{self.prefix}:lock:reaper"

@@ -11,6 +11,7 @@ from starlette.types import ASGIApp
 from eventlog import ops_feed
 from eventlog.settings import Settings
 from eventlog.store import async_client
+from gateway.security.request_state import request_state_security
 from gateway.security.wiring import auth_setup, check_exposure, secure
 from gateway.server import build_server
 
@@ -22,11 +23,11 @@ def build_app(settings: Settings) -> ASGIApp:
     """The gateway's ASGI app for uvicorn (Streamable HTTP at /mcp, both protocol eras).
 
     Raises:
-        SystemExit: a non-loopback bind without authentication, or unusable auth settings.
+        SystemExit: a non-loopback bind without authentication, unusable auth settings or requestState keys.
     """
     check_exposure(settings)
     setup = auth_setup(settings)
-    server, runtime = build_server(settings, auth=setup)
+    server, runtime = build_server(settings, auth=setup, request_state=request_state_security(settings))
     app = server.streamable_http_app(
         host=settings.host,
         max_request_body_size=settings.security.max_request_bytes,

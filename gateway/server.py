@@ -5,7 +5,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from mcp.server import MCPServer
-from mcp.server.mcpserver import Context
+from mcp.server.mcpserver import Context, RequestStateSecurity
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 
@@ -99,11 +99,16 @@ def output_schema(spec: ToolSpec) -> dict[str, Any]:
 
 
 def build_server(
-    settings: Settings, gateway: Gateway | None = None, auth: "AuthSetup | None" = None
+    settings: Settings,
+    gateway: Gateway | None = None,
+    auth: "AuthSetup | None" = None,
+    request_state: RequestStateSecurity | None = None,
 ) -> tuple[MCPServer, Gateway]:
     """The MCP server and its runtime; the runtime starts and stops with the server's lifespan.
 
     With `auth`, the SDK verifies bearer tokens (`TokenVerifier`, `AuthSettings`) before any request reaches MCP.
+    `request_state` seals MCP's `requestState` under keys other gateways share (`gateway.security.request_state`);
+    without it, under a key of this process (stdio, tests).
     """
     runtime = gateway or Gateway(settings)
 
@@ -128,6 +133,7 @@ def build_server(
         tools=tools,
         lifespan=lifespan,
         extensions=[TasksExtension(runtime)],
+        request_state_security=request_state,
         **secured,
     )
     for register in REGISTRARS:

@@ -1,7 +1,8 @@
 """The tasks extension on the real stack: tasks outlive the gateway that accepted them and the worker that ran them.
 
 A private Redis, one worker (its own process group) and two gateway processes: A accepts calls (a short threshold,
-so a `ping` held for 30 s becomes a task), B answers `tasks/get` for them from the same projection. Each fault test
+so a `ping` held for 30 s becomes a task), B answers `tasks/get` for them from the same projection. An MRTR retry
+(no task) reaches a gateway other than the one that sealed its `requestState`. Each fault test
 ends by checking the log: one outcome per call and `geogate replay --check` clean.
 """
 
@@ -23,6 +24,7 @@ from rasterio.transform import from_origin
 from eventlog.projections.call_state import CallState
 from eventlog.store import EventStore
 from eventlog.streams import Keys
+from gateway.results import META_KEY
 from schemas.ids import call_aggregate
 from tests.integration.conftest import start_gateway, start_worker, stop
 from tests.mcp_http import frame, headers, parse
@@ -247,3 +249,42 @@ def test_a_task_waiting_for_input_survives_its_worker_and_takes_the_answer_given
     types = assert_log_clean(task_stack, task_id)
     assert "tool.redispatched" in types and types.count("tool.started") == 2
     assert types.count("tool.input_requested") == 1  # the second attempt asked again: the same request, deduped
+
+
+def test_an_mrtr_retry_continues_its_call_through_a_gateway_started_after_the_one_that_asked(
+    task_stack: TaskStack,
+) -> None:
+    """No tasks here: the call's own `input_required` result, its sealed `requestState` taken to another process."""
+
+    def call(port: int, params: dict[str, Any]) -> dict[str, Any]:
+        forms = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+        tool = {"name": "test_input_required_result_elicitation", "arguments": {}, "_meta": forms}
+        body = frame("tools/call", {**tool, **params})
+        url = f"http://127.0.0.1:{port}/mcp"
+        reply = parse(httpx.post(url, json=body, headers=headers("tools/call", tool["name"]), timeout=60))
+        assert isinstance(reply.message, dict), reply
+        return reply.message
+
+    fixtures = {**task_stack.env, "GEOGATE_CONFORMANCE": "1"}
+    asking_port = free_port()
+    asking = start_gateway(fixtures, asking_port)
+    try:
+        first = call(asking_port, {})["result"]
+    finally:
+        stop(asking)  # the replica that sealed the state is gone before the retry
+    assert first["resultType"] == "input_required" and list(first["inputRequests"]) == ["user_name"]
+
+    other_port = free_port()
+    other = start_gateway(fixtures, other_port)
+    try:
+        tampered = call(other_port, {"inputResponses": {}, "requestState": first["requestState"] + "x"})
+        reply = {"user_name": {"action": "accept", "content": {"name": "Ada"}}}
+        done = call(other_port, {"inputResponses": reply, "requestState": first["requestState"]})
+    finally:
+        stop(other)
+
+    assert tampered["error"]["code"] == -32602  # shared keys still refuse a state nobody sealed
+    assert done["result"]["content"][0]["text"] == "Hello, Ada!", done
+    call_id = done["result"]["_meta"][META_KEY]["call_id"]
+    types = assert_log_clean(task_stack, call_id)
+    assert types.count("tool.input_provided") == 1
