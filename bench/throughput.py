@@ -2,7 +2,8 @@
 
 Load generator: wrk (C, 1 thread, 64 connections) with bench/mcp_call.lua, sending stateless MCP 2026-07-28
 `tools/call` requests; it is light enough not to be the bottleneck (it uses a small share of one core).
-Both servers are up at once and loaded in alternate runs, so that machine noise hits both alike.
+Both servers are up at once and loaded in alternate runs, so that machine noise hits both alike. Each run also
+prints the CPU a call costs in each role (bench/cpu.py): on 2 cores that sum, not one process, bounds the rate.
 Usage: python bench/throughput.py [--seconds 10] [--rounds 2] [--gateways 1] [--workers 2] [--pool prefork|solo|threads]
 """
 
@@ -15,6 +16,8 @@ from pathlib import Path
 
 from _report import Row, load, show
 from _stack import bare_server, geogate_stack
+from cpu import per_call as cpu_per_call
+from cpu import show as show_cpu
 from hop import hop_stack
 
 from gateway.dev import dies_with_this_process
@@ -60,12 +63,20 @@ def measure(
         hop_stack() as hop,
     ):
         wrk(bare, 2), wrk(urls[0], 2), wrk(hop, 2)  # warm-up
-        runs = [(wrk(bare, block), wrk(urls[0], block), wrk(hop, block)) for _ in range(rounds)]
+        runs, cpu = [], []
+        for _ in range(rounds):
+            timed = [
+                cpu_per_call(lambda url=url: wrk(url, block), lambda r: int(r["total"])) for url in (bare, urls[0], hop)
+            ]
+            runs.append(tuple(result for result, _ in timed))
+            cpu.append([spent for _, spent in timed])
     label = f"geogate ({gateways} gw, {workers} {pool or 'make-run'} workers)"
     for theirs, ours, floor in runs:
         print_run("bare MCPServer", theirs)
         print_run(label, ours)
         print_run("one hop (2 Celery workers)", floor)
+    for side, name in enumerate(("the bare MCPServer", label, "one hop")):
+        show_cpu(f"{name} (last run)", cpu[-1][side])
     bad = sum(int(ours["bad"]) for _, ours, _ in runs)
     if bad:
         print(f"WARNING: {bad} geogate calls were errors or not a pong")
