@@ -49,7 +49,8 @@ def role(pid: int, parents: dict[int, tuple[int, float]]) -> str:
     if "gateway.cli gateway" in command:
         return "gateway"
     if "-m workers" in command or "celery -A" in command:
-        queues = "hop" if "celery -A" in command else command.split("--queues ")[1].split()[0]
+        named = command.split("--queues ")[1].split()[0] if "--queues " in command else "every queue"
+        queues = "hop" if "celery -A" in command else named
         pooled = "-m workers" in parent or "celery -A" in parent
         return f"worker {queues}: " + ("pool process" if pooled else "consumer (main)")
     if "redis.asyncio" in command:
