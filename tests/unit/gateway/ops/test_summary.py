@@ -69,3 +69,17 @@ async def test_a_queue_shows_its_depth_and_the_age_of_its_oldest_job(clients) ->
 
     gdal = next(q for q in summary.queues if q.queue == "gdal")
     assert gdal.depth == 2 and gdal.oldest_age_s == pytest.approx(7.0, abs=0.01)
+
+
+async def test_the_gateways_async_step_folds_what_one_synchronous_pass_folds(clients) -> None:
+    store, client = clients
+    for n in range(40):
+        call(store, "ping", start_ms=n * 2.0, fail="x" if n % 7 == 0 else None)
+    one_pass = store.keys.projections("one")
+    ops_feed.catch_up(store.redis, store.keys, one_pass)
+
+    absorbed = await ops_feed.astep(client, store.keys)
+
+    assert absorbed == int(store.redis.hget(one_pass.ops_cursor(), "events")) == 40 * 3
+    assert store.redis.hgetall(one_pass.ops_totals()) == store.redis.hgetall(store.live.ops_totals())
+    assert store.redis.hgetall(one_pass.ops_pending()) == store.redis.hgetall(store.live.ops_pending())
