@@ -6,7 +6,14 @@ import pytest
 from mcp.server.request_state import InvalidRequestState
 
 from eventlog.settings import Settings
-from gateway.security.request_state import RequestStateKeysError, read_keys, request_state_security
+from gateway import dev
+from gateway.security.request_state import (
+    MIN_KEY_CHARS,
+    RequestStateKeysError,
+    read_keys,
+    request_state_security,
+    shared_key,
+)
 
 NEW, OLD = "n" * 40, "o" * 40
 
@@ -57,3 +64,18 @@ def test_a_state_sealed_by_one_gateway_opens_on_another_with_the_same_keys_and_n
     assert request_state_security(settings_with(rotated)).codec.unseal(sealed) == b"call c1"
     with pytest.raises(InvalidRequestState):
         request_state_security(settings_with(stranger)).codec.unseal(sealed)
+
+
+def test_without_a_keys_file_every_gateway_on_the_log_gets_the_one_key_the_first_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dev.shutil, "which", lambda name: None)  # fakeredis' TCP server, as `geogate dev` falls back
+    url = dev.start_redis(Settings(data_dir=tmp_path), dev.Children())
+    first, second = Settings(redis_url=url), Settings(redis_url=url)
+
+    key = shared_key(first)
+
+    assert len(key) >= MIN_KEY_CHARS and shared_key(second) == key
+    assert shared_key(Settings(redis_url=url, prefix="other")) != key  # another deployment on the same Redis
+    sealed = request_state_security(first).codec.seal(b"call c1")
+    assert request_state_security(second).codec.unseal(sealed) == b"call c1"
