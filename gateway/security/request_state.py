@@ -34,7 +34,11 @@ def request_state_security(settings: Settings) -> RequestStateSecurity:
     path = settings.security.request_state_keys_file
     try:
         keys = read_keys(path) if path is not None else [shared_key(settings)]
-    except (RequestStateKeysError, OSError, redis.RedisError) as exc:
+    except redis.RedisError as exc:
+        raise SystemExit(
+            f"Redis at {settings.redis_url} cannot be used, and a gateway needs it to start: {exc}"
+        ) from None
+    except (RequestStateKeysError, OSError) as exc:
         raise SystemExit(f"requestState keys: {exc}") from None
     for key in keys:
         register_secret(key)

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from mcp.server.request_state import InvalidRequestState
 
+from eventlog import store
 from eventlog.settings import Settings
 from gateway import dev
 from gateway.security.request_state import (
@@ -14,6 +15,7 @@ from gateway.security.request_state import (
     request_state_security,
     shared_key,
 )
+from tests.support import free_port
 
 NEW, OLD = "n" * 40, "o" * 40
 
@@ -79,3 +81,11 @@ def test_without_a_keys_file_every_gateway_on_the_log_gets_the_one_key_the_first
     assert shared_key(Settings(redis_url=url, prefix="other")) != key  # another deployment on the same Redis
     sealed = request_state_security(first).codec.seal(b"call c1")
     assert request_state_security(second).codec.unseal(sealed) == b"call c1"
+
+
+def test_a_gateway_whose_redis_is_down_stops_with_one_line_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store, "RECONNECT_RETRIES", 0)  # a gateway rides out a Redis restart first (~20 s)
+    url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+
+    with pytest.raises(SystemExit, match=f"Redis at {url} cannot be used, and a gateway needs it to start: "):
+        request_state_security(Settings(redis_url=url))
