@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 import redis
 
 from eventlog.streams import all_categories
+from gateway.dev import dies_with_this_process
 from schemas.events import Event, EventData
 from schemas.ids import new_id
 
@@ -50,7 +52,10 @@ def redis_server(workdir: Path) -> Iterator[str]:
         "--dir",
         str(workdir),
     ]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # it ends with this process even when pytest is killed and no `finally` runs (from the main thread only: the
+    # signal follows the thread that started it)
+    orphan_guard = dies_with_this_process(signal.SIGTERM)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=orphan_guard)
     url = f"redis://127.0.0.1:{port}/0"
     try:
         wait_for(lambda: _pings(url), what=f"redis-server on port {port}")
