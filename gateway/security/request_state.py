@@ -13,7 +13,7 @@ from pathlib import Path
 import redis
 from mcp.server.mcpserver import RequestStateSecurity
 
-from eventlog.redaction import register_secret
+from eventlog.redaction import redact_text, register_secret
 from eventlog.settings import Settings
 from eventlog.store import sync_client
 
@@ -35,9 +35,8 @@ def request_state_security(settings: Settings) -> RequestStateSecurity:
     try:
         keys = read_keys(path) if path is not None else [shared_key(settings)]
     except redis.RedisError as exc:
-        raise SystemExit(
-            f"Redis at {settings.redis_url} cannot be used, and a gateway needs it to start: {exc}"
-        ) from None
+        said = f"Redis at {settings.redis_url} cannot be used, and a gateway needs it to start: {exc}"
+        raise SystemExit(redact_text(said)) from None  # no password of the URL on the terminal
     except (RequestStateKeysError, OSError) as exc:
         raise SystemExit(f"requestState keys: {exc}") from None
     for key in keys:

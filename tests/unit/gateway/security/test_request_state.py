@@ -6,6 +6,7 @@ import pytest
 from mcp.server.request_state import InvalidRequestState
 
 from eventlog import store
+from eventlog.redaction import MASK
 from eventlog.settings import Settings
 from gateway import dev
 from gateway.security.request_state import (
@@ -85,7 +86,9 @@ def test_without_a_keys_file_every_gateway_on_the_log_gets_the_one_key_the_first
 
 def test_a_gateway_whose_redis_is_down_stops_with_one_line_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store, "RECONNECT_RETRIES", 0)  # a gateway rides out a Redis restart first (~20 s)
-    url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    where = f"127.0.0.1:{free_port()}/0"  # nothing listens there
 
-    with pytest.raises(SystemExit, match=f"Redis at {url} cannot be used, and a gateway needs it to start: "):
-        request_state_security(Settings(redis_url=url))
+    with pytest.raises(SystemExit, match="cannot be used, and a gateway needs it to start: ") as stopped:
+        request_state_security(Settings(redis_url=f"redis://geo:hunter2hunter2@{where}"))
+    said = str(stopped.value)
+    assert said.startswith(f"Redis at redis://geo:{MASK}@{where} ") and "hunter2" not in said
