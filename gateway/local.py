@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from eventlog.redaction import redact_text
 from eventlog.settings import Settings
 
 RUN_FILE = "run.json"
@@ -86,4 +87,4 @@ def resolve(settings: Settings, quiet: bool = False) -> Settings:
 
 def _say(quiet: bool, text: str) -> None:
     if not quiet:
-        print(f"geogate: {text}", file=sys.stderr)
+        print(f"geogate: {redact_text(text)}", file=sys.stderr)  # a password in the Redis URL stays off the terminal

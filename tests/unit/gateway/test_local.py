@@ -31,6 +31,14 @@ def test_redis_url_wins_over_the_record(tmp_path: Path, capsys: pytest.CaptureFi
     assert "from REDIS_URL" in capsys.readouterr().err
 
 
+def test_the_redis_named_on_the_terminal_shows_no_password(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    settings = Settings(data_dir=tmp_path, redis_url="redis://geo:hunter2hunter2@db.example:6379/0")
+
+    assert resolve(settings).redis_url == "redis://geo:hunter2hunter2@db.example:6379/0"  # used as given
+    said = capsys.readouterr().err
+    assert "redis://geo:[redacted]@db.example:6379/0" in said and "hunter2" not in said
+
+
 def test_no_record_and_no_redis_url_says_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as exc:
         resolve(Settings(data_dir=tmp_path))
