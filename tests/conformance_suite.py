@@ -189,15 +189,17 @@ def check_log(work: Path, port: int) -> list[str]:
     from gateway.local import recorded
     from schemas.tools.conformance.asking import ANSWER_WINDOW_S
     from tests.log_audit import audit
+    from tests.support import wait_for_log
 
     env = gateway_env(work, port)
     run = recorded(Settings(data_dir=Path(env["GEOGATE_DATA_DIR"])))
     if run is None:
         return ["log: geogate dev recorded no Redis to check"]
     store = EventStore(redis.Redis.from_url(run.redis_url), Settings(redis_url=run.redis_url).keys())
-    deadline = time.monotonic() + ANSWER_WINDOW_S + 20
-    while (report := audit(store)).waiting and time.monotonic() < deadline:
-        time.sleep(0.5)
+    finished = lambda: not audit(store).waiting  # noqa: E731
+    with contextlib.suppress(TimeoutError):  # a call still waiting then is reported below
+        wait_for_log(store, finished, what="every call's outcome", timeout_s=ANSWER_WINDOW_S + 20)
+    report = audit(store)
     replay = [sys.executable, "-m", "gateway.cli", "replay", "--check"]
     check = subprocess.run(replay, env=env, cwd=work, capture_output=True, text=True, timeout=300)
     print(

@@ -121,9 +121,7 @@ def _run_in_place(call: _Call, output: Any, ctx: JobContext) -> None:
         except Exception as exc:  # raised below, after the sandbox's reply is read
             failed.append(exc)
 
-    outcome = _run(call, ctx, store, output, meanwhile=start)
-    if not begun and not failed:
-        start()  # the run ended before it reached the sandbox
+    outcome = _run(call, ctx, store, output, meanwhile=start)  # every way out of `_run` has called `start`
     if failed:
         raise failed[0]
     if begun[0]:
