@@ -1,6 +1,7 @@
 """The rows of issue 17's table: a measure, its baseline from the same run, the target, whether it is met, and the
 floor: the same figure for the same work behind one Celery hop with nothing of Geogate's (bench/hop.py), or, where
-a row has no hop to take away, the part alone (the sandbox run of a handler), measured in the same run.
+a row has no hop to take away, the part alone (the sandbox run of a handler), measured in the same run. The ping
+rows also give the floor of an event-sourced call: the same hop with the log's three appends (bench/_hoplog.py).
 
 Every bench that measures a row returns `Row`s; `bench/run.py` (`make bench`) prints them as one table and can
 write them as JSON for the README.
@@ -38,6 +39,8 @@ class Row:
     """The same figure (added ms or ratio) for the floor, measured in the same run; None when not measured."""
     floor_name: str = ""
     """What the floor is."""
+    log_floor: float | None = None
+    """The same figure behind the same hop with the event log's appends (bench/_hoplog.py); None when not measured."""
     spread: tuple[float, float] | None = None
     """The lowest and highest figure over several runs, when this row is their median (`combined`)."""
 
@@ -53,12 +56,16 @@ class Row:
     def met(self) -> bool:
         return self.figure <= self.target if self.at_most else self.figure >= self.target
 
+    def meets(self, figure: float | None) -> bool | None:
+        """Whether `figure` meets the target (None: not measured)."""
+        if figure is None:
+            return None
+        return figure <= self.target if self.at_most else figure >= self.target
+
     @property
     def reachable(self) -> bool | None:
         """Whether the floor itself meets the target (None: no floor measured)."""
-        if self.floor is None:
-            return None
-        return self.floor <= self.target if self.at_most else self.floor >= self.target
+        return self.meets(self.floor)
 
     def shown(self, figure: float) -> str:
         return f"{figure:+.2f} {self.unit}" if self.compare == "added" else f"{figure:.2f}×"
@@ -77,15 +84,39 @@ class Row:
             "yes" if self.met else "NO",
             "" if self.floor is None else self.shown(self.floor),
             {None: "", True: "yes", False: "no"}[self.reachable],
+            "" if self.log_floor is None else self.shown(self.log_floor),
+            {None: "", True: "yes", False: "no"}[self.meets(self.log_floor)],
         ]
 
     def as_json(self) -> dict[str, Any]:
         rounded = {"value": round(self.value, 3), "baseline": round(self.baseline, 3), "figure": round(self.figure, 3)}
         floor = None if self.floor is None else round(self.floor, 3)
-        return asdict(self) | rounded | {"floor": floor, "met": self.met, "floor_meets_target": self.reachable}
+        log_floor = None if self.log_floor is None else round(self.log_floor, 3)
+        return (
+            asdict(self)
+            | rounded
+            | {
+                "floor": floor,
+                "met": self.met,
+                "floor_meets_target": self.reachable,
+                "log_floor": log_floor,
+                "log_floor_meets_target": self.meets(self.log_floor),
+            }
+        )
 
 
-HEADER = ["measure", "value", "baseline", "ratio / added", "target", "met?", "floor", "floor meets it?"]
+HEADER = [
+    "measure",
+    "value",
+    "baseline",
+    "ratio / added",
+    "target",
+    "met?",
+    "floor",
+    "floor meets it?",
+    "floor with the log",
+    "meets it?",
+]
 
 
 def combined(runs: list[list[Row]]) -> list[Row]:
@@ -100,9 +131,11 @@ def combined(runs: list[list[Row]]) -> list[Row]:
     for rows in by_measure.values():
         ordered = sorted(rows, key=lambda r: r.figure)
         floors = [r.floor for r in rows if r.floor is not None]
+        log_floors = [r.log_floor for r in rows if r.log_floor is not None]
         spread = (ordered[0].figure, ordered[-1].figure)
         floor = statistics.median(floors) if floors else None
-        out.append(replace(ordered[(len(ordered) - 1) // 2], floor=floor, spread=spread))
+        log_floor = statistics.median(log_floors) if log_floors else None
+        out.append(replace(ordered[(len(ordered) - 1) // 2], floor=floor, log_floor=log_floor, spread=spread))
     return out
 
 

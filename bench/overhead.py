@@ -43,13 +43,20 @@ async def interleaved(urls: dict[str, str], calls: int, rounds: int = 5) -> dict
 
 def measure(calls: int = 500, pool: str | None = None) -> list[Row]:
     """The table's first rows: `ping` through `make run`'s stack against a bare MCPServer, and through one Celery
-    hop (the floor), interleaved."""
-    with geogate_stack(workers=2, pool=pool) as urls, bare_server() as bare, hop_stack() as hop:
-        samples = asyncio.run(interleaved({"geogate": urls[0], "bare": bare, "hop": hop}, calls))
-    ours, theirs, floor = samples["geogate"], samples["bare"], samples["hop"]
-    print(f"bare MCPServer ping      {describe(theirs)}")
-    print(f"ping through one hop     {describe(floor)}  [the floor: bench/hop.py]")
-    print(f"geogate ping (full path) {describe(ours)}  [worker pools: {pool or 'those of make run'}]")
+    hop without and with the log's three appends (the floors), interleaved."""
+    with (
+        geogate_stack(workers=2, pool=pool) as urls,
+        bare_server() as bare,
+        hop_stack() as hop,
+        hop_stack(logged=True) as logged,
+    ):
+        servers = {"geogate": urls[0], "bare": bare, "hop": hop, "logged": logged}
+        samples = asyncio.run(interleaved(servers, calls))
+    ours, theirs, floor, log_floor = samples["geogate"], samples["bare"], samples["hop"], samples["logged"]
+    print(f"bare MCPServer ping            {describe(theirs)}")
+    print(f"ping through one hop           {describe(floor)}  [the floor: bench/hop.py]")
+    print(f"ping through one hop + the log {describe(log_floor)}  [bench/hop.py, bench/_hoplog.py]")
+    print(f"geogate ping (full path)       {describe(ours)}  [worker pools: {pool or 'those of make run'}]")
     p50s, p99s = (median(ours), median(theirs)), (percentile(ours, 99), percentile(theirs, 99))
     return [
         Row(
@@ -61,6 +68,7 @@ def measure(calls: int = 500, pool: str | None = None) -> list[Row]:
             baseline_name=BARE,
             floor=median(floor) - p50s[1],
             floor_name=HOP,
+            log_floor=median(log_floor) - p50s[1],
         ),
         Row(
             "ping added, p99",
@@ -71,6 +79,7 @@ def measure(calls: int = 500, pool: str | None = None) -> list[Row]:
             baseline_name=BARE,
             floor=percentile(floor, 99) - p99s[1],
             floor_name=HOP,
+            log_floor=percentile(log_floor, 99) - p99s[1],
         ),
     ]
 

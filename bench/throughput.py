@@ -46,7 +46,7 @@ def wrk(url: str, seconds: int, connections: int = 64) -> dict[str, float]:
 
 def print_run(label: str, r: dict[str, float]) -> None:
     print(
-        f"{label:28s} {r['rate']:8.1f} calls/s  errors {int(r['bad'])}/{int(r['total'])}  "
+        f"{label:34s} {r['rate']:8.1f} calls/s  errors {int(r['bad'])}/{int(r['total'])}  "
         f"latency p50 {r['p50']:.1f} ms  p99 {r['p99']:.1f} ms"
     )
 
@@ -54,35 +54,34 @@ def print_run(label: str, r: dict[str, float]) -> None:
 def measure(
     seconds: int = 10, rounds: int = 2, gateways: int = 1, workers: int = 2, pool: str | None = None
 ) -> list[Row]:
-    """The table's row: calls/s through `make run`'s stack against the bare server, and through one Celery hop (the
-    floor), all up, in alternate runs."""
+    """The table's row: calls/s through `make run`'s stack against the bare server, and through one Celery hop
+    without and with the log's appends (the floors), all up, in alternate runs."""
     block = max(1, seconds // rounds)
     with (
         bare_server() as bare,
         geogate_stack(workers=workers, pool=pool, gateways=gateways) as urls,
         hop_stack() as hop,
+        hop_stack(logged=True) as logged,
     ):
-        wrk(bare, 2), wrk(urls[0], 2), wrk(hop, 2)  # warm-up
+        servers = (bare, urls[0], hop, logged)
+        for url in servers:
+            wrk(url, 2)  # warm-up
         runs, cpu = [], []
         for _ in range(rounds):
-            timed = [
-                cpu_per_call(lambda url=url: wrk(url, block), lambda r: int(r["total"])) for url in (bare, urls[0], hop)
-            ]
+            timed = [cpu_per_call(lambda url=url: wrk(url, block), lambda r: int(r["total"])) for url in servers]
             runs.append(tuple(result for result, _ in timed))
             cpu.append([spent for _, spent in timed])
     label = f"geogate ({gateways} gw, {workers} {pool or 'make-run'} workers)"
-    for theirs, ours, floor in runs:
-        print_run("bare MCPServer", theirs)
-        print_run(label, ours)
-        print_run("one hop (2 Celery workers)", floor)
-    for side, name in enumerate(("the bare MCPServer", label, "one hop")):
+    names = ("bare MCPServer", label, "one hop (2 Celery workers)", "one hop + the log's appends")
+    for run in runs:
+        for name, result in zip(names, run, strict=True):
+            print_run(name, result)
+    for side, name in enumerate(names):
         show_cpu(f"{name} (last run)", cpu[-1][side])
-    bad = sum(int(ours["bad"]) for _, ours, _ in runs)
+    bad = sum(int(ours["bad"]) for _, ours, _, _ in runs)
     if bad:
         print(f"WARNING: {bad} geogate calls were errors or not a pong")
-    ours_rate = statistics.mean(ours["rate"] for _, ours, _ in runs)
-    theirs_rate = statistics.mean(theirs["rate"] for theirs, _, _ in runs)
-    floor_rate = statistics.mean(floor["rate"] for _, _, floor in runs)
+    theirs_rate, ours_rate, floor_rate, log_rate = (statistics.mean(run[n]["rate"] for run in runs) for n in range(4))
     return [
         Row(
             "calls/s, 64 concurrent clients",
@@ -95,6 +94,7 @@ def measure(
             baseline_name="a bare MCPServer, same ping",
             floor=floor_rate / theirs_rate,
             floor_name="the same ping behind one Celery hop (bench/hop.py)",
+            log_floor=log_rate / theirs_rate,
         )
     ]
 

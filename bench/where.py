@@ -5,7 +5,9 @@ before its fenced append, `tool.succeeded` just after the job: all on this machi
 Four spans per call: client → `tool.requested` (HTTP, the MCP SDK, the call plan and gate), `tool.requested` →
 `tool.started` (the append with its queue message, Celery's delivery to the pool process, the worker's own set-up),
 `tool.started` → `tool.succeeded` (the start's append and the job), `tool.succeeded` → client (the outcome's append,
-the reader's wake-up, the answer, the SDK and HTTP back). Usage: python bench/where.py [--calls 300]
+the reader's wake-up, the answer, the SDK and HTTP back). The same spans are measured for the same ping behind one
+Celery hop with the log's three appends and nothing else of Geogate's (bench/hop.py's logged hop, bench/_hoplog.py),
+so each span shows what Geogate's own code adds to it. Usage: python bench/where.py [--calls 300]
 """
 
 import argparse
@@ -15,9 +17,12 @@ import time
 from collections import defaultdict
 from itertools import pairwise
 
+import msgpack
 import redis
+from _hoplog import STREAM
 from _report import load
 from _stack import geogate_stack, percentile
+from hop import hop_stack
 from mcp import Client
 
 from eventlog.settings import Settings
@@ -50,23 +55,43 @@ def event_times(redis_url: str) -> list[dict[str, float]]:
     return sorted(calls.values(), key=lambda c: c["tool.requested"])
 
 
+def hop_event_times(redis_url: str) -> list[dict[str, float]]:
+    """The same for the logged hop's log (bench/_hoplog.py: msgpack maps stamped with `time.time()`)."""
+    calls: dict[str, dict[str, float]] = defaultdict(dict)
+    for _, fields in redis.Redis.from_url(redis_url).xrange(STREAM):
+        event = msgpack.unpackb(fields[b"event"], raw=False)
+        calls[event["call_id"]].setdefault(event["type"], event["ts"])
+    return sorted(calls.values(), key=lambda c: c["tool.requested"])
+
+
+def spans(stamps: list[tuple[float, float]], events: list[dict[str, float]]) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {name: [] for name in (*SPANS, "total")}
+    for (sent, received), ts in zip(stamps, events, strict=True):
+        points = [sent, ts["tool.requested"], ts["tool.started"], ts["tool.succeeded"], received]
+        for name, (a, b) in zip(SPANS, pairwise(points), strict=True):
+            out[name].append((b - a) * 1000)
+        out["total"].append((received - sent) * 1000)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=300)
     ns = parser.parse_args()
     print(load())
     with geogate_stack() as urls:
-        stamps = asyncio.run(timed(urls[0], ns.calls))
-        events = event_times(urls.redis)[-ns.calls :]
-    spans: dict[str, list[float]] = {name: [] for name in (*SPANS, "total")}
-    for (sent, received), ts in zip(stamps, events, strict=True):
-        points = [sent, ts["tool.requested"], ts["tool.started"], ts["tool.succeeded"], received]
-        for name, (a, b) in zip(SPANS, pairwise(points), strict=True):
-            spans[name].append((b - a) * 1000)
-        spans["total"].append((received - sent) * 1000)
-    print(f"sequential ping through make run's stack, {ns.calls} calls: p50 / p99 of each span")
-    for name, values in spans.items():
-        print(f"  {name:<22} p50 {statistics.median(values):6.2f} ms   p99 {percentile(values, 99):6.2f} ms")
+        ours = spans(asyncio.run(timed(urls[0], ns.calls)), event_times(urls.redis)[-ns.calls :])
+    with hop_stack(logged=True) as hop:
+        floor = spans(asyncio.run(timed(hop, ns.calls)), hop_event_times(hop.redis)[-ns.calls :])
+    print(f"sequential ping, {ns.calls} calls: p50 (p99) of each span, ms")
+    print(f"  {'span':<22} {'make run':>16} {'hop + the log':>16} {'Geogate adds':>13}")
+    for name in ours:
+        a, b = ours[name], floor[name]
+        added = statistics.median(a) - statistics.median(b)
+        print(
+            f"  {name:<22} {statistics.median(a):7.2f} ({percentile(a, 99):6.2f}) "
+            f"{statistics.median(b):7.2f} ({percentile(b, 99):6.2f}) {added:+12.2f}"
+        )
 
 
 if __name__ == "__main__":
