@@ -52,7 +52,7 @@ def succeeded(token: str, attempt: str) -> Plan:
 
 
 def layout(token: str, kind: str, body: dict[str, Any], plan: Plan) -> ScriptCall:
-    dedupe = f"hop:dedupe:{token}:{kind}"
+    dedupe = f"hop:dedupe:{token}:{kind}:{body.get('attempt', '')}"  # a start per attempt, one of each other kind
     event = msgpack.packb({"type": kind, "call_id": token, "ts": time.time(), **body}, use_bin_type=True)
     fields = ["type", kind, "aggregate", f"call:{token}", "dedupe", dedupe, "event", event]
     expect, ops = plan
