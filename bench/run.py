@@ -74,8 +74,9 @@ def main() -> int:
 def run_part(name: str, quick: bool, loads: dict[str, tuple[float, float, float]], rows: list[Row], n: int) -> bool:
     """One part's rows into `rows`; a part that fails is reported and the others still run."""
     title, run = PARTS[name]
-    loads[f"{name} {n}" if n > 1 else name] = os.getloadavg()
-    print(f"\n== {name}: {title}  [{load(loads[name])}]", flush=True)
+    key = f"{name} {n}" if n > 1 else name
+    loads[key] = os.getloadavg()
+    print(f"\n== {name}: {title}  [{load(loads[key])}]", flush=True)
     try:
         rows += run(quick)
     except SystemExit as exc:
