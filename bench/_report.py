@@ -54,18 +54,14 @@ class Row:
 
     @property
     def met(self) -> bool:
-        return self.figure <= self.target if self.at_most else self.figure >= self.target
+        return self._within(self.figure)
 
     def meets(self, figure: float | None) -> bool | None:
-        """Whether `figure` meets the target (None: not measured)."""
-        if figure is None:
-            return None
-        return figure <= self.target if self.at_most else figure >= self.target
+        """Whether `figure` (a floor) meets the target (None: not measured)."""
+        return None if figure is None else self._within(figure)
 
-    @property
-    def reachable(self) -> bool | None:
-        """Whether the floor itself meets the target (None: no floor measured)."""
-        return self.meets(self.floor)
+    def _within(self, figure: float) -> bool:
+        return figure <= self.target if self.at_most else figure >= self.target
 
     def shown(self, figure: float) -> str:
         return f"{figure:+.2f} {self.unit}" if self.compare == "added" else f"{figure:.2f}×"
@@ -82,11 +78,15 @@ class Row:
             figure,
             f"{bound} {self.shown(self.target)}",
             "yes" if self.met else "NO",
-            "" if self.floor is None else self.shown(self.floor),
-            {None: "", True: "yes", False: "no"}[self.reachable],
-            "" if self.log_floor is None else self.shown(self.log_floor),
-            {None: "", True: "yes", False: "no"}[self.meets(self.log_floor)],
+            *self._floor_cells(self.floor),
+            *self._floor_cells(self.log_floor),
         ]
+
+    def _floor_cells(self, floor: float | None) -> list[str]:
+        """A floor and whether it meets the target; blank when not measured."""
+        if floor is None:
+            return ["", ""]
+        return [self.shown(floor), "yes" if self._within(floor) else "no"]
 
     def as_json(self) -> dict[str, Any]:
         rounded = {"value": round(self.value, 3), "baseline": round(self.baseline, 3), "figure": round(self.figure, 3)}
@@ -98,7 +98,7 @@ class Row:
             | {
                 "floor": floor,
                 "met": self.met,
-                "floor_meets_target": self.reachable,
+                "floor_meets_target": self.meets(self.floor),
                 "log_floor": log_floor,
                 "log_floor_meets_target": self.meets(self.log_floor),
             }
