@@ -19,7 +19,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,21 +69,27 @@ def gateway_env(work: Path, port: int) -> dict[str, str]:
 
 
 def start_gateway(work: Path, port: int) -> subprocess.Popen[bytes]:
+    from tests.support import wait_for
+
     env = gateway_env(work, port)
     (work / "workspace").mkdir(parents=True, exist_ok=True)
     log = open(work / "gateway.log", "ab")  # noqa: SIM115 - the child owns it
     argv = [sys.executable, "-m", "gateway.cli", "dev", "--workers", "2"]
     proc = subprocess.Popen(argv, env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+
+    def healthy() -> bool:
         if proc.poll() is not None:
             raise SystemExit(f"geogate dev exited early; see {work / 'gateway.log'}")
         with contextlib.suppress(OSError), urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
-            if r.status == 200:
-                return proc
-        time.sleep(0.3)
-    stop(proc)
-    raise SystemExit(f"geogate dev did not answer on port {port}; see {work / 'gateway.log'}")
+            return r.status == 200
+        return False
+
+    try:
+        wait_for(healthy, what=f"geogate dev on port {port}", timeout_s=120, interval_s=0.3)
+    except TimeoutError:
+        stop(proc)
+        raise SystemExit(f"geogate dev did not answer on port {port}; see {work / 'gateway.log'}") from None
+    return proc
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
