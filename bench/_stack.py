@@ -75,8 +75,13 @@ def geogate_stack(
     gateways: int = 1,
     workspace: Path | None = None,
     env: dict[str, str] | None = None,
+    tree: Path | None = None,
 ) -> Iterator[Urls]:
     """Redis + worker nodes + `gateways` gateway processes; yields the MCP URLs (and the Redis URL).
+
+    `tree` is the checkout whose code every role runs (default: this one). It is each role's working directory as
+    well as its PYTHONPATH: `python -m` puts the working directory ahead of PYTHONPATH, so a role started from
+    another checkout's folder would run that checkout's code whatever PYTHONPATH says.
 
     With no `pool`, the worker nodes are those of `geogate dev --workers N` (`make run`): the pools per queue of
     `gateway.dev.worker_pools`. With a `pool`, `workers` nodes of that pool serve every queue (to compare pools).
@@ -84,12 +89,13 @@ def geogate_stack(
     """
     with processes("the stack", "geogate-bench-") as (children, data):
         url = start_redis(Settings(data_dir=data), children)
+        code = (tree or ROOT).resolve()
         base = {**os.environ, "REDIS_URL": url, "GEOGATE_WORKSPACES": str(workspace or ROOT), **(env or {})}
-        base["GEOGATE_LOG_LEVEL"] = "WARNING"
+        base["GEOGATE_LOG_LEVEL"], base["PYTHONPATH"] = "WARNING", str(code)
         nodes = worker_pools(workers) if pool is None else [(f"b{n}", ["--pool", pool]) for n in range(workers)]
         for name, argv in nodes:
             command = [sys.executable, "-m", "workers", *argv, "--loglevel", "WARNING", "--name", f"{name}@%h"]
-            children.spawn(command, base, log=data / f"worker-{name}.log")
+            children.spawn(command, base, log=data / f"worker-{name}.log", cwd=code)
         urls = Urls()
         urls.redis = url
         for _ in range(gateways):
@@ -98,6 +104,7 @@ def geogate_stack(
                 [sys.executable, "-m", "gateway.cli", "gateway", "--port", str(port)],
                 {**base, "GEOGATE_PORT": str(port)},
                 log=data / f"gateway-{port}.log",
+                cwd=code,
             )
             _wait_http(f"http://127.0.0.1:{port}/health")
             urls.append(f"http://127.0.0.1:{port}/mcp")

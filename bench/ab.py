@@ -2,10 +2,12 @@
 
 Sets of runs of `overhead.py` on this 2-core machine move by a millisecond or more from one run to the next (the
 host's other load), more than most changes this project weighs. Here every call of one side has a call of the other
-beside it in time, so the machine's noise hits both alike. The other side runs `--tree`'s code (PYTHONPATH) in the
-same stack shape as this checkout's; make one with `git worktree add /tmp/base <commit>`. Both stacks share the 2
-cores, so each side's figures are higher than `overhead.py`'s: read the difference. Against a copy of itself (an
-A/A run, 1,000 calls a side) p50 agreed to 0.01 ms and p99 within 0.9 ms.
+beside it in time, so the machine's noise hits both alike. The other side runs `--tree`'s code in the same stack
+shape as this checkout's, with `--tree` as its roles' PYTHONPATH and working directory (`python -m` puts the working
+directory ahead of PYTHONPATH: before 2026-11-23 the roles inherited this checkout's folder, so both sides ran this
+checkout's code). Make the other tree with `git worktree add /tmp/base <commit>`. Both stacks share the 2 cores, so
+each side's figures are higher than `overhead.py`'s: read the difference. Against a copy of itself (an A/A run, 1,000
+calls a side) p50 agreed to 0.01 ms and p99 within 0.9 ms.
 Usage: python bench/ab.py --tree /tmp/base [--calls 2000] [--tool ping]
 """
 
@@ -52,7 +54,7 @@ def main() -> None:
     with ExitStack() as stacks:
         urls = {
             "this checkout": stacks.enter_context(geogate_stack())[0],
-            "--tree": stacks.enter_context(geogate_stack(env={"PYTHONPATH": str(tree)}))[0],
+            "--tree": stacks.enter_context(geogate_stack(tree=tree))[0],
         }
         samples = asyncio.run(alternate(urls, ns.calls, ns.tool))
     print(f"{ns.calls} sequential {ns.tool} calls a side, alternating; --tree = {tree}")

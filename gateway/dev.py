@@ -42,12 +42,18 @@ class Children:
         stop_on_signals()
 
     def spawn(
-        self, argv: list[str], env: dict[str, str], log: Path | None = None, *, service: bool = False
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        log: Path | None = None,
+        *,
+        service: bool = False,
+        cwd: Path | None = None,
     ) -> subprocess.Popen[bytes]:
         """Start a child in its own process group that dies with this process, however this process ends.
 
         Only from the main thread: the kernel's parent-death signal follows the thread that forked, so a child
-        started from another thread would die when that thread ends.
+        started from another thread would die when that thread ends. `cwd`: its working directory (default ours).
         """
         if threading.current_thread() is not threading.main_thread():
             raise RuntimeError(
@@ -57,6 +63,7 @@ class Children:
         proc = subprocess.Popen(
             argv,
             env=env,
+            cwd=cwd,
             stdout=out,
             stderr=subprocess.STDOUT if out else None,
             start_new_session=True,
