@@ -250,17 +250,28 @@ async def astep(client: aredis.Redis, keys: Keys, count: int = BATCH) -> int:
 
 
 SETTLE_S = 0.2
-"""How long the live summary lets events gather after a wake-up before it folds them: the dashboard is at most this
-much later than the log, and a busy gateway folds hundreds of events a step instead of one step per event (each
-step is six round trips on the gateway's event loop, between the calls it serves)."""
+"""How long the live summary lets events gather before it folds them: the dashboard is at most this much later than
+the log, and a busy gateway folds hundreds of events a step instead of one step per event (each step is six round
+trips and a MULTI of some twenty writes on the gateway's event loop, between the calls it serves)."""
 
 
-async def follow(client: aredis.Redis, keys: Keys, block_ms: int = 1000, settle_s: float = SETTLE_S) -> None:
-    """Keep the live summary current until cancelled: absorb, block until any stream grows, let events gather."""
+async def follow(
+    client: aredis.Redis, keys: Keys, block_ms: int = 1000, settle_s: float = SETTLE_S, count: int = BATCH
+) -> None:
+    """Keep the live summary current until cancelled: fold, then let events gather for `settle_s` before the next
+    step (at once when the step was a full batch: a backlog); when nothing came, block until any stream grows.
+
+    A step after a step is not taken at once: under a steady load there is always an event or two more by the time a
+    step ends, and chasing them made one step per call or so instead of one per `settle_s`.
+    """
     while True:
         try:
-            while await astep(client, keys):
-                pass
+            absorbed = await astep(client, keys, count)
+            if absorbed >= count:
+                continue
+            if absorbed:
+                await anyio.sleep(settle_s)
+                continue
             raw = await client.hgetall(keys.projections().ops_cursor())
             if await client.xread(cursors_of(keys, raw), count=1, block=block_ms):
                 await anyio.sleep(settle_s)
