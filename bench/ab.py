@@ -8,7 +8,10 @@ directory ahead of PYTHONPATH: before 2026-11-23 the roles inherited this checko
 checkout's code). Make the other tree with `git worktree add /tmp/base <commit>`. Both stacks share the 2 cores, so
 each side's figures are higher than `overhead.py`'s: read the difference. Against a copy of itself (an A/A run, 1,000
 calls a side) p50 agreed to 0.01 ms and p99 within 0.9 ms.
-Usage: python bench/ab.py --tree /tmp/base [--calls 2000] [--tool ping]
+With `--load S`, it measures throughput instead: 64 concurrent clients (`wrk`, as `throughput.py`) on one side then
+the other, S seconds each, `--rounds` times, the side that goes first swapping every round; it prints each side's
+calls/s and CPU per call (all the bench's processes: the idle stack's share is the same for both sides).
+Usage: python bench/ab.py --tree /tmp/base [--calls 2000] [--tool ping] [--load 8 --rounds 6]
 """
 
 import argparse
@@ -20,7 +23,9 @@ from pathlib import Path
 
 from _report import load
 from _stack import geogate_stack, percentile
+from cpu import per_call
 from mcp import Client
+from throughput import wrk
 
 
 async def alternate(urls: dict[str, str], calls: int, tool: str, warmup: int = 50) -> dict[str, list[float]]:
@@ -41,11 +46,40 @@ async def alternate(urls: dict[str, str], calls: int, tool: str, warmup: int = 5
     return samples
 
 
+def loaded(urls: dict[str, str], seconds: int, rounds: int) -> dict[str, list[tuple[float, float]]]:
+    """(calls/s, CPU ms per call) of each side under 64 clients, `rounds` runs a side, alternating."""
+    for url in urls.values():
+        wrk(url, 2)  # warm-up
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in urls}
+    order = list(urls.items())
+    for n in range(rounds):
+        for name, url in order if n % 2 == 0 else order[::-1]:
+            result, spent = per_call(lambda url=url: wrk(url, seconds), lambda r: int(r["total"]))
+            if result["bad"]:
+                raise SystemExit(f"{int(result['bad'])} calls on {name} were errors or not a pong")
+            runs[name].append((result["rate"], sum(spent.values())))
+    return runs
+
+
+def show_loaded(runs: dict[str, list[tuple[float, float]]], seconds: int) -> None:
+    print(f"64 concurrent clients, {seconds} s a run, alternating")
+    for name, values in runs.items():
+        rates = ", ".join(f"{rate:.0f}" for rate, _ in values)
+        rate, cpu = statistics.median(r for r, _ in values), statistics.median(ms for _, ms in values)
+        print(f"  {name:14s} calls/s median {rate:6.1f} ({rates})  CPU {cpu:.2f} ms/call")
+    ours, theirs = runs["this checkout"], runs["--tree"]
+    ratio = statistics.median(r for r, _ in ours) / statistics.median(r for r, _ in theirs)
+    cpu = statistics.median(ms for _, ms in ours) - statistics.median(ms for _, ms in theirs)
+    print(f"  difference     calls/s {ratio:.3f}x  CPU {cpu:+.2f} ms/call")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tree", type=Path, required=True, help="the other checkout (a git worktree)")
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--tool", default="ping")
+    parser.add_argument("--load", type=int, default=0, help="seconds a run: measure calls/s under 64 clients instead")
+    parser.add_argument("--rounds", type=int, default=6, help="with --load: runs a side")
     ns = parser.parse_args()
     tree = ns.tree.resolve()
     if not (tree / "gateway" / "runtime.py").is_file():
@@ -56,7 +90,13 @@ def main() -> None:
             "this checkout": stacks.enter_context(geogate_stack())[0],
             "--tree": stacks.enter_context(geogate_stack(tree=tree))[0],
         }
-        samples = asyncio.run(alternate(urls, ns.calls, ns.tool))
+        if ns.load:
+            runs = loaded(urls, ns.load, ns.rounds)
+        else:
+            samples = asyncio.run(alternate(urls, ns.calls, ns.tool))
+    if ns.load:
+        show_loaded(runs, ns.load)
+        return
     print(f"{ns.calls} sequential {ns.tool} calls a side, alternating; --tree = {tree}")
     for name, values in samples.items():
         print(
