@@ -23,9 +23,8 @@ from pathlib import Path
 
 from _report import load
 from _stack import geogate_stack, percentile
-from cpu import per_call
 from mcp import Client
-from throughput import wrk
+from throughput import loaded, wrk
 
 
 async def alternate(urls: dict[str, str], calls: int, tool: str, warmup: int = 50) -> dict[str, list[float]]:
@@ -46,7 +45,7 @@ async def alternate(urls: dict[str, str], calls: int, tool: str, warmup: int = 5
     return samples
 
 
-def loaded(urls: dict[str, str], seconds: int, rounds: int) -> dict[str, list[tuple[float, float]]]:
+def under_load(urls: dict[str, str], seconds: int, rounds: int) -> dict[str, list[tuple[float, float]]]:
     """(calls/s, CPU ms per call) of each side under 64 clients, `rounds` runs a side, alternating."""
     for url in urls.values():
         wrk(url, 2)  # warm-up
@@ -54,7 +53,7 @@ def loaded(urls: dict[str, str], seconds: int, rounds: int) -> dict[str, list[tu
     order = list(urls.items())
     for n in range(rounds):
         for name, url in order if n % 2 == 0 else order[::-1]:
-            result, spent = per_call(lambda url=url: wrk(url, seconds), lambda r: int(r["total"]))
+            result, spent = loaded(url, seconds)
             if result["bad"]:
                 raise SystemExit(f"{int(result['bad'])} calls on {name} were errors or not a pong")
             runs[name].append((result["rate"], sum(spent.values())))
@@ -91,7 +90,7 @@ def main() -> None:
             "--tree": stacks.enter_context(geogate_stack(tree=tree))[0],
         }
         if ns.load:
-            runs = loaded(urls, ns.load, ns.rounds)
+            runs = under_load(urls, ns.load, ns.rounds)
         else:
             samples = asyncio.run(alternate(urls, ns.calls, ns.tool))
     if ns.load:

@@ -44,6 +44,11 @@ def wrk(url: str, seconds: int, connections: int = 64) -> dict[str, float]:
     }
 
 
+def loaded(url: str, seconds: int) -> tuple[dict[str, float], dict[str, float]]:
+    """One `wrk` run against `url`, and each role's CPU milliseconds per call over it."""
+    return cpu_per_call(lambda: wrk(url, seconds), lambda r: int(r["total"]))
+
+
 def print_run(label: str, r: dict[str, float]) -> None:
     print(
         f"{label:34s} {r['rate']:8.1f} calls/s  errors {int(r['bad'])}/{int(r['total'])}  "
@@ -68,7 +73,7 @@ def measure(
             wrk(url, 2)  # warm-up
         runs, cpu = [], []
         for _ in range(rounds):
-            timed = [cpu_per_call(lambda url=url: wrk(url, block), lambda r: int(r["total"])) for url in servers]
+            timed = [loaded(url, block) for url in servers]
             runs.append(tuple(result for result, _ in timed))
             cpu.append([spent for _, spent in timed])
     label = f"geogate ({gateways} gw, {workers} {pool or 'make-run'} workers)"
