@@ -10,7 +10,10 @@ each side's figures are higher than `overhead.py`'s: read the difference. Agains
 calls a side) p50 agreed to 0.01 ms and p99 within 0.9 ms.
 With `--load S`, it measures throughput instead: 64 concurrent clients (`wrk`, as `throughput.py`) on one side then
 the other, S seconds each, `--rounds` times, the side that goes first swapping every round; it prints each side's
-calls/s and CPU per call (all the bench's processes: the idle stack's share is the same for both sides).
+calls/s and CPU per call (all the bench's processes: the idle stack's share is the same for both sides), and each
+role's CPU per call (medians of the runs) beside the other side's.
+Each mode runs in two halves, the two stacks started again for the second in the other order: in two A/A runs under
+load with one start order, the stack started first was 4.4% and 5.7% slower (first slower in 9 of 11 paired runs).
 Usage: python bench/ab.py --tree /tmp/base [--calls 2000] [--tool ping] [--load 8 --rounds 6]
 """
 
@@ -18,7 +21,8 @@ import argparse
 import asyncio
 import statistics
 import time
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from _report import load
@@ -45,31 +49,51 @@ async def alternate(urls: dict[str, str], calls: int, tool: str, warmup: int = 5
     return samples
 
 
-def under_load(urls: dict[str, str], seconds: int, rounds: int) -> dict[str, list[tuple[float, float]]]:
-    """(calls/s, CPU ms per call) of each side under 64 clients, `rounds` runs a side, alternating."""
+def under_load(urls: dict[str, str], seconds: int, rounds: int) -> dict[str, list[tuple[float, dict[str, float]]]]:
+    """(calls/s, each role's CPU ms per call) of each side under 64 clients, `rounds` runs a side, alternating."""
     for url in urls.values():
         wrk(url, 2)  # warm-up
-    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in urls}
+    runs: dict[str, list[tuple[float, dict[str, float]]]] = {name: [] for name in urls}
     order = list(urls.items())
     for n in range(rounds):
         for name, url in order if n % 2 == 0 else order[::-1]:
             result, spent = loaded(url, seconds)
             if result["bad"]:
                 raise SystemExit(f"{int(result['bad'])} calls on {name} were errors or not a pong")
-            runs[name].append((result["rate"], sum(spent.values())))
+            runs[name].append((result["rate"], spent))
     return runs
 
 
-def show_loaded(runs: dict[str, list[tuple[float, float]]], seconds: int) -> None:
+def _role_medians(values: list[tuple[float, dict[str, float]]]) -> dict[str, float]:
+    roles = {role for _, spent in values for role in spent}
+    return {role: statistics.median(spent.get(role, 0.0) for _, spent in values) for role in sorted(roles)}
+
+
+def show_loaded(runs: dict[str, list[tuple[float, dict[str, float]]]], seconds: int) -> None:
+    """Each side's calls/s and CPU per call (all of the bench's processes, then each role: medians of the runs)."""
     print(f"64 concurrent clients, {seconds} s a run, alternating")
     for name, values in runs.items():
         rates = ", ".join(f"{rate:.0f}" for rate, _ in values)
-        rate, cpu = statistics.median(r for r, _ in values), statistics.median(ms for _, ms in values)
+        rate, cpu = statistics.median(r for r, _ in values), statistics.median(sum(s.values()) for _, s in values)
         print(f"  {name:14s} calls/s median {rate:6.1f} ({rates})  CPU {cpu:.2f} ms/call")
     ours, theirs = runs["this checkout"], runs["--tree"]
     ratio = statistics.median(r for r, _ in ours) / statistics.median(r for r, _ in theirs)
-    cpu = statistics.median(ms for _, ms in ours) - statistics.median(ms for _, ms in theirs)
+    cpu = statistics.median(sum(s.values()) for _, s in ours) - statistics.median(sum(s.values()) for _, s in theirs)
     print(f"  difference     calls/s {ratio:.3f}x  CPU {cpu:+.2f} ms/call")
+    mine, other = _role_medians(ours), _role_medians(theirs)
+    for role in sorted(mine.keys() | other.keys(), key=lambda r: -mine.get(r, 0.0)):
+        a, b = mine.get(role, 0.0), other.get(role, 0.0)
+        print(f"    {role:42s} {a:6.2f}  {b:6.2f}  {a - b:+6.2f} ms/call")
+
+
+@contextmanager
+def stacks_in_order(tree: Path, ours_first: bool) -> Iterator[dict[str, str]]:
+    """Both sides' stacks, this checkout's started first or second."""
+    sides: list[tuple[str, Path | None]] = [("this checkout", None), ("--tree", tree)]
+    with ExitStack() as stacks:
+        yield {
+            name: stacks.enter_context(geogate_stack(tree=code))[0] for name, code in sides[:: 1 if ours_first else -1]
+        }
 
 
 def main() -> None:
@@ -84,15 +108,16 @@ def main() -> None:
     if not (tree / "gateway" / "runtime.py").is_file():
         raise SystemExit(f"--tree {tree} is not a Geogate checkout")
     print(load())
-    with ExitStack() as stacks:
-        urls = {
-            "this checkout": stacks.enter_context(geogate_stack())[0],
-            "--tree": stacks.enter_context(geogate_stack(tree=tree))[0],
-        }
-        if ns.load:
-            runs = under_load(urls, ns.load, ns.rounds)
-        else:
-            samples = asyncio.run(alternate(urls, ns.calls, ns.tool))
+    runs: dict[str, list[tuple[float, dict[str, float]]]] = {"this checkout": [], "--tree": []}
+    samples: dict[str, list[float]] = {"this checkout": [], "--tree": []}
+    for ours_first in (True, False):  # the stack started first runs about 5% slower under load (an A/A shows it)
+        with stacks_in_order(tree, ours_first) as urls:
+            if ns.load:
+                for name, values in under_load(urls, ns.load, max(1, ns.rounds // 2)).items():
+                    runs[name] += values
+            else:
+                for name, values in asyncio.run(alternate(urls, ns.calls // 2, ns.tool)).items():
+                    samples[name] += values
     if ns.load:
         show_loaded(runs, ns.load)
         return
