@@ -62,9 +62,12 @@ def gateway(
         return
     import uvicorn
 
+    from eventlog.memory import settle_memory
     from gateway.app import build_app
 
-    uvicorn.run(build_app(settings), host=settings.host, port=settings.port, log_level="warning")
+    app = build_app(settings)
+    settle_memory()
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

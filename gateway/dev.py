@@ -272,6 +272,9 @@ def _announce(settings: Settings, url: str, workers: int) -> None:
 def _serve(settings: Settings) -> None:
     import uvicorn
 
+    from eventlog.memory import settle_memory
     from gateway.app import build_app
 
-    uvicorn.run(build_app(settings), host=settings.host, port=settings.port, log_level="warning")
+    app = build_app(settings)
+    settle_memory()
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")

@@ -5,9 +5,10 @@ import socket
 from functools import cached_property
 
 from celery import Celery, Task
-from celery.signals import worker_init, worker_shutdown
+from celery.signals import worker_init, worker_ready, worker_shutdown
 
 from eventlog.celeryconf import celery_config
+from eventlog.memory import settle_memory
 from eventlog.settings import Settings
 from eventlog.store import EventStore
 from schemas import tasks
@@ -59,6 +60,17 @@ def hold_lease(settings: Settings, queues: list[str], pool: str, concurrency: in
 
     worker_init.connect(take, weak=False)
     worker_shutdown.connect(give_up, weak=False)
+
+
+def settle_memory_when_started() -> None:
+    """Freeze the node's start-up heap (`eventlog.memory`) at `worker_init`, which the pool processes forked after it
+    inherit, and again at `worker_ready` for what the node's own consumer built meanwhile."""
+
+    def settle(**_: object) -> None:
+        settle_memory()
+
+    worker_init.connect(settle, weak=False)
+    worker_ready.connect(settle, weak=False)
 
 
 def _register(queue: str) -> None:
