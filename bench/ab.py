@@ -86,6 +86,11 @@ def show_loaded(runs: dict[str, list[tuple[float, dict[str, float]]]], seconds: 
         print(f"    {role:42s} {a:6.2f}  {b:6.2f}  {a - b:+6.2f} ms/call")
 
 
+STALL_MS = 50.0
+"""A sequential call this slow was held up by something other than its own path (a garbage collector's full pass,
+the host): counted apart, since p99 of a few thousand calls does not see a stall or two."""
+
+
 @contextmanager
 def stacks_in_order(tree: Path, ours_first: bool) -> Iterator[dict[str, str]]:
     """Both sides' stacks, this checkout's started first or second."""
@@ -125,7 +130,8 @@ def main() -> None:
     for name, values in samples.items():
         print(
             f"  {name:14s} p50 {statistics.median(values):6.2f} ms  p90 {percentile(values, 90):6.2f} ms  "
-            f"p99 {percentile(values, 99):6.2f} ms"
+            f"p99 {percentile(values, 99):6.2f} ms  max {max(values):7.2f} ms  over {STALL_MS:g} ms: "
+            f"{sum(v > STALL_MS for v in values)}"
         )
     ours, theirs = samples["this checkout"], samples["--tree"]
     print(
