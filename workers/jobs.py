@@ -36,14 +36,24 @@ class Finished:
         return self.requested.payload(ToolRequested)
 
 
+Land = Callable[[], bool]
+"""Appends the call's outcome (once, however often called); True when it landed, False when the attempt was
+superseded."""
+
+
 @dataclass(frozen=True)
 class Next:
     """What follows a call's outcome: the outcome as appended, effects appended atomically with it (a follow-up
-    job's enqueue), and work this worker does right after it landed (a result handler run in place)."""
+    job's enqueue), and work this worker does around it (a result handler run in place).
+
+    `then` is given the outcome's append (`Land`) and must call it before appending anything of its own; work that
+    appends nothing (a sandbox run over the output in memory) may go on meanwhile, and is dropped when the outcome
+    does not land. The runner lands the outcome itself after `then` if `then` did not.
+    """
 
     outcome: Event
     effects: list[Op] = field(default_factory=list)
-    then: Callable[[], None] | None = None
+    then: Callable[[Land], None] | None = None
 
 
 FollowUp = Callable[[Finished], Next | None]

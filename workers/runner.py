@@ -21,7 +21,7 @@ from schemas.ids import new_id
 from schemas.tools import SPECS
 from workers.context import Fence, JobContext, ProgressSink
 from workers.errors import JobCancelled, JobError, JobFailed, JobSuperseded
-from workers.jobs import FOLLOW_UPS, JOBS, OWN_LIFECYCLE, Finished, Next
+from workers.jobs import FOLLOW_UPS, JOBS, OWN_LIFECYCLE, Finished, Land, Next
 from workers.lifecycle import Run, begin, elapsed_ms, end, ms_since, store_result
 
 logger = logging.getLogger(__name__)
@@ -56,12 +56,26 @@ def run_call(
     else:
         outcome, output = _execute(data, ctx, store, settings)
     after = _next(Finished(requested, follow(requested, outcome), output, ctx))
-    if not end(store, run, after.outcome, after.effects) and not _restart_lost(store, settings, requested, run, after):
-        logger.warning(
-            "attempt %s of call %s was superseded by a re-dispatch; its outcome is dropped", run.attempt, data.call_id
-        )
-    elif after.then is not None:
-        after.then()
+    landed: list[bool] = []
+
+    def land() -> bool:
+        if not landed:
+            landed.append(
+                end(store, run, after.outcome, after.effects) or _restart_lost(store, settings, requested, run, after)
+            )
+            if not landed[0]:
+                logger.warning(
+                    "attempt %s of call %s was superseded by a re-dispatch; its outcome is dropped",
+                    run.attempt,
+                    data.call_id,
+                )
+        return landed[0]
+
+    try:
+        if after.then is not None:
+            after.then(land)
+    finally:
+        land()  # `then` may have failed before it landed the outcome
 
 
 def _restart_lost(store: EventStore, settings: Settings, requested: Event, run: Run, after: Next) -> bool:
@@ -89,9 +103,9 @@ def _next(finished: Finished) -> Next:
             effects += planned.effects
             work += [planned.then] if planned.then else []
 
-    def then() -> None:
+    def then(land: Land) -> None:
         for step in work:
-            step()
+            step(land)
 
     return Next(final, effects, then if work else None)
 

@@ -44,7 +44,7 @@ from schemas.tools.handlers import RUN_RESULT_HANDLER, RunResultHandlerArgs, Run
 from workers import calling
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.jobs import Finished, Next, follow_up, job
+from workers.jobs import Finished, Land, Next, follow_up, job
 from workers.lifecycle import Run, begin, compact, elapsed_ms, end, ms_since, store_result
 from workers.sandbox.bridge import CallTool
 from workers.sandbox.errors import SandboxUnavailable
@@ -92,7 +92,7 @@ def _handler_next(finished: Finished) -> Next | None:
     data = finished.outcome.payload(ToolSucceeded).model_copy(update={"handler_lease": lease})
     outcome = finished.outcome.model_copy(update={"data": data})
     call = _Call(finished.requested, outcome)
-    return Next(outcome, then=lambda: _run_in_place(call, finished.output, finished.ctx))
+    return Next(outcome, then=lambda land: _run_in_place(call, finished.output, finished.ctx, land))
 
 
 def calls_tools(handler: ResultHandler) -> bool:
@@ -102,12 +102,13 @@ def calls_tools(handler: ResultHandler) -> bool:
     return handler.language == "python" and "tools" in handler.source
 
 
-def _run_in_place(call: _Call, output: Any, ctx: JobContext) -> None:
+def _run_in_place(call: _Call, output: Any, ctx: JobContext, land: Land) -> None:
     """The handler's lifecycle on the tool's worker, over the output still in memory (no read back).
 
-    The start is appended while the sandbox runs the handler (a run is pure: it reads its input and returns a
-    value), so its round trip is off the handler's path; a start refused (the reaper re-dispatched the run while
-    this worker was paused, or it already ended) discards the value and appends nothing more.
+    The tool's outcome (`land`) and then the handler's start are appended while the sandbox runs the handler (a
+    run is pure: it reads its input and returns a value), so their round trips are off the handler's path. An
+    outcome that did not land (a re-dispatch superseded this attempt) or a start refused (the reaper re-dispatched
+    the handler run while this worker was paused, or it already ended) discards the value and appends nothing more.
     """
     store, settings = ctx.store, ctx.settings
     assert store is not None and settings is not None, "the runner passes the store and settings"
@@ -117,7 +118,7 @@ def _run_in_place(call: _Call, output: Any, ctx: JobContext) -> None:
 
     def start() -> None:
         try:
-            begun.append(begin(store, run) is not None)
+            begun.append(land() and begin(store, run) is not None)
         except Exception as exc:  # raised below, after the sandbox's reply is read
             failed.append(exc)
 
@@ -201,11 +202,11 @@ def _run(
     def host_work() -> None:
         if kept:
             return
+        meanwhile()  # first: the appends that the handler's outcome must follow
         try:
             kept.append(succeeded.output_ref or store.put_blob(compact(succeeded.result), settings.blob_ttl_s))
         except Exception as exc:  # raised by `raw()`, outside the sandbox's exchange
             kept.append(exc)
-        meanwhile()
 
     def raw() -> OutputRef:
         host_work()

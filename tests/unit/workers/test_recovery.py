@@ -7,7 +7,9 @@ A node's death is simulated by deleting its lease key, which is what a lapsed TT
 import base64
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import msgpack
 import pytest
@@ -29,7 +31,7 @@ from workers import runner
 from workers.context import Fence, JobContext
 from workers.errors import JobSuperseded
 from workers.files import atomic_output
-from workers.jobs import JOBS
+from workers.jobs import JOBS, Land
 from workers.registry import load_all
 from workers.sandbox import job as handler_job
 
@@ -187,6 +189,33 @@ def test_a_handler_runs_in_place_on_the_tools_worker_held_by_its_lease(store: Ev
     assert events[4].payload(HandlerSucceeded).value is True
 
 
+def test_the_tools_outcome_lands_while_its_handler_runs(
+    store: EventStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Off the handler's path: the run is handed to the handler's runtime before `tool.succeeded` is appended, and
+    the outcome, then the handler's start, are appended in the host's work meanwhile."""
+    call_id, payload = publish(store, handler={"language": "jmespath", "script": "pong"})
+    alive(store, LEASE_A)
+    seen: dict[str, list[str]] = {}
+    real = handler_job.run_handler
+
+    def observed(handler: object, output: object, *, meanwhile: Callable[[], object], **kwargs: Any) -> object:
+        seen["handed over"] = types_of(store, call_id)
+
+        def host_work() -> None:
+            meanwhile()
+            seen["host work done"] = types_of(store, call_id)
+
+        return real(handler, output, meanwhile=host_work, **kwargs)
+
+    monkeypatch.setattr(handler_job, "run_handler", observed)
+    runner.run_call(store, settings, "host-a:11", payload, lease=LEASE_A)
+
+    assert seen["handed over"] == ["tool.requested", "tool.started"]
+    assert seen["host work done"] == ["tool.requested", "tool.started", "tool.succeeded", "handler.started"]
+    assert types_of(store, call_id)[-1] == "handler.succeeded"
+
+
 def test_a_handler_that_calls_tools_goes_to_the_sandbox_queue(store: EventStore, settings: Settings) -> None:
     """It waits on other calls: in place it could hold the pool those calls need."""
     call_id, payload = publish(store, handler={"script": "tools.raster_info(uri='dem.tif')"})
@@ -222,10 +251,11 @@ def test_a_handler_held_in_place_by_a_node_that_died_is_redispatched_and_ends_on
     alive(store, LEASE_A, LEASE_B)
     in_place = handler_job._run_in_place
 
-    def dies_then_wakes(call: object, output: object, ctx: JobContext) -> None:
+    def dies_then_wakes(call: object, output: object, ctx: JobContext, land: Land) -> None:
+        assert land()
         store.redis.delete(store.keys.lease(LEASE_A))
         assert [(r.stage, r.action) for r in reap(store, settings)] == [("handler", "redispatched")]
-        in_place(call, output, ctx)  # the paused node wakes up and runs it after all
+        in_place(call, output, ctx, land)  # the paused node wakes up and runs it after all
 
     monkeypatch.setattr(handler_job, "_run_in_place", dies_then_wakes)
     runner.run_call(store, settings, "host-a:11", payload, lease=LEASE_A)
