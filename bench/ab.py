@@ -14,16 +14,18 @@ calls/s and CPU per call (all the bench's processes: the idle stack's share is t
 role's CPU per call (medians of the runs) beside the other side's.
 Each mode runs in two halves, the two stacks started again for the second in the other order: in two A/A runs under
 load with one start order, the stack started first was 4.4% and 5.7% slower (first slower in 9 of 11 paired runs).
-Usage: python bench/ab.py --tree /tmp/base [--calls 2000] [--tool ping] [--load 8 --rounds 6]
+Usage: python bench/ab.py --tree /tmp/base [--calls 2000] [--tool ping] [--args JSON] [--load 8 --rounds 6]
 """
 
 import argparse
 import asyncio
+import json
 import statistics
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 from _report import load
 from _stack import geogate_stack, percentile
@@ -31,7 +33,9 @@ from mcp import Client
 from throughput import loaded, wrk
 
 
-async def alternate(urls: dict[str, str], calls: int, tool: str, warmup: int = 50) -> dict[str, list[float]]:
+async def alternate(
+    urls: dict[str, str], calls: int, tool: str, args: dict[str, Any], warmup: int = 50
+) -> dict[str, list[float]]:
     """`calls` timed calls on each side, the side that goes first swapping every round."""
     samples: dict[str, list[float]] = {name: [] for name in urls}
     async with Client(urls["this checkout"]) as ours, Client(urls["--tree"]) as theirs:
@@ -40,7 +44,7 @@ async def alternate(urls: dict[str, str], calls: int, tool: str, warmup: int = 5
         for n in range(warmup + calls):
             for name, client in order if n % 2 == 0 else order[::-1]:
                 began = time.perf_counter()
-                result = await client.call_tool(tool, {})
+                result = await client.call_tool(tool, args)
                 elapsed = (time.perf_counter() - began) * 1000
                 if result.is_error:
                     raise SystemExit(f"{tool} failed on {name}: {result.content}")
@@ -106,6 +110,7 @@ def main() -> None:
     parser.add_argument("--tree", type=Path, required=True, help="the other checkout (a git worktree)")
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--tool", default="ping")
+    parser.add_argument("--args", type=json.loads, default={}, help="the tool's arguments as JSON, e.g. a handler")
     parser.add_argument("--load", type=int, default=0, help="seconds a run: measure calls/s under 64 clients instead")
     parser.add_argument("--rounds", type=int, default=6, help="with --load: runs a side")
     ns = parser.parse_args()
@@ -121,12 +126,12 @@ def main() -> None:
                 for name, values in under_load(urls, ns.load, max(1, ns.rounds // 2)).items():
                     runs[name] += values
             else:
-                for name, values in asyncio.run(alternate(urls, ns.calls // 2, ns.tool)).items():
+                for name, values in asyncio.run(alternate(urls, ns.calls // 2, ns.tool, ns.args)).items():
                     samples[name] += values
     if ns.load:
         show_loaded(runs, ns.load)
         return
-    print(f"{ns.calls} sequential {ns.tool} calls a side, alternating; --tree = {tree}")
+    print(f"{ns.calls} sequential {ns.tool} calls a side ({json.dumps(ns.args)}), alternating; --tree = {tree}")
     for name, values in samples.items():
         print(
             f"  {name:14s} p50 {statistics.median(values):6.2f} ms  p90 {percentile(values, 90):6.2f} ms  "
