@@ -9,6 +9,7 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
 from eventlog import ops_feed
+from eventlog.memory import settle_memory
 from eventlog.settings import Settings
 from eventlog.store import async_client
 from gateway.security.request_state import request_state_security
@@ -35,6 +36,16 @@ def build_app(settings: Settings) -> ASGIApp:
     )
     _follow_the_log(app, settings)
     return secure(app, settings, runtime, setup)
+
+
+def serve(settings: Settings) -> None:
+    """Serve the gateway over HTTP until stopped (`geogate gateway`, `geogate dev`): the app is built, then the
+    start-up heap frozen (`eventlog.memory`), then uvicorn runs it."""
+    import uvicorn
+
+    app = build_app(settings)
+    settle_memory()
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
 
 
 def _follow_the_log(app: Starlette, settings: Settings) -> None:

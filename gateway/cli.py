@@ -60,14 +60,9 @@ def gateway(
         server, _ = build_server(settings)
         server.run("stdio")
         return
-    import uvicorn
+    from gateway.app import serve
 
-    from eventlog.memory import settle_memory
-    from gateway.app import build_app
-
-    app = build_app(settings)
-    settle_memory()
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+    serve(settings)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -244,7 +244,9 @@ def run_dev(settings: Settings, workers: int) -> None:
             command = [sys.executable, "-m", "workers", *argv, "--name", f"{name}@%h", "--loglevel", "WARNING"]
             children.spawn(command, env, log=data_dir / f"worker-{name}.log")
         _announce(settings, url, workers)
-        _serve(settings)
+        from gateway.app import serve  # the SDK and the app only once the children are up
+
+        serve(settings)
     except KeyboardInterrupt:
         pass
     finally:
@@ -267,14 +269,3 @@ def _announce(settings: Settings, url: str, workers: int) -> None:
     print(f"Redis {url} (recorded in {recorded}); worker pools: {', '.join(n for n, _ in worker_pools(workers))}")
     print(f"Logs in {settings.data_dir}/")
     print(client_config(settings, url))
-
-
-def _serve(settings: Settings) -> None:
-    import uvicorn
-
-    from eventlog.memory import settle_memory
-    from gateway.app import build_app
-
-    app = build_app(settings)
-    settle_memory()
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
