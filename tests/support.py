@@ -98,6 +98,23 @@ def wait_for_log(store: "EventStore", condition: Callable[[], bool], *, what: st
             cursors[stream.decode()] = entries[-1][0].decode()
 
 
+def wait_for_key(
+    client: redis.Redis, key: str, condition: Callable[[], bool], *, what: str, timeout_s: float = 20
+) -> None:
+    """Re-check `condition` each time Redis changes `key` (keyspace notifications, switched on here for hashes and
+    generic commands: only on a Redis of the test's own); raise after `timeout_s`."""
+    client.config_set("notify-keyspace-events", "Khg")
+    db = client.connection_pool.connection_kwargs.get("db", 0)
+    with client.pubsub(ignore_subscribe_messages=True) as changes:
+        changes.subscribe(f"__keyspace@{db}__:{key}")  # before the first check: no change falls between the two
+        deadline = time.monotonic() + timeout_s
+        while not condition():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"timed out waiting for {what}")
+            changes.get_message(timeout=min(left, 2.0))
+
+
 def make_event(aggregate: str, data: EventData, *, actor: str = "tester", trace_id: str = "trace") -> Event:
     return Event(id=new_id(), aggregate=aggregate, ts=datetime.now(UTC), trace_id=trace_id, actor=actor, data=data)
 

@@ -16,7 +16,7 @@ import redis.asyncio as aredis
 from eventlog import ops_feed
 from eventlog.store import EventStore
 from eventlog.streams import Keys
-from tests.support import redis_server, wait_for
+from tests.support import redis_server, wait_for_key
 from tests.unit.eventlog.ops_samples import call
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
@@ -49,9 +49,15 @@ async def test_under_a_steady_stream_of_calls_the_summary_folds_once_a_settle_pe
             began = time.monotonic()
             await anyio.to_thread.run_sync(steady_calls)
             elapsed = time.monotonic() - began
-            # the summary's cursor is a hash, with no event to block on: poll it, bounded (the follower runs meanwhile)
+            # woken by each write to the summary's cursor, bounded (the follower runs meanwhile)
             await anyio.to_thread.run_sync(
-                lambda: wait_for(lambda: absorbed() >= CALLS * 3, what="the summary to absorb the calls", timeout_s=30)
+                lambda: wait_for_key(
+                    store.redis,
+                    store.live.ops_cursor(),
+                    lambda: absorbed() >= CALLS * 3,
+                    what="the summary to absorb the calls",
+                    timeout_s=30,
+                )
             )
             group.cancel_scope.cancel()
         await client.aclose()
