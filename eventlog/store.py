@@ -16,6 +16,7 @@ from redis.retry import Retry
 
 from eventlog.append import SCRIPT, Expect, Op, Readback, script_call, stream_fields
 from eventlog.errors import BlobMissing, EventLogError
+from eventlog.packing import pack_with_hiredis
 from eventlog.projections import ops_for
 from eventlog.projections.call_state import CallState
 from eventlog.redaction import redact_event
@@ -69,11 +70,15 @@ def reconnecting(*, asynchronous: bool = False, **kwargs: Any) -> dict[str, Any]
 
 
 def sync_client(url: str) -> redis.Redis:
-    return redis.Redis.from_url(url, **reconnecting(decode_responses=False))
+    client = redis.Redis.from_url(url, **reconnecting(decode_responses=False))
+    pack_with_hiredis(client.connection_pool)
+    return client
 
 
 def async_client(url: str) -> aredis.Redis:
-    return aredis.Redis.from_url(url, **reconnecting(asynchronous=True, decode_responses=False))
+    client = aredis.Redis.from_url(url, **reconnecting(asynchronous=True, decode_responses=False))
+    pack_with_hiredis(client.connection_pool)
+    return client
 
 
 def _text(value: Any) -> str:
@@ -243,6 +248,7 @@ class AsyncEventStore(_Core):
             timeout=30,
             **reconnecting(asynchronous=True),
         )
+        pack_with_hiredis(pool)
         return cls(aredis.Redis(connection_pool=pool), settings.keys(), settings.dedupe_ttl_s)
 
     async def append(
