@@ -101,9 +101,9 @@ def wait_for_log(store: "EventStore", condition: Callable[[], bool], *, what: st
 def wait_for_key(
     client: redis.Redis, key: str, condition: Callable[[], bool], *, what: str, timeout_s: float = 20
 ) -> None:
-    """Re-check `condition` each time Redis changes `key` (keyspace notifications, switched on here for hashes and
-    generic commands: only on a Redis of the test's own); raise after `timeout_s`."""
-    client.config_set("notify-keyspace-events", "Khg")
+    """Re-check `condition` each time Redis changes `key` (keyspace notifications, switched on here for hashes, sorted
+    sets and generic commands: only on a Redis of the test's own); raise after `timeout_s`."""
+    client.config_set("notify-keyspace-events", "Khgz")
     db = client.connection_pool.connection_kwargs.get("db", 0)
     with client.pubsub(ignore_subscribe_messages=True) as changes:
         changes.subscribe(f"__keyspace@{db}__:{key}")  # before the first check: no change falls between the two

@@ -16,7 +16,7 @@ from eventlog.store import EventStore
 from schemas.events.security import CallRejected, client_aggregate
 from tests.integration.conftest import Stack, start_gateway, stop
 from tests.mcp_http import call_tool, frame, headers, read_resource
-from tests.support import free_port, wait_for, wait_for_log
+from tests.support import free_port, wait_for_key, wait_for_log
 
 pytestmark = pytest.mark.integration
 
@@ -157,7 +157,8 @@ def test_calls_in_progress_are_limited_across_gateways(secured: Secured, http: h
     refused = call_tool(http, secured.urls[1], "ping", {}, token=TOKENS["solo"])
     runner.join()
     # the slot is released once the first call's response has gone out, which the client may see first
-    wait_for(lambda: store.redis.zcard(store.keys.in_flight("solo")) == 0, what="solo's slot to be released")
+    slots = store.keys.in_flight("solo")
+    wait_for_key(store.redis, slots, lambda: store.redis.zcard(slots) == 0, what="solo's slot to be released")
     after = call_tool(http, secured.urls[1], "ping", {}, token=TOKENS["solo"])
 
     assert refused.status == 429 and refused.headers["retry-after"] == "1"
