@@ -76,14 +76,14 @@ def _role_medians(values: list[tuple[float, dict[str, float]]]) -> dict[str, flo
 def show_loaded(runs: dict[str, list[tuple[float, dict[str, float]]]], seconds: int) -> None:
     """Each side's calls/s and CPU per call (all of the bench's processes, then each role: medians of the runs)."""
     print(f"64 concurrent clients, {seconds} s a run, alternating")
+    rate = {name: statistics.median(r for r, _ in values) for name, values in runs.items()}
+    cpu = {name: statistics.median(sum(s.values()) for _, s in values) for name, values in runs.items()}
     for name, values in runs.items():
-        rates = ", ".join(f"{rate:.0f}" for rate, _ in values)
-        rate, cpu = statistics.median(r for r, _ in values), statistics.median(sum(s.values()) for _, s in values)
-        print(f"  {name:14s} calls/s median {rate:6.1f} ({rates})  CPU {cpu:.2f} ms/call")
+        rates = ", ".join(f"{r:.0f}" for r, _ in values)
+        print(f"  {name:14s} calls/s median {rate[name]:6.1f} ({rates})  CPU {cpu[name]:.2f} ms/call")
     ours, theirs = runs["this checkout"], runs["--tree"]
-    ratio = statistics.median(r for r, _ in ours) / statistics.median(r for r, _ in theirs)
-    cpu = statistics.median(sum(s.values()) for _, s in ours) - statistics.median(sum(s.values()) for _, s in theirs)
-    print(f"  difference     calls/s {ratio:.3f}x  CPU {cpu:+.2f} ms/call")
+    ratio, more = rate["this checkout"] / rate["--tree"], cpu["this checkout"] - cpu["--tree"]
+    print(f"  difference     calls/s {ratio:.3f}x  CPU {more:+.2f} ms/call")
     mine, other = _role_medians(ours), _role_medians(theirs)
     for role in sorted(mine.keys() | other.keys(), key=lambda r: -mine.get(r, 0.0)):
         a, b = mine.get(role, 0.0), other.get(role, 0.0)
