@@ -1,8 +1,6 @@
 """`geogate dev`: a private Redis, worker processes and the gateway as children of one command; Ctrl-C stops all."""
 
 import contextlib
-import ctypes
-import functools
 import json
 import os
 import shutil
@@ -12,13 +10,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import redis
 
 from eventlog.append import SCRIPT
+from eventlog.lifetime import dies_with_this_process
 from eventlog.settings import Settings
 from gateway.local import LocalRun, forget, record
 from schemas import tasks
@@ -93,35 +91,6 @@ def _stop_groups(procs: list[subprocess.Popen[bytes]], grace_s: float) -> None:
             proc.wait(timeout=max(0.1, deadline - time.monotonic()))
         _signal_group(proc, signal.SIGKILL)
         proc.wait()
-
-
-def dies_with_this_process(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
-    """A `preexec_fn` after which the child gets `sig` when this process dies (Linux `PR_SET_PDEATHSIG`).
-
-    An orderly stop is `Children.stop` (SIGTERM, a grace, then SIGKILL); this covers the rest (a SIGKILLed bench or
-    `geogate dev`), when nothing is left to follow a SIGTERM with a SIGKILL. A worker gets SIGKILL, as if its node
-    died (leases recover its calls; Celery's pool processes die with it by their own parent-death signal); a
-    service (Redis) gets SIGTERM, so that it writes its append-only file out before it exits. Pass it to
-    `subprocess.run` too (wrk, pip) so that nothing a bench starts outlives it.
-    """
-    if not sys.platform.startswith("linux"):
-        return None
-    parent, prctl = os.getpid(), _prctl()  # resolved here: the child of a threaded parent must not dlopen
-
-    def arm() -> None:
-        prctl(_PR_SET_PDEATHSIG, sig)
-        if os.getppid() != parent:  # the parent died before the signal was armed
-            os._exit(128 + sig)
-
-    return arm
-
-
-_PR_SET_PDEATHSIG = 1
-
-
-@functools.cache
-def _prctl() -> Callable[[int, int], int]:
-    return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
 
 
 def stop_on_signals() -> None:

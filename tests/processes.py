@@ -36,6 +36,17 @@ def tree(pid: int) -> list[Proc]:
     return found
 
 
+def children(pid: int) -> list[int]:
+    """Pids of `pid`'s live children, read from the kernel's own lists (fast enough to poll a fork as it happens)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            found += [int(kid) for kid in task.read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return found
+
+
 def still_running(procs: list[Proc]) -> list[Proc]:
     """Those of `procs` still alive: the same pid with the same start time."""
     table = snapshot()

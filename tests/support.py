@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 import redis
 
+from eventlog.lifetime import dies_with_this_process
 from eventlog.streams import all_categories
-from gateway.dev import dies_with_this_process
 from schemas.events import Event, EventData
 from schemas.ids import new_id
 

@@ -19,9 +19,10 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         parser.error(f"--queues: unknown queue(s) {', '.join(unknown)}; expected some of {', '.join(tasks.QUEUES)}")
     settings = Settings()
-    from workers.app import configure, hold_lease, settle_memory_when_started
+    from workers.app import configure, hold_lease, pool_processes_die_with_the_node, settle_memory_when_started
 
     app = configure(settings)
+    pool_processes_die_with_the_node()
     hold_lease(settings, ns.queues.split(","), ns.pool, ns.concurrency)
     settle_memory_when_started()
     args = ["worker", "-Q", ns.queues, "-c", str(ns.concurrency), "-P", ns.pool, "--without-gossip"]

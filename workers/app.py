@@ -5,9 +5,10 @@ import socket
 from functools import cached_property
 
 from celery import Celery, Task
-from celery.signals import worker_init, worker_ready, worker_shutdown
+from celery.signals import worker_init, worker_process_init, worker_ready, worker_shutdown
 
 from eventlog.celeryconf import celery_config
+from eventlog.lifetime import die_with_parent
 from eventlog.memory import settle_memory
 from eventlog.settings import Settings
 from eventlog.store import EventStore
@@ -60,6 +61,24 @@ def hold_lease(settings: Settings, queues: list[str], pool: str, concurrency: in
 
     worker_init.connect(take, weak=False)
     worker_shutdown.connect(give_up, weak=False)
+
+
+def pool_processes_die_with_the_node() -> None:
+    """Each prefork pool process ends when the node's main process does, whenever that happens.
+
+    Celery arms the pool process's parent-death signal (SIGKILL) after the fork, and does not check that the parent
+    is still there: a node killed between its pool's fork and that arming (a machine lost as its worker starts, a
+    stopped `geogate dev`) left its pool processes running for good, each holding the others' pipes open. Here each
+    pool process checks, once the signal is armed (`worker_process_init` comes after it), that its parent is still
+    the node, and exits if not. The solo pool sends the same signal in the node itself, which has nothing to check.
+    """
+    node = os.getpid()
+
+    def check(**_: object) -> None:
+        if os.getpid() != node:
+            die_with_parent(node)
+
+    worker_process_init.connect(check, weak=False)
 
 
 def settle_memory_when_started() -> None:

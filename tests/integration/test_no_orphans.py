@@ -10,12 +10,13 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.processes import Proc, in_sessions, still_running, tree
-from tests.support import free_port, wait_for
+from tests.processes import Proc, children, in_sessions, snapshot, still_running, tree
+from tests.support import free_port, redis_server, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -111,6 +112,49 @@ def test_geogate_dev_ended_by_any_signal_leaves_no_process_behind(sig: signal.Si
         if dev.poll() is None:
             os.killpg(dev.pid, signal.SIGKILL)
     assert dev.returncode == (-sig if sig == signal.SIGKILL else 0)
+
+
+def test_a_node_killed_as_its_pool_forks_leaves_no_pool_process(tmp_path: Path) -> None:
+    """A machine lost as its worker starts: the node SIGKILLed the moment its pool processes exist, before they armed
+    their parent-death signal (Celery arms it after the fork without checking the parent). Seen left running for good,
+    holding each other's pipes open. Three nodes, each killed as its pool forks."""
+    with redis_server(tmp_path) as url:
+        env = {**os.environ, "GEOGATE_REDIS_URL": url, "GEOGATE_DATA_DIR": str(tmp_path / ".geogate")}
+        argv = [sys.executable, "-m", "workers", "--queues", "sandbox", "--concurrency", "2", "--loglevel", "ERROR"]
+        for _ in range(3):
+            node = subprocess.Popen(
+                argv,
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            try:
+                pool = _pool_as_it_forks(node.pid, argv, size=2)
+                os.kill(node.pid, signal.SIGKILL)
+                node.wait(timeout=30)
+                _assert_none_left(pool, sessions={node.pid})
+            finally:
+                if node.poll() is None:
+                    os.killpg(node.pid, signal.SIGKILL)
+
+
+def _pool_as_it_forks(node: int, argv: list[str], size: int, timeout_s: float = 60) -> list[Proc]:
+    """The node's pool processes as soon as `size` of them exist: forks that run the node's own command line (a
+    subprocess it starts soon runs another). Polled without sleeping: the window after a fork is a millisecond."""
+    command = "\0".join(argv).encode() + b"\0"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        forks = []
+        for pid in children(node):
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                if Path(f"/proc/{pid}/cmdline").read_bytes() == command:
+                    forks.append(pid)
+        if len(forks) >= size:
+            table = snapshot()
+            return [table[pid] for pid in forks if pid in table]
+    raise TimeoutError(f"node {node} forked no pool of {size} in {timeout_s} s")
 
 
 def _runs(pid: int, part: str) -> bool:
