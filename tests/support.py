@@ -33,12 +33,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def redis_server(workdir: Path) -> Iterator[str]:
-    """A real redis-server on a free port (never 6379), stopped afterwards. Fails loudly when not installed."""
+def redis_server(workdir: Path, port: int | None = None) -> Iterator[str]:
+    """A real redis-server on a free port (never 6379), or on `port` (a free one, to start a server again where one
+    was), stopped afterwards. Fails loudly when not installed."""
     binary = shutil.which("redis-server")
     if binary is None:
         raise RuntimeError("redis-server is not installed; `make test` installs it with apt")
-    port = free_port()
+    port = port or free_port()
     argv = [
         binary,
         "--port",

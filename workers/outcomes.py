@@ -51,13 +51,19 @@ class OutcomeWaiter:
                 self._waiters.pop(call_id.encode(), None)
 
     def _run(self) -> None:
+        lost = False  # said once per outage, not every half second of it
         while True:
             try:
                 reply = self._redis.xread({self._stream: self._last_id}, count=512, block=self._block_ms)
-            except RedisError:
-                logger.exception("outcome waiter lost Redis; retrying from %s", self._last_id)
+            except RedisError as exc:
+                if not lost:
+                    logger.warning("outcome waiter lost Redis (%s); retrying from %s", exc, self._last_id)
+                lost = True
                 time.sleep(0.5)
                 continue
+            if lost:
+                logger.warning("outcome waiter reconnected to Redis; reading from %s", self._last_id)
+                lost = False
             for _stream, entries in reply or ():
                 self._dispatch(entries)
 
