@@ -121,15 +121,9 @@ def test_a_node_killed_as_its_pool_forks_leaves_no_pool_process(tmp_path: Path) 
     with redis_server(tmp_path) as url:
         env = {**os.environ, "GEOGATE_REDIS_URL": url, "GEOGATE_DATA_DIR": str(tmp_path / ".geogate")}
         argv = [sys.executable, "-m", "workers", "--queues", "sandbox", "--concurrency", "2", "--loglevel", "ERROR"]
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
         for _ in range(3):
-            node = subprocess.Popen(
-                argv,
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
+            node = subprocess.Popen(argv, cwd=ROOT, env=env, start_new_session=True, **quiet)
             try:
                 pool = _pool_as_it_forks(node.pid, argv, size=2)
                 os.kill(node.pid, signal.SIGKILL)
