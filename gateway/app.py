@@ -1,7 +1,8 @@
 """The ASGI app: the MCP endpoint at /mcp plus the routes of `gateway.surface`, behind `gateway.security`."""
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import anyio
 from mcp.server.transport_security import TransportSecuritySettings
@@ -15,6 +16,9 @@ from eventlog.store import async_client
 from gateway.security.request_state import request_state_security
 from gateway.security.wiring import auth_setup, check_exposure, secure
 from gateway.server import build_server
+
+if TYPE_CHECKING:
+    import uvicorn
 
 NO_SDK_HOST_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 """`gateway.security.origin` checks Host and Origin on every route (the SDK's check covers /mcp only)."""
@@ -38,14 +42,25 @@ def build_app(settings: Settings) -> ASGIApp:
     return secure(app, settings, runtime, setup)
 
 
-def serve(settings: Settings) -> None:
+def serve(settings: Settings, on_server: "Callable[[uvicorn.Server], None] | None" = None) -> None:
     """Serve the gateway over HTTP until stopped (`geogate gateway`, `geogate dev`): the app is built, then the
-    start-up heap frozen (`eventlog.memory`), then uvicorn runs it."""
+    start-up heap frozen (`eventlog.memory`), then uvicorn runs it. `on_server` gets the server before it starts
+    (`geogate dev` stops it through it: `gateway.dev.StopRequest`).
+
+    Raises:
+        SystemExit: the server did not start (uvicorn has said why: the port in use, say).
+    """
     import uvicorn
+    from uvicorn.config import STARTUP_FAILURE
 
     app = build_app(settings)
     settle_memory()
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+    server = uvicorn.Server(uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning"))
+    if on_server is not None:
+        on_server(server)
+    server.run()
+    if not server.started:
+        raise SystemExit(STARTUP_FAILURE)  # as `uvicorn.run` does
 
 
 def _follow_the_log(app: Starlette, settings: Settings) -> None:

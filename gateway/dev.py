@@ -12,6 +12,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import redis
 
@@ -20,6 +21,9 @@ from eventlog.lifetime import dies_with_this_process
 from eventlog.settings import Settings
 from gateway.local import LocalRun, forget, record
 from schemas import tasks
+
+if TYPE_CHECKING:
+    import uvicorn
 
 
 def free_port() -> int:
@@ -197,13 +201,41 @@ def worker_pools(workers: int) -> list[tuple[str, list[str]]]:
     ]
 
 
+class StopRequest:
+    """Ctrl-C, SIGTERM and SIGHUP stop `geogate dev` in order, asked for with a flag rather than raised.
+
+    An exception raised from a signal handler lands wherever the main thread is, a weakref callback of the import
+    system included, which prints "Exception ignored" and drops it: `geogate dev` then served on after its SIGTERM.
+    The first signal keeps the server from starting or, once it is there, ends it (uvicorn's own handlers take over
+    while it serves, and raise the signal again here once it stopped); a second one raises KeyboardInterrupt.
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._server: uvicorn.Server | None = None
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, self._handle)
+
+    def _handle(self, _signum: int, _frame: object) -> None:
+        if self.requested:
+            raise KeyboardInterrupt  # asked twice: stop waiting
+        self.requested = True
+        if self._server is not None:
+            self._server.should_exit = True
+
+    def attach(self, server: "uvicorn.Server") -> None:
+        """The server to end on a stop, before it starts; a stop asked for already ends it once it has started."""
+        self._server = server
+        if self.requested:
+            server.should_exit = True
+
+
 def run_dev(settings: Settings, workers: int) -> None:
     """Start everything, serve until Ctrl-C, SIGTERM or SIGHUP, then stop every child (workers, then Redis)."""
     children = Children()
     data_dir = settings.data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _interrupt)  # uvicorn serves SIGTERM itself, then raises it again here once it stopped
+    stop = StopRequest()
     try:
         url = settings.redis_url or start_redis(settings, children)
         settings = settings.model_copy(update={"redis_url": url})
@@ -215,17 +247,13 @@ def run_dev(settings: Settings, workers: int) -> None:
         _announce(settings, url, workers)
         from gateway.app import serve  # the SDK and the app only once the children are up
 
-        serve(settings)
+        if not stop.requested:
+            serve(settings, on_server=stop.attach)
     except KeyboardInterrupt:
         pass
     finally:
         forget(settings)
         children.stop()
-
-
-def _interrupt(signum: int, _frame: object) -> None:
-    """SIGTERM and SIGHUP end `geogate dev` as Ctrl-C does: an orderly stop, exit status 0."""
-    raise KeyboardInterrupt
 
 
 def _announce(settings: Settings, url: str, workers: int) -> None:
