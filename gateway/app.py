@@ -1,5 +1,6 @@
 """The ASGI app: the MCP endpoint at /mcp plus the routes of `gateway.surface`, behind `gateway.security`."""
 
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
@@ -58,7 +59,8 @@ def serve(settings: Settings, on_server: "Callable[[uvicorn.Server], None] | Non
     server = uvicorn.Server(uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning"))
     if on_server is not None:
         on_server(server)
-    server.run()
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises Ctrl-C again once it stopped, as `uvicorn.run` does
+        server.run()
     if not server.started:
         raise SystemExit(STARTUP_FAILURE)  # as `uvicorn.run` does
 
