@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -201,18 +202,26 @@ def worker_pools(workers: int) -> list[tuple[str, list[str]]]:
     ]
 
 
+STOP_GRACE_S = 15.0
+"""How long `geogate dev` waits for its gateway to stop before it stops the rest without it."""
+
+
 class StopRequest:
     """Ctrl-C, SIGTERM and SIGHUP stop `geogate dev` in order, asked for with a flag rather than raised.
 
     An exception raised from a signal handler lands wherever the main thread is, a weakref callback of the import
     system included, which prints "Exception ignored" and drops it: `geogate dev` then served on after its SIGTERM.
-    The first signal keeps the server from starting or, once it is there, ends it (uvicorn's own handlers take over
-    while it serves, and raise the signal again here once it stopped); a second one raises KeyboardInterrupt.
+    The first signal keeps the server from starting or, once it is there, ends it (uvicorn installs this same handler
+    while it serves); a second one raises KeyboardInterrupt. If the stop has not ended `grace_s` later (a gateway
+    whose shutdown hangs was seen once in dozens of loaded runs, cause not found), `overdue` runs on a thread of its
+    own: `run_dev` stops the children there and exits.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, overdue: Callable[[], None], grace_s: float = STOP_GRACE_S) -> None:
         self.requested = False
         self._server: uvicorn.Server | None = None
+        self._overdue, self._grace_s = overdue, grace_s
+        self._ended = threading.Event()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, self._handle)
 
@@ -220,12 +229,24 @@ class StopRequest:
         if self.requested:
             raise KeyboardInterrupt  # asked twice: stop waiting
         self.requested = True
+        threading.Thread(target=self._watch, name="geogate-stop-watch", daemon=True).start()
         if self._server is not None:
             self._server.should_exit = True
+
+    def _watch(self) -> None:
+        if self._ended.wait(self._grace_s):
+            return
+        print(f"the gateway did not stop within {self._grace_s:.0f} s; stopping the rest without it", file=sys.stderr)
+        self._overdue()
+
+    def ended(self) -> None:
+        """The server has stopped (or never started): what is left of the stop is `run_dev`'s own."""
+        self._ended.set()
 
     def attach(self, server: "uvicorn.Server") -> None:
         """The server to end on a stop, before it starts; a stop asked for already ends it once it has started."""
         self._server = server
+        server.handle_exit = self._handle  # type: ignore[method-assign]  # what uvicorn installs while it serves
         if self.requested:
             server.should_exit = True
 
@@ -235,7 +256,13 @@ def run_dev(settings: Settings, workers: int) -> None:
     children = Children()
     data_dir = settings.data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
-    stop = StopRequest()
+
+    def stop_without_the_gateway() -> None:
+        forget(settings)
+        children.stop()
+        os._exit(0)
+
+    stop = StopRequest(overdue=stop_without_the_gateway)
     try:
         url = settings.redis_url or start_redis(settings, children)
         settings = settings.model_copy(update={"redis_url": url})
@@ -252,6 +279,7 @@ def run_dev(settings: Settings, workers: int) -> None:
     except KeyboardInterrupt:
         pass
     finally:
+        stop.ended()
         forget(settings)
         children.stop()
 

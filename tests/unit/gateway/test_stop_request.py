@@ -2,7 +2,8 @@
 
 Seen before: SIGTERM raised KeyboardInterrupt from the handler, which landed in a weakref callback of the import
 system ("Exception ignored in: <function _get_module_lock.<locals>.cb>") and was dropped; `geogate dev` served on.
-Each case runs in an interpreter of its own (it sets signal handlers) and prints what it saw.
+Each case runs in an interpreter of its own (it sets signal handlers) and prints what it saw; `overdue` prints
+"overdue" and exits.
 """
 
 import signal
@@ -15,10 +16,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 
 PRELUDE = """
-import signal, weakref
+import os, signal, time, weakref
 import uvicorn
 from gateway.dev import StopRequest
-stop = StopRequest()
+def overdue():
+    print("overdue", flush=True)
+    os._exit(0)
+stop = StopRequest(overdue=overdue)
 """
 
 
@@ -73,3 +77,24 @@ except KeyboardInterrupt:
     print("interrupted")
 """
     assert run(script) == ["interrupted"]
+
+
+def test_a_stop_that_has_not_ended_after_its_grace_stops_the_rest_without_the_gateway() -> None:
+    script = """
+stop = StopRequest(overdue=overdue, grace_s=0.2)
+signal.raise_signal(signal.SIGTERM)
+time.sleep(30)  # a gateway whose shutdown hangs
+print("went_on")
+"""
+    assert run(script) == ["overdue"]
+
+
+def test_a_stop_that_ended_in_its_grace_is_left_to_finish() -> None:
+    script = """
+stop = StopRequest(overdue=overdue, grace_s=0.2)
+signal.raise_signal(signal.SIGTERM)
+stop.ended()
+time.sleep(0.6)
+print("went_on")
+"""
+    assert run(script) == ["went_on"]
