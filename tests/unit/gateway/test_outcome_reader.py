@@ -1,6 +1,7 @@
 """The gateway's shared outcome reader: a waiting call is handed the events it acts on, a trace follower every one."""
 
 import asyncio
+import contextlib
 
 import fakeredis
 
@@ -56,3 +57,21 @@ def test_a_waiting_call_is_handed_its_outcome_and_not_its_start_while_its_trace_
     assert waiting == ["tool.succeeded", "tool.failed"]
     assert trace == ["tool.started", "tool.succeeded", "tool.failed"]
     assert other == ["tool.failed"]
+
+
+async def missing_its_first_cancel() -> None:
+    """What the reader's task was seen to do inside redis-py's read: take a cancel and wait on."""
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.Event().wait()
+    await asyncio.Event().wait()
+
+
+def test_stop_ends_a_reader_task_that_missed_its_cancel() -> None:
+    async def run() -> bool:
+        reader = OutcomeReader(fakeredis.FakeAsyncRedis(), CALLS, block_ms=50)
+        reader._task = asyncio.create_task(missing_its_first_cancel())
+        await asyncio.sleep(0)  # the task is waiting
+        await asyncio.wait_for(reader.stop(grace_s=0.05), 5)
+        return reader._task.cancelled()
+
+    assert asyncio.run(run())
