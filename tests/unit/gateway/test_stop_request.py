@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 
 PRELUDE = """
-import os, signal, time, weakref
+import os, signal, threading, weakref
 import uvicorn
 from gateway.dev import StopRequest
 def overdue():
@@ -86,7 +86,10 @@ stop = StopRequest(overdue=overdue, grace_s=0.2)
 signal.raise_signal(signal.SIGTERM)
 if {ended}:
     stop.ended()  # the server stopped in time: the rest of the stop is run_dev's
-time.sleep(0.6 if {ended} else 30)  # or a gateway whose shutdown hangs
+    for watch in [t for t in threading.enumerate() if t.name == "geogate-stop-watch"]:
+        watch.join()  # the watch has ended, and not through `overdue`
+else:
+    threading.Event().wait(30)  # a gateway whose shutdown hangs: `overdue` ends it
 print("went_on")
 """
     assert run(script) == [seen]
