@@ -212,9 +212,10 @@ class StopRequest:
     An exception raised from a signal handler lands wherever the main thread is, a weakref callback of the import
     system included, which prints "Exception ignored" and drops it: `geogate dev` then served on after its SIGTERM.
     The first signal keeps the server from starting or, once it is there, ends it (uvicorn installs this same handler
-    while it serves); a second one raises KeyboardInterrupt. If the stop has not ended `grace_s` later (a gateway
-    whose shutdown hangs was seen once in dozens of loaded runs, cause not found), `overdue` runs on a thread of its
-    own: `run_dev` stops the children there and exits.
+    while it serves); a second one raises KeyboardInterrupt. If the stop has not ended `grace_s` later, `overdue`
+    runs on a thread of its own: `run_dev` stops the children there and exits. A backstop: a gateway whose shutdown
+    hung on its outcome reader was seen about once in 50 loaded runs (`gateway.outcomes.OutcomeReader.stop` mends that
+    one cause).
     """
 
     def __init__(self, overdue: Callable[[], None], grace_s: float = STOP_GRACE_S) -> None:
