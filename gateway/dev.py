@@ -258,9 +258,12 @@ def run_dev(settings: Settings, workers: int) -> None:
     data_dir = settings.data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
 
-    def stop_without_the_gateway() -> None:
+    def stop_children() -> None:
         forget(settings)
         children.stop()
+
+    def stop_without_the_gateway() -> None:
+        stop_children()
         os._exit(0)
 
     stop = StopRequest(overdue=stop_without_the_gateway)
@@ -281,8 +284,7 @@ def run_dev(settings: Settings, workers: int) -> None:
         pass
     finally:
         stop.ended()
-        forget(settings)
-        children.stop()
+        stop_children()
 
 
 def _announce(settings: Settings, url: str, workers: int) -> None:
