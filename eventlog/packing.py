@@ -5,10 +5,14 @@ its sync connections use hiredis, after a Python pass over the arguments). A `pi
 carries 55 arguments (the event's fields, the projections' operations, its queue message): on a slow 2-core machine
 redis-py packs it in 69 µs on an asyncio connection and in 22 µs on a sync one; `hiredis.pack_command` on the whole
 tuple, as here, in 9–12 µs.
+
+The two clients pack in different places: an asyncio connection through its `pack_command`, a sync one through the
+packer object it builds at construction (`_command_packer`, used by `send_command` and by pipelines alike; its
+`pack_command` is only a wrapper). Both are replaced here.
 """
 
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import hiredis
 from redis.asyncio.connection import ConnectionPool as AsyncPool
@@ -17,21 +21,42 @@ from redis.connection import ConnectionPool
 C = TypeVar("C", bound=type)
 
 
-class HiredisPacking:
-    """A connection mix-in: `pack_command` through `hiredis.pack_command`, else redis-py's own way.
+class Packer(Protocol):
+    def pack(self, *args: Any) -> list[bytes]: ...
 
-    redis-py's way stays for a command name of several words (`"CONFIG GET"`, which it splits) and for any argument
-    hiredis does not take (it takes str, bytes, int and float): redis-py then encodes it or raises its `DataError`.
-    """
+
+def hiredis_packed(args: tuple[Any, ...]) -> list[bytes] | None:
+    """The command in one piece, packed by hiredis; None when redis-py must pack it: a command name of several words
+    (`"CONFIG GET"`, which it splits) or an argument hiredis does not take (it takes str, bytes, int and float), which
+    redis-py then encodes or refuses with its `DataError`."""
+    head = args[0]
+    if (isinstance(head, str) and " " in head) or (isinstance(head, bytes) and b" " in head):
+        return None
+    try:
+        return [hiredis.pack_command(args)]
+    except TypeError:
+        return None
+
+
+class HiredisPacker:
+    """A sync connection's packer: hiredis first, else the packer redis-py chose."""
+
+    def __init__(self, fallback: Packer) -> None:
+        self.fallback = fallback
+
+    def pack(self, *args: Any) -> list[bytes]:
+        return hiredis_packed(args) or self.fallback.pack(*args)
+
+
+class HiredisPacking:
+    """A connection mix-in: commands packed through `hiredis.pack_command`, else redis-py's own way."""
 
     def pack_command(self, *args: Any) -> list[bytes]:
-        head = args[0]
-        if (isinstance(head, str) and " " in head) or (isinstance(head, bytes) and b" " in head):
-            return super().pack_command(*args)  # type: ignore[misc]
-        try:
-            return [hiredis.pack_command(args)]
-        except TypeError:
-            return super().pack_command(*args)  # type: ignore[misc]
+        return hiredis_packed(args) or super().pack_command(*args)  # type: ignore[misc]
+
+    def _construct_command_packer(self, packer: Packer | None) -> Packer:
+        """Sync connections only: what `send_command`, `pack_command` and pipelines pack with."""
+        return HiredisPacker(super()._construct_command_packer(packer))  # type: ignore[misc]
 
 
 @cache

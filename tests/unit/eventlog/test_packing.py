@@ -7,7 +7,7 @@ import redis
 import redis.asyncio as aredis
 from redis.asyncio.connection import Connection as AsyncConnection
 from redis.asyncio.connection import UnixDomainSocketConnection as AsyncUnixConnection
-from redis.connection import Connection, PythonRespSerializer
+from redis.connection import Connection, HiredisRespSerializer, PythonRespSerializer
 
 from eventlog.packing import HiredisPacking, pack_with_hiredis, packed
 from eventlog.settings import Settings
@@ -58,6 +58,26 @@ def test_the_clients_pack_with_hiredis_and_talk_to_a_real_redis(redis_url: str) 
 
     first, second = asyncio.run(round_trip())
     assert first == second == [b"stream", "dédupe".encode(), *python_values()]
+
+
+def test_the_sync_client_sends_and_pipelines_with_hiredis(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sync connection packs in `send_command` and in pipelines through its packer object, not `pack_command`:
+    redis-py's own packer (a Python pass over the arguments) runs only for what hiredis does not take."""
+    slow: list[tuple[object, ...]] = []
+    own = HiredisRespSerializer.pack
+
+    def counted(self: HiredisRespSerializer, *args: object) -> list[bytes]:
+        slow.append(args)
+        return own(self, *args)
+
+    monkeypatch.setattr(HiredisRespSerializer, "pack", counted)
+    client = sync_client(redis_url)
+    assert client.eval("return ARGV", 0, *ARGS[3:]) == [b"stream", "dédupe".encode(), *python_values()]
+    with client.pipeline() as pipe:
+        assert pipe.set("packing:k", b"v").get("packing:k").delete("packing:k").execute() == [True, b"v", 1]
+    assert slow == []
+    assert client.config_get("maxmemory") == {"maxmemory": "0"}
+    assert slow == [("CONFIG GET", "maxmemory")]
 
 
 def python_values() -> list[bytes]:
