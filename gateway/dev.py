@@ -215,7 +215,7 @@ class StopRequest:
     while it serves); a second one raises KeyboardInterrupt. If the stop has not ended `grace_s` later, `overdue`
     runs on a thread of its own: `run_dev` stops the children there and exits. A backstop: a gateway whose shutdown
     hung on its outcome reader was seen about once in 50 loaded runs (`gateway.outcomes.OutcomeReader.stop` mends that
-    one cause).
+    one cause). A signal ignored when `geogate dev` starts stays ignored: `nohup geogate dev` outlives its terminal.
     """
 
     def __init__(self, overdue: Callable[[], None], grace_s: float = STOP_GRACE_S) -> None:
@@ -224,7 +224,8 @@ class StopRequest:
         self._overdue, self._grace_s = overdue, grace_s
         self._ended = threading.Event()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(sig, self._handle)
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                signal.signal(sig, self._handle)
 
     def _handle(self, _signum: int, _frame: object) -> None:
         if self.requested:

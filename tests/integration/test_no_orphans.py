@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.processes import Proc, children, in_sessions, snapshot, still_running, tree
-from tests.support import free_port, redis_server, wait_for
+from tests.support import default_signals, free_port, redis_server, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -65,6 +65,7 @@ def test_a_bench_ended_by_any_signal_leaves_no_process_behind(sig: signal.Signal
             stderr=log,
             text=True,
             start_new_session=True,
+            preexec_fn=default_signals,
         )
     try:
         assert bench.stdout is not None and bench.stdout.readline().strip() == "ready", _tail(tmp_path / "bench.log")
@@ -98,6 +99,7 @@ def test_geogate_dev_ended_by_any_signal_leaves_no_process_behind(sig: signal.Si
         stderr=subprocess.DEVNULL,
         text=True,
         start_new_session=True,
+        preexec_fn=default_signals,
     )
     try:
         assert dev.stdout is not None and dev.stdout.readline().startswith("Geogate is up")

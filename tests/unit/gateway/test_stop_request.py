@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import default_signals
+
 ROOT = Path(__file__).resolve().parents[3]
 
 PRELUDE = """
@@ -28,7 +30,13 @@ stop = StopRequest(overdue=overdue)
 
 def run(script: str) -> list[str]:
     done = subprocess.run(
-        [sys.executable, "-c", PRELUDE + script], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+        [sys.executable, "-c", PRELUDE + script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        preexec_fn=default_signals,
     )
     assert "Exception ignored" not in done.stderr, done.stderr
     return done.stdout.split()
@@ -64,6 +72,21 @@ stop.attach(server)
 print(server.should_exit)
 signal.raise_signal(signal.SIGHUP)
 print(server.should_exit)
+"""
+    assert run(script) == ["False", "True"]
+
+
+def test_a_signal_ignored_at_the_start_stays_ignored() -> None:
+    """`nohup geogate dev &`: SIGHUP (and the background job's SIGINT) were ignored before it started."""
+    script = """
+for sig in (signal.SIGHUP, signal.SIGINT):
+    signal.signal(sig, signal.SIG_IGN)
+stop = StopRequest(overdue=overdue)
+signal.raise_signal(signal.SIGHUP)
+signal.raise_signal(signal.SIGINT)
+print(stop.requested)
+signal.raise_signal(signal.SIGTERM)
+print(stop.requested)
 """
     assert run(script) == ["False", "True"]
 
