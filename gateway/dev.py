@@ -215,7 +215,8 @@ class StopRequest:
     while it serves); a second one raises KeyboardInterrupt. If the stop has not ended `grace_s` later, `overdue`
     runs on a thread of its own: `run_dev` stops the children there and exits. A backstop: a gateway whose shutdown
     hung on its outcome reader was seen about once in 50 loaded runs (`gateway.outcomes.OutcomeReader.stop` mends that
-    one cause). A signal ignored when `geogate dev` starts stays ignored: `nohup geogate dev` outlives its terminal.
+    one cause). A SIGHUP ignored when `geogate dev` starts stays ignored, so `nohup geogate dev` outlives its terminal
+    (SIGINT and SIGTERM always stop it: uvicorn takes both while it serves, whatever they were before).
     """
 
     def __init__(self, overdue: Callable[[], None], grace_s: float = STOP_GRACE_S) -> None:
@@ -223,9 +224,10 @@ class StopRequest:
         self._server: uvicorn.Server | None = None
         self._overdue, self._grace_s = overdue, grace_s
         self._ended = threading.Event()
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            if signal.getsignal(sig) is not signal.SIG_IGN:
-                signal.signal(sig, self._handle)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._handle)
+        if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
+            signal.signal(signal.SIGHUP, self._handle)
 
     def _handle(self, _signum: int, _frame: object) -> None:
         if self.requested:

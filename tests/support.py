@@ -30,8 +30,8 @@ def default_signals() -> None:
     """A `preexec_fn`: the stop signals at their defaults in the child, as a command typed at a terminal has them.
 
     A test run started with `nohup`, or as a shell's background job, ignores SIGHUP or SIGINT, and every process it
-    starts inherits that (rightly: Geogate keeps a signal ignored that it started with). A test that stops a child by
-    such a signal starts the child with this."""
+    starts inherits that. A bench keeps either ignored, and `geogate dev` SIGHUP (rightly: `nohup` asks for it), so a
+    test that stops a child by such a signal starts the child with this."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
 
