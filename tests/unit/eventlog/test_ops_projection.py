@@ -1,6 +1,9 @@
 """The ops summary: counters and latency histograms per tool and stage, folded incrementally and rebuilt by replay."""
 
 from datetime import timedelta
+from typing import Any
+
+import pytest
 
 from eventlog import ops_feed
 from eventlog.projections.ops import (
@@ -81,6 +84,21 @@ def test_catching_up_twice_absorbs_only_new_events(store: EventStore) -> None:
     assert ops_feed.catch_up(store.redis, store.keys) == 3
     assert totals(store)[field_calls("ping", "succeeded")] == 2
     assert int(store.redis.hget(store.live.ops_cursor(), "events")) == 6
+
+
+def test_a_bounded_catch_up_ends_while_calls_keep_coming(store: EventStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`geogate status`, `trim` and `replay` on a busy cluster: a call lands during every step, so an unbounded catch-up
+    would chase the log's end for ever; bounded, it stops once it has absorbed as much as the log held."""
+    for _ in range(3):
+        call(store, "ping")
+    each_step = ops_feed.step
+
+    def busy(*args: Any, **kwargs: Any) -> int:
+        call(store, "ping")
+        return each_step(*args, **kwargs)
+
+    monkeypatch.setattr(ops_feed, "step", busy)
+    assert ops_feed.catch_up(store.redis, store.keys, bounded=True) == 12  # the 9 there, and the 3 of the first step
 
 
 def test_small_batches_fold_to_the_same_summary_as_one_pass(store: EventStore) -> None:
