@@ -4,6 +4,7 @@
 --       nfields, field/value pairs,
 --       nexpect, then per expectation: key#, field, kind ("in"|"not_in"|"lt"), nvalues, values...,
 --       nops, then per op: name, key#, nargs, args...   ("\0id" in an arg is replaced by the entry id),
+--       then 0, or 1 and a condition laid out as an expectation (the op runs only if it holds after the ops before),
 --       readback key# (0 = none), readback field.
 -- Returns {status, entry id, readback, failed}: 1 appended, 0 duplicate (id of the first), -1 an expectation failed
 -- (then the entry id slot holds that field's current value and `failed` the expectation's 1-based number), -2 the
@@ -15,15 +16,17 @@ local nfields = tonumber(ARGV[i]); i = i + 1
 local fields = {}
 for j = 1, nfields * 2 do fields[j] = ARGV[i]; i = i + 1 end
 
-local expects = {}
-local nexpect = tonumber(ARGV[i]); i = i + 1
-for x = 1, nexpect do
+local function expectation()
   local e = {key = KEYS[tonumber(ARGV[i])], field = ARGV[i + 1], kind = ARGV[i + 2], values = {}, list = {}}
   local n = tonumber(ARGV[i + 3])
   for j = 1, n do e.values[ARGV[i + 3 + j]] = true; e.list[j] = ARGV[i + 3 + j] end
-  expects[x] = e
   i = i + 4 + n
+  return e
 end
+
+local expects = {}
+local nexpect = tonumber(ARGV[i]); i = i + 1
+for x = 1, nexpect do expects[x] = expectation() end
 
 local ops = {}
 local nops = tonumber(ARGV[i]); i = i + 1
@@ -33,6 +36,8 @@ for o = 1, nops do
   for j = 1, nargs do args[j] = ARGV[i + 2 + j] end
   ops[o] = {name = ARGV[i], key = KEYS[tonumber(ARGV[i + 1])], args = args}
   i = i + 3 + nargs
+  local conditional = tonumber(ARGV[i]); i = i + 1
+  if conditional == 1 then ops[o].when = expectation() end
 end
 local readback_key, readback_field = tonumber(ARGV[i]), ARGV[i + 1]
 
@@ -44,6 +49,7 @@ end
 local function holds(e)
   local cur = redis.call('HGET', e.key, e.field) or ''
   if e.kind == 'lt' then return (tonumber(cur) or 0) < tonumber(e.list[1]), cur end
+  if e.kind == 'same' then return cur ~= '' and cur == (redis.call('HGET', e.key, e.list[1]) or ''), cur end
   local found = e.values[cur] == true
   if e.kind == 'not_in' then return not found, cur end
   return found, cur
@@ -60,7 +66,9 @@ end
 local function apply_ops(id)
   for _, op in ipairs(ops) do
     for j, a in ipairs(op.args) do if a == '\0id' then op.args[j] = id end end
-    if op.name == 'HSETIF' then hsetif(op.key, op.args) else redis.call(op.name, op.key, unpack(op.args)) end
+    if op.when == nil or holds(op.when) then
+      if op.name == 'HSETIF' then hsetif(op.key, op.args) else redis.call(op.name, op.key, unpack(op.args)) end
+    end
   end
 end
 

@@ -37,12 +37,29 @@ SCRIPT = files("eventlog").joinpath("_append.lua").read_text()
 
 
 @dataclass(frozen=True)
+class Expect:
+    """Append only if field `field` of hash `key` is (`in`) or is not (`not_in`) one of `values` ("" = absent),
+    or (`lt`) holds a number below `values[0]` (absent counts as 0), or (`same`) is present and equal to the
+    field `values[0]` of the same hash."""
+
+    key: str
+    field: str
+    kind: Literal["in", "not_in", "lt", "same"]
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Op:
-    """One Redis write applied atomically with the append (a projection update or an effect such as LPUSH)."""
+    """One Redis write applied atomically with the append (a projection update or an effect such as LPUSH).
+
+    With `when`, the write happens only if that holds once the ops before it have run: a fan-in's enqueue rides on
+    every tile's outcome and fires on the one whose count completes the grid.
+    """
 
     name: str
     key: str
     args: tuple[Arg, ...] = ()
+    when: Expect | None = None
 
     def __post_init__(self) -> None:
         if self.name not in ALLOWED_OPS:
@@ -65,17 +82,6 @@ def hset(key: str, mapping: dict[str, Arg]) -> Op:
 
 
 @dataclass(frozen=True)
-class Expect:
-    """Append only if field `field` of hash `key` is (`in`) or is not (`not_in`) one of `values` ("" = absent),
-    or (`lt`) holds a number below `values[0]` (absent counts as 0)."""
-
-    key: str
-    field: str
-    kind: Literal["in", "not_in", "lt"]
-    values: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class Readback:
     """A hash field returned after the append (e.g. the call's cancel flag, read in the same round trip)."""
 
@@ -94,6 +100,10 @@ class ScriptCall:
         if key not in self.keys:
             self.keys.append(key)
         return self.keys.index(key) + 1
+
+
+def _expectation(call: ScriptCall, e: Expect) -> list[Arg]:
+    return [call.key_no(e.key), e.field, e.kind, len(e.values), *e.values]
 
 
 def stream_fields(event: Event, dedupe_key: str) -> list[Arg]:
@@ -118,10 +128,11 @@ def script_call(
     call = ScriptCall(keys=[stream, dedupe, index])
     call.args = [mode, ttl, entry_id, len(fields) // 2, *fields, len(expect)]
     for e in expect:
-        call.args += [call.key_no(e.key), e.field, e.kind, len(e.values), *e.values]
+        call.args += _expectation(call, e)
     call.args.append(len(ops))
     for op in ops:
         call.args += [op.name, call.key_no(op.key), len(op.args), *op.args]
+        call.args += [0] if op.when is None else [1, *_expectation(call, op.when)]
     if readback is None:
         call.args += [0, ""]
     else:

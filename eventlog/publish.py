@@ -22,6 +22,7 @@ from schemas.events.tool import ClientCapability
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import ToolSpec
 from schemas.tools.handlers import RUN_RESULT_HANDLER
+from schemas.tools.tiling import FAN_IN
 
 
 def request_event(
@@ -94,6 +95,18 @@ def handler_job_op(succeeded: Event, dispatch: int = 1) -> Op:
         timeout_s=RUN_RESULT_HANDLER.timeout_s,
     )
     return enqueue_op(follow(succeeded, command), dispatch)
+
+
+def fan_in_op(cause: Event, call_id: str, dispatch: int = 1) -> Op:
+    """The push of the fan-in job of tiled call `call_id` (`tiles.fan_in`), caused by `cause` (a tile's outcome,
+    the parent's fan-out, or a re-dispatch). Like a handler job's, the command is never appended itself."""
+    command = ToolRequested(
+        call_id=call_id, tool=FAN_IN.name, queue=FAN_IN.queue, args={"call_id": call_id}, timeout_s=FAN_IN.timeout_s
+    )
+    event = new_event(
+        call_aggregate(call_id), command, actor=cause.actor, trace_id=cause.trace_id, causation_id=cause.id
+    )
+    return enqueue_op(event, dispatch)
 
 
 def new_event(

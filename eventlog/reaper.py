@@ -18,7 +18,7 @@ from eventlog import streams
 from eventlog.append import Expect
 from eventlog.celery_message import UNACKED, UNACKED_INDEX, task_args
 from eventlog.projections.running import RunningEntry
-from eventlog.publish import enqueue_op, follow, handler_job_op
+from eventlog.publish import enqueue_op, fan_in_op, follow, handler_job_op
 from eventlog.settings import Settings
 from eventlog.store import EventStore
 from schemas.codec import decode
@@ -120,6 +120,8 @@ class Reaper:
         events = self.store.read_aggregate(call_aggregate(entry.call_id))
         if entry.stage == "handler":
             return self._recover_handler(entry, events)
+        if entry.stage == "fan_in":
+            return self._recover_fan_in(entry, events)
         requested = _first(events, ToolRequested)
         state = self.store.call_state(entry.call_id)
         if requested is None or state is None or state.terminal or state.attempt != entry.attempt:
@@ -155,7 +157,27 @@ class Reaper:
         )
         return Reaped(entry.call_id, "handler", "redispatched", entry.worker) if appended.new else None
 
-    def _redispatched(self, entry: RunningEntry, stage: Literal["tool", "handler"], dispatch: int) -> ToolRedispatched:
+    def _recover_fan_in(self, entry: RunningEntry, events: Sequence[Event]) -> Reaped | None:
+        """A tiled call's fan-in lost its worker: push the fan-in again, or fail the call when its attempts are
+        used up. The parent's `attempt` is the fan-in's while it runs, so the usual fence applies."""
+        requested, state = _first(events, ToolRequested), self.store.call_state(entry.call_id)
+        if requested is None or state is None or state.terminal or state.attempt != entry.attempt:
+            return None
+        fenced = Expect(self.store.live.call(entry.call_id), "attempt", "in", (entry.attempt,))
+        attempts = int(self.store.redis.hget(self.store.live.call(entry.call_id), "fan_in_attempts") or 0)
+        if attempts >= self.settings.max_attempts:
+            failed = fan_in_attempts_exhausted(entry.call_id, attempts, self.settings.max_attempts)
+            self.store.append(follow(requested, failed), streams.outcome_key(entry.call_id), expect=fenced)
+            return Reaped(entry.call_id, "fan_in", "failed", entry.worker)
+        again = self._redispatched(entry, "fan_in", attempts + 1)
+        key = streams.redispatch_key(entry.call_id, entry.attempt)
+        push = fan_in_op(requested, entry.call_id, again.dispatch)
+        appended = self.store.append(follow(requested, again), key, expect=fenced, effects=[push])
+        return Reaped(entry.call_id, "fan_in", "redispatched", entry.worker) if appended.new else None
+
+    def _redispatched(
+        self, entry: RunningEntry, stage: Literal["tool", "handler", "fan_in"], dispatch: int
+    ) -> ToolRedispatched:
         logger.warning("lease %s lapsed: re-dispatching the %s run of call %s", entry.lease, stage, entry.call_id)
         return ToolRedispatched(
             call_id=entry.call_id,
@@ -177,6 +199,14 @@ def attempts_exhausted(call_id: str, events: Sequence[Event], max_attempts: int)
     )
     details = {"attempts": len(workers), "workers": list(workers)}
     return ToolFailed(call_id=call_id, code=EXHAUSTED, message=message, details=details)  # type: ignore[arg-type]
+
+
+def fan_in_attempts_exhausted(call_id: str, attempts: int, max_attempts: int) -> ToolFailed:
+    message = (
+        f"the fan-in of tiled call {call_id} was started {attempts} times and its worker was lost each time; "
+        f"it is not tried again (GEOGATE_MAX_ATTEMPTS={max_attempts})"
+    )
+    return ToolFailed(call_id=call_id, code=EXHAUSTED, message=message, details={"stage": "fan_in"})
 
 
 def handler_attempts_exhausted(call_id: str, state: dict[str, str], max_attempts: int) -> HandlerFailed:

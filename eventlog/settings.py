@@ -3,7 +3,7 @@
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from eventlog.security_settings import SecuritySettings
@@ -63,6 +63,11 @@ class Settings(BaseSettings):
     re-dispatched. At least twice `heartbeat_s`."""
     max_attempts: int = Field(default=3, ge=1)
     """Starts of one call before it fails with `call.attempts_exhausted` (a job that kills its worker every time)."""
+    tile_min_pixels: int = Field(default=16 * 1024 * 1024, ge=65_536, le=1 << 40)
+    """A tiled tool's call whose grid (output pixels, or the source's for statistics) is at least this large runs as
+    tiles across the workers; smaller ones run whole on one worker."""
+    tile_size: int = Field(default=1024, ge=256, le=16_384, multiple_of=256)
+    """Side of a tile in pixels (rounded down to a multiple of the output's block size)."""
     redis_appendfsync: Literal["everysec", "always"] = "everysec"
     """fsync policy of the AOF of the Redis that `geogate dev` starts: `everysec` loses nothing when the process
     dies and at most ~1 s on a power loss; `always` loses nothing on a power loss either, at about a third of the
@@ -134,3 +139,22 @@ class Settings(BaseSettings):
         if not self.redis_url:
             raise SystemExit("REDIS_URL (or GEOGATE_REDIS_URL) is not set; `geogate dev` starts everything locally")
         return self.redis_url
+
+
+def read_settings() -> Settings:
+    """The settings from the environment, at an entry point.
+
+    Raises:
+        SystemExit: a setting is out of range; the message names its variable (`GEOGATE_TILE_SIZE: …`), no trace.
+    """
+    try:
+        return Settings()
+    except ValidationError as exc:
+        lines = [f"{_variable(error['loc'])}: {error['msg']} (got {error.get('input')!r})" for error in exc.errors()]
+        raise SystemExit("invalid settings:\n  " + "\n  ".join(lines)) from None
+
+
+def _variable(loc: tuple[int | str, ...]) -> str:
+    if not loc or loc[0] not in Settings.model_fields:
+        return " ".join(str(part) for part in loc) or "settings"
+    return "GEOGATE_" + "_".join(str(part) for part in loc).upper()

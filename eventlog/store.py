@@ -16,6 +16,7 @@ from redis.retry import Retry
 
 from eventlog.append import SCRIPT, Expect, Op, Readback, script_call, stream_fields
 from eventlog.errors import BlobMissing, EventLogError
+from eventlog.fan_in import fan_in_ops
 from eventlog.packing import pack_with_hiredis
 from eventlog.projections import ops_for
 from eventlog.projections.call_state import CallState
@@ -131,7 +132,7 @@ class _Core:
             dedupe=self.keys.dedupe(dedupe_key),
             index=self.live.index(event.aggregate),
             fields=stream_fields(event, dedupe_key),
-            ops=[*ops_for(event, self.live), *effects],
+            ops=[*ops_for(event, self.live), *effects, *fan_in_ops(event, self.live)],
             ttl=self.dedupe_ttl_s,
             expect=expect,
             readback=readback,

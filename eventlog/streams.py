@@ -144,6 +144,10 @@ class ProjectionKeys:
         """Hash: the state of a call's result-handler run."""
         return self.key("handler", call_id)
 
+    def tiles(self, call_id: CallId) -> str:
+        """Hash `tile index → state` (queued, running, redispatched, done, failed) of a tiled call's tiles."""
+        return self.key("tiles", call_id)
+
     def justification(self, digest: str) -> str:
         """Hash: one cached justification (status, the justification, when it was persisted)."""
         return self.key("justification", digest)
@@ -240,6 +244,28 @@ HANDLER_RUN = "handler:"
 
 def handler_run(call_id: CallId) -> str:
     return f"{HANDLER_RUN}{call_id}"
+
+
+FAN_IN_RUN = "fanin:"
+"""Prefix of a tiled call's fan-in run in the running index."""
+
+
+def fan_in_run(call_id: CallId) -> str:
+    return f"{FAN_IN_RUN}{call_id}"
+
+
+def fanned_out_key(call_id: CallId) -> str:
+    """One fan-out per call: a planner that runs again appends neither its tiles nor this twice."""
+    return f"call:{call_id}:fanned_out"
+
+
+def fan_in_started_key(call_id: CallId, attempt: str) -> str:
+    return f"call:{call_id}:fan_in:started:{attempt}"
+
+
+def tiles_progress_key(call_id: CallId, done: int) -> str:
+    """The parent's progress when its `done`th tile ended (one event per count, whichever tile reports it)."""
+    return f"call:{call_id}:tiles_done:{done}"
 
 
 def rejected_key(client_id: str, reason: str, second: int) -> str:

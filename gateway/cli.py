@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from eventlog.settings import Settings
+from eventlog.settings import Settings, read_settings
 from gateway.cli_justifications import app as justifications_app
 
 app = typer.Typer(help="Geogate: an event-sourced MCP gateway for geospatial work.", no_args_is_help=True)
@@ -17,7 +17,7 @@ app.add_typer(justifications_app, name="justifications")
 
 
 def _settings(**overrides: object) -> Settings:
-    settings = Settings()
+    settings = read_settings()
     updates = {k: v for k, v in overrides.items() if v is not None}
     return settings.model_copy(update=updates) if updates else settings
 

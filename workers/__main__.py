@@ -3,7 +3,7 @@
 import argparse
 import sys
 
-from eventlog.settings import Settings
+from eventlog.settings import read_settings
 from schemas import tasks
 
 
@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> None:
     unknown = sorted(set(ns.queues.split(",")) - set(tasks.QUEUES))
     if unknown:
         parser.error(f"--queues: unknown queue(s) {', '.join(unknown)}; expected some of {', '.join(tasks.QUEUES)}")
-    settings = Settings()
+    settings = read_settings()
     from workers.app import configure, hold_lease, pool_processes_die_with_the_node, settle_memory_when_started
 
     app = configure(settings)

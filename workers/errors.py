@@ -11,12 +11,16 @@ JobError
 class JobError(Exception):
     """Base of job errors: a stable `code`, a message for people and models, the argument it is about."""
 
-    def __init__(self, code: str, message: str, *, retryable: bool = False, field: str | None = None) -> None:
+    def __init__(
+        self, code: str, message: str, *, retryable: bool = False, field: str | None = None, details: object = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.retryable = retryable
         self.field = field
+        self.details = details
+        """JSON a client may act on (a failed tile's index and window), carried by `tool.failed`."""
 
 
 class JobFailed(JobError):

@@ -10,14 +10,19 @@ FAMILIES = (
     "workers.conformance",
     "workers.gdal.catalog",
     "workers.gdal.convert",
+    "workers.gdal.convert_tiles",
     "workers.gdal.info",
     "workers.gdal.reproject",
+    "workers.gdal.reproject_tiles",
     "workers.gdal.stats",
+    "workers.gdal.stats_tiles",
     "workers.gdal.vector_ops",
     "workers.llm.job",
     "workers.llm.justify",
     "workers.sandbox.job",
     "workers.workflows.jobs",
+    "workers.tiling.fan_in",
+    "workers.tiling.progress",
 )
 
 

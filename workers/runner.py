@@ -19,10 +19,14 @@ from schemas.codec import decode
 from schemas.events import Event, EventData, ToolFailed, ToolProgress, ToolRequested, ToolStarted, ToolSucceeded
 from schemas.ids import new_id
 from schemas.tools import SPECS
+from schemas.tools.tiling import tile_of
+from workers.confine import confinement
 from workers.context import Fence, JobContext, ProgressSink
 from workers.errors import JobCancelled, JobError, JobFailed, JobSuperseded
 from workers.jobs import FOLLOW_UPS, JOBS, OWN_LIFECYCLE, Finished, Land, Next
 from workers.lifecycle import Run, begin, elapsed_ms, end, ms_since, store_result
+from workers.tiling.declare import TILERS
+from workers.tiling.fan_out import fan_out
 
 logger = logging.getLogger(__name__)
 
@@ -50,9 +54,11 @@ def run_call(
     if begun is None:
         return  # the call ended, this message is stale, or its attempts are used up (and the call failed)
     ctx = _context(store, settings, requested, run.started)
+    if begun.readback != "1" and _fanned_out(store, requested, run, data, ctx):
+        return  # the tiles run as calls of their own; the fan-in ends this call
     output: Any = None
     if begun.readback == "1":
-        outcome: EventData = _failed(data.call_id, JobCancelled("the call was cancelled before it started"), 0.0)
+        outcome: EventData = failed_outcome(data.call_id, JobCancelled("the call was cancelled before it started"), 0.0)
     else:
         outcome, output = _execute(data, ctx, store, settings)
     after = _next(Finished(requested, follow(requested, outcome), output, ctx))
@@ -76,6 +82,26 @@ def run_call(
             after.then(land)
     finally:
         land()  # `then` may have failed before it landed the outcome
+
+
+def _fanned_out(store: EventStore, requested: Event, run: Run, data: ToolRequested, ctx: JobContext) -> bool:
+    """A tiled tool's call large enough to plan as tiles: planned and fanned out (True), or to run whole (False).
+
+    A plan that cannot be made (a missing source, an output in the way) runs whole, where the job says why.
+    """
+    tiling = TILERS.get(data.tool)
+    if tiling is None:
+        return False
+    try:
+        with confinement(ctx.roots):
+            plan = tiling.plan(SPECS[data.tool].args.model_validate(data.args), ctx)
+    except (JobError, ValidationError):
+        return False
+    if plan is None:
+        return False
+    if not fan_out(store, requested, run.started, plan):
+        logger.warning("the plan of call %s was superseded by a re-dispatch", data.call_id)
+    return True
 
 
 def _restart_lost(store: EventStore, settings: Settings, requested: Event, run: Run, after: Next) -> bool:
@@ -138,8 +164,15 @@ def _call_run(store: EventStore, settings: Settings, requested: Event, worker: s
         may_start=_may_start(call_key, dispatch, settings.max_attempts),
         exhausted=exhausted,
         exhausted_expect=[Expect(call_key, "dispatch", "in", (str(dispatch), ""))],
-        readback=Readback(call_key, "cancel"),
+        readback=_cancel_flag(store, data.call_id),
     )
+
+
+def _cancel_flag(store: EventStore, call_id: str) -> Readback:
+    """Where a run reads whether it was cancelled: its call's flag, or for a tile its parent's (a cancel of the
+    parent, or the fan-in failing it, stops every tile)."""
+    tile = tile_of(call_id)
+    return Readback(store.live.call(tile[0] if tile else call_id), "cancel")
 
 
 def _may_start(call_key: str, dispatch: int, max_attempts: int) -> list[Expect]:
@@ -198,17 +231,19 @@ def _execute(data: ToolRequested, ctx: JobContext, store: EventStore, settings: 
     try:
         value = _run_job(data, ctx)
     except JobError as exc:
-        return _failed(data.call_id, exc, elapsed_ms(began), ctx.worker), None
+        return failed_outcome(data.call_id, exc, elapsed_ms(began), ctx.worker), None
     except SoftTimeLimitExceeded:
         timeout = JobFailed("job.timeout", f"the job ran longer than {settings.job_time_limit_s} s", retryable=True)
-        return _failed(data.call_id, timeout, elapsed_ms(began), ctx.worker), None
+        return failed_outcome(data.call_id, timeout, elapsed_ms(began), ctx.worker), None
     except Exception:  # top of the task: any crash becomes tool.failed, the trace stays in the worker log
         logger.exception("job %s crashed (call %s)", data.tool, data.call_id)
         crash = JobFailed("job.crashed", f"the {data.tool} job crashed; see the worker log for call {data.call_id}")
-        return _failed(data.call_id, crash, elapsed_ms(began), ctx.worker), None
+        return failed_outcome(data.call_id, crash, elapsed_ms(began), ctx.worker), None
     keep_raw = data.result_handler is not None  # the handler's input stays readable as calls://<id>/raw
     output = value.model_dump(mode="json")
-    return _succeeded(data.call_id, value, output, store, settings, elapsed_ms(began), ctx.worker, keep_raw), output
+    return succeeded_outcome(
+        data.call_id, value, output, store, settings, elapsed_ms(began), ctx.worker, keep_raw
+    ), output
 
 
 def _run_job(data: ToolRequested, ctx: JobContext) -> BaseModel:
@@ -224,7 +259,7 @@ def _run_job(data: ToolRequested, ctx: JobContext) -> BaseModel:
     return job(args, ctx)
 
 
-def _succeeded(
+def succeeded_outcome(
     call_id: str,
     value: BaseModel,
     output: Any,
@@ -248,13 +283,14 @@ def _succeeded(
     )
 
 
-def _failed(call_id: str, exc: JobError, ms: float, worker: str = "") -> ToolFailed:
+def failed_outcome(call_id: str, exc: JobError, ms: float, worker: str = "") -> ToolFailed:
     return ToolFailed(
         call_id=call_id,
         code=exc.code,
         message=exc.message,
         retryable=exc.retryable,
         field=exc.field,
+        details=exc.details,  # type: ignore[arg-type]
         duration_ms=ms,
         worker=worker,
     )
@@ -283,7 +319,7 @@ def _progress_sink(store: EventStore, settings: Settings, requested: Event, star
         state["last"] = now
         event = follow(requested, ToolProgress(call_id=data.call_id, progress=progress, total=total, message=message))
         key = streams.progress_key(data.call_id, attempt, int(state["seq"]))
-        appended = store.append(event, key, expect=current, effects=renew, readback=Readback(call_key, "cancel"))
+        appended = store.append(event, key, expect=current, effects=renew, readback=_cancel_flag(store, data.call_id))
         if appended.refused:
             raise JobSuperseded(data.call_id, attempt)
         return appended.readback == "1"

@@ -54,6 +54,7 @@ def _load_families() -> None:
         justifications,
         metrics,
         tasks,
+        tiles,
         workflows,
     )
 

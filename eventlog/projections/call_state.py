@@ -114,6 +114,8 @@ def _failed(event: Event, keys: ProjectionKeys) -> list[Op]:
 def _redispatched(event: Event, keys: ProjectionKeys) -> list[Op]:
     """The lost run leaves the running index and waits on its queue again; its attempt is no longer current."""
     data = event.payload(ToolRedispatched)
+    if data.stage == "fan_in":
+        return []  # the tiles' projection keeps the parent's fan-in run
     if data.stage == "handler":
         key = keys.handler(data.call_id)
         not_running = Op("HDEL", keys.running(), (handler_run(data.call_id),))

@@ -4,12 +4,13 @@ import json
 
 from pydantic import BaseModel
 
-from eventlog.streams import HANDLER_RUN
+from eventlog.streams import FAN_IN_RUN, HANDLER_RUN
 from schemas.events import Event
 
 
 class RunningEntry(BaseModel):
-    """One run a worker holds: a call's job (`run` = call id) or its result handler (`run` = `handler:<call id>`)."""
+    """One run a worker holds: a call's job (`run` = call id), its result handler (`run` = `handler:<call id>`) or
+    a tiled call's fan-in (`run` = `fanin:<call id>`)."""
 
     run: str
     lease: str
@@ -19,11 +20,13 @@ class RunningEntry(BaseModel):
 
     @property
     def stage(self) -> str:
-        return "handler" if self.run.startswith(HANDLER_RUN) else "tool"
+        if self.run.startswith(HANDLER_RUN):
+            return "handler"
+        return "fan_in" if self.run.startswith(FAN_IN_RUN) else "tool"
 
     @property
     def call_id(self) -> str:
-        return self.run.removeprefix(HANDLER_RUN)
+        return self.run.removeprefix(HANDLER_RUN).removeprefix(FAN_IN_RUN)
 
     @classmethod
     def parse(cls, run: bytes | str, value: bytes | str) -> "RunningEntry":

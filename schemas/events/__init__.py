@@ -21,6 +21,8 @@ from schemas.events.tool import (
     OutputRef,
     ToolCancelRequested,
     ToolFailed,
+    ToolFanInStarted,
+    ToolFannedOut,
     ToolLogged,
     ToolProgress,
     ToolRedispatched,
@@ -46,6 +48,8 @@ AnyEventData = Annotated[
     | ToolFailed
     | ToolCancelRequested
     | ToolRedispatched
+    | ToolFannedOut
+    | ToolFanInStarted
     | WorkflowStarted
     | WorkflowThoughtSubmitted
     | WorkflowAdvanced
@@ -115,6 +119,8 @@ __all__ = [
     "OutputRef",
     "ToolCancelRequested",
     "ToolFailed",
+    "ToolFanInStarted",
+    "ToolFannedOut",
     "ToolInputProvided",
     "ToolInputRequested",
     "ToolLogged",

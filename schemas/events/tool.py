@@ -134,13 +134,40 @@ class ToolRedispatched(EventData):
 
     type: Literal["tool.redispatched"] = "tool.redispatched"
     call_id: CallId
-    stage: Literal["tool", "handler"] = "tool"
+    stage: Literal["tool", "handler", "fan_in"] = "tool"
     dispatch: int
     """The dispatch number of the fresh message (the gateway's first message is dispatch 1)."""
     lost_worker: str
     lost_lease: str
     lost_attempt: str
     reason: str
+
+
+class ToolFannedOut(EventData):
+    """A large call was planned as a grid of tiles, each appended as a child call (`<id>.<index>`) with its
+    message; the parent holds no worker until its tiles have ended and the fan-in runs."""
+
+    type: Literal["tool.fanned_out"] = "tool.fanned_out"
+    call_id: CallId
+    tiles: int = Field(ge=1)
+    columns: int = Field(ge=1)
+    rows: int = Field(ge=1)
+    tile_size: int = Field(ge=1)
+    width: int = Field(ge=1)
+    """Pixels across the grid the tiles cover (the output's, or the source's for a tool without output)."""
+    height: int = Field(ge=1)
+    folder: str
+    """The hidden per-call folder of the workspace where the tiles leave their parts."""
+
+
+class ToolFanInStarted(EventData):
+    """A worker took the fan-in of a tiled call: it assembles the output, or fails the call if a tile failed."""
+
+    type: Literal["tool.fan_in_started"] = "tool.fan_in_started"
+    call_id: CallId
+    worker: str
+    attempt: str
+    lease: str = ""
 
 
 TERMINAL_TYPES = frozenset({"tool.succeeded", "tool.failed"})

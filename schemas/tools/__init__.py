@@ -9,6 +9,7 @@ from schemas.tools.info import RASTER_INFO, VECTOR_INFO
 from schemas.tools.justify import JUSTIFY_CHOICE
 from schemas.tools.llm import ASK
 from schemas.tools.raster import RASTER_CONVERT, RASTER_REPROJECT, RASTER_STATS
+from schemas.tools.tiling import FAN_IN, tile_spec
 from schemas.tools.vector import VECTOR_BUFFER, VECTOR_CLIP, VECTOR_CONVERT, VECTOR_REPROJECT, VECTOR_SIMPLIFY
 from schemas.tools.workflows import WORKFLOW_TOOLS
 
@@ -26,6 +27,8 @@ TOOLS: dict[str, ToolSpec] = {spec.name: spec for family in _FAMILIES for spec i
 
 _INTERNAL: tuple[tuple[ToolSpec, ...], ...] = (
     CATALOG_SPECS,
+    tuple(tile_spec(spec) for spec in TOOLS.values() if spec.tiled),
+    (FAN_IN,),
     (RUN_RESULT_HANDLER,),
     (JUSTIFY_CHOICE,),
     CONFORMANCE_SPECS,

@@ -57,6 +57,9 @@ class ToolSpec:
     """An argument that names the queue to run on (only `ping` has one)."""
     aliases: dict[str, str] = field(default_factory=dict)
     """Argument names some clients send instead of ours (`path` → `uri`): accepted and reported."""
+    tiled: bool = False
+    """Large calls may run as a grid of windows across workers (`schemas.tiling`); the workers say how to plan,
+    run one window and assemble (`workers.tiling`)."""
     client_needs: frozenset[ClientCapability] = frozenset()
     """Client capabilities the tool cannot run without (its job asks the client): a client that did not declare
     them gets `-32021` and no call is made."""

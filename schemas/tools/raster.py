@@ -266,6 +266,7 @@ RASTER_CONVERT = ToolSpec(
     hints=Hints(destructive=True),
     timeout_s=3600.0,
     aliases=_ALIASES,
+    tiled=True,
 )
 
 RASTER_REPROJECT = ToolSpec(
@@ -282,6 +283,7 @@ RASTER_REPROJECT = ToolSpec(
     hints=Hints(destructive=True),
     timeout_s=3600.0,
     aliases=_ALIASES | {"crs": "dst_crs", "method": "resampling"},
+    tiled=True,
     reflection=(
         ReflectionSpec(domain="crs_datum", prompt="justify_crs_selection", args={"dst_crs": "dst_crs"}),
         ReflectionSpec(domain="resampling", prompt="justify_resampling_method", args={"method": "resampling"}),
@@ -302,4 +304,5 @@ RASTER_STATS = ToolSpec(
     hints=Hints(read_only=True, idempotent=True),
     timeout_s=1800.0,
     aliases={"path": "uri", "file": "uri", "input": "uri"},
+    tiled=True,
 )

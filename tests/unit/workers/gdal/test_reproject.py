@@ -10,10 +10,10 @@ import rasterio
 from pydantic import ValidationError
 from rasterio.warp import transform_bounds
 
+from eventlog.settings import Settings
 from schemas.tools.raster import RasterReprojectArgs
 from workers.context import JobContext
 from workers.errors import JobCancelled, JobFailed
-from workers.gdal import blocks
 from workers.gdal.reproject import raster_reproject
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
@@ -94,11 +94,14 @@ def test_reproject_sets_the_requested_nodata(make_raster: RasterFactory, ctx: Jo
         assert out.nodata == -9999.0
 
 
+SMALL_WINDOWS = Settings.model_construct(tile_size=256)
+"""Windows of 256 pixels: several rows of them even on a small raster."""
+
+
 def test_cancelled_reproject_leaves_no_file_at_the_output(
     make_raster: RasterFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 3 acceptance: a cancelled reproject leaves no file (nor a temporary one) in the workspace."""
-    monkeypatch.setattr(blocks, "BLOCK_PIXELS", 256 * 256)
     make_raster(dtype="uint8", size=(600, 300))
     calls: list[float] = []
 
@@ -106,7 +109,7 @@ def test_cancelled_reproject_leaves_no_file_at_the_output(
         calls.append(progress)
         return len(calls) > 1
 
-    ctx = JobContext(call_id="c", roots=[tmp_path], sink=cancel_after_first)
+    ctx = JobContext(call_id="c", roots=[tmp_path], sink=cancel_after_first, settings=SMALL_WINDOWS)
 
     with pytest.raises(JobCancelled):
         raster_reproject(reproject_args(resampling="nearest"), ctx)
@@ -118,10 +121,11 @@ def test_cancelled_reproject_leaves_no_file_at_the_output(
 def test_reproject_reports_progress_up_to_the_total(
     make_raster: RasterFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(blocks, "BLOCK_PIXELS", 256 * 256)
     make_raster(dtype="uint8", size=(600, 300))
     seen: list[tuple[float, float | None]] = []
-    ctx = JobContext(call_id="c", roots=[tmp_path], sink=lambda p, t, m: seen.append((p, t)) is not None)
+    ctx = JobContext(
+        call_id="c", roots=[tmp_path], sink=lambda p, t, m: seen.append((p, t)) is not None, settings=SMALL_WINDOWS
+    )
 
     raster_reproject(reproject_args(resampling="nearest"), ctx)
 
@@ -165,7 +169,7 @@ def test_the_outputs_sha256_is_that_of_the_file_whether_digested_while_written_o
 ) -> None:
     """Uncompressed outputs are written front to back and digested on the way; GDAL's block cache flushing
     blocks early (a cache smaller than the output) must not reorder them; compressed ones are read back."""
-    monkeypatch.setattr(blocks, "BLOCK_PIXELS", 256 * 256)
+    ctx.settings = SMALL_WINDOWS
     src = make_raster(dtype="float32", size=(700, 500), count=count)
     if compress is not None:
         with rasterio.open(src) as plain:

@@ -1,0 +1,92 @@
+"""`raster_convert` to GeoTIFF or COG by tiles: each tile copies its block-aligned window of the source into the
+staging file; the fan-in renames it (an uncompressed GeoTIFF) or has GDAL write the requested format from it
+(compression, overviews, COG layout), which reads back the same pixels the whole job copies."""
+
+import math
+from pathlib import Path
+
+import rasterio
+from rasterio.enums import Resampling as RioResampling
+
+from schemas.tools.raster import RasterConvertArgs, RasterConvertResult
+from schemas.tools.tiling import TileArgs, TileResult
+from workers.context import JobContext
+from workers.files import output_path, resolve_in_workspace
+from workers.gdal.convert import _check_driver, _copy_options, _gtiff_profile
+from workers.gdal.errors import open_raster, reading, writing
+from workers.gdal.outputs import file_ref
+from workers.gdal.staging import create_staging, publish, write_window
+from workers.tiling.declare import Plan, tiler
+from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth_tiling
+
+_TILED_DRIVERS = ("GTiff", "COG")
+
+
+def plan(args: RasterConvertArgs, ctx: JobContext) -> Plan | None:
+    """The source grid cut into tiles for a large GeoTIFF or COG output; other drivers run whole."""
+    if args.driver not in _TILED_DRIVERS or (args.driver == "GTiff" and not args.tiled):
+        return None
+    _check_driver(args)
+    src_path = resolve_in_workspace(args.uri, ctx.roots)
+    dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
+    with open_raster(src_path) as src:
+        profile, tags = _gtiff_profile(src, args, final=args.driver == "GTiff"), src.tags()
+    side = tile_side(ctx, math.lcm(profile["blockxsize"], profile["blockysize"]))
+    if not worth_tiling(ctx, profile["width"], profile["height"], side):
+        return None
+    folder = parts_folder(root_of(dst_path, ctx.roots), ctx.call_id)
+    staging = create_staging(folder, profile, tags)
+    tiles, columns, rows = windows(profile["width"], profile["height"], side)
+    shared = {"source": str(src_path), "staging": str(staging)}
+    return Plan(tiles, columns, rows, side, profile["width"], profile["height"], folder, shared)
+
+
+def run(args: TileArgs, ctx: JobContext) -> TileResult:
+    """Copy one window of the source into the staging file."""
+    src_path = resolve_in_workspace(str(args.plan["source"]), ctx.roots)
+    window = args.window
+    with open_raster(src_path) as src, reading(src_path):
+        data = src.read(window=rasterio.windows.Window(window.col_off, window.row_off, window.width, window.height))
+    ctx.progress(0, 1, f"copied {window.describe()}")
+    write_window(Path(str(args.plan["staging"])), data, window, ctx)
+    return TileResult(index=args.index, window=window)
+
+
+def assemble(args: RasterConvertArgs, first: TileArgs, tiles: list[TileResult], ctx: JobContext) -> RasterConvertResult:
+    """The staging file becomes the output, in the requested format, with its overviews."""
+    dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
+    staging = Path(str(first.plan["staging"]))
+
+    def overviews(tmp: Path) -> None:
+        if args.overviews and args.driver == "GTiff":
+            with writing(), rasterio.open(tmp, "r+") as dst:
+                dst.build_overviews(args.overviews, RioResampling[args.overview_resampling.value])
+
+    publish(staging, dst_path, ctx, copy=_copy(args, staging), then=overviews)
+    with open_raster(dst_path, "output") as out:
+        compression = out.compression.value.lower() if out.compression else None
+        driver, built = out.driver, out.overviews(1)
+    return RasterConvertResult(
+        output=file_ref(dst_path, driver),
+        driver=driver,
+        compression=compression,
+        size_bytes=dst_path.stat().st_size,
+        overviews_built=built,
+    )
+
+
+def _copy(args: RasterConvertArgs, staging: Path) -> dict | None:
+    """GDAL's options to write the output from the staging file; None when the staging file is the output."""
+    if args.driver == "COG":
+        return {"driver": "COG", **_copy_options(args)}
+    if args.compression is None and not args.creation_options:
+        return None
+    with rasterio.open(staging) as src:
+        layout = {k: src.profile[k] for k in ("tiled", "blockxsize", "blockysize", "interleave") if k in src.profile}
+    options = {"compress": args.compression} if args.compression else {}
+    if args.photometric is not None:
+        options["photometric"] = args.photometric
+    return {"driver": "GTiff", **layout, "bigtiff": "IF_SAFER", **options, **args.creation_options}
+
+
+tiler("raster_convert", plan=plan, run=run, assemble=assemble)

@@ -1,0 +1,56 @@
+"""How a tool runs by windows: its planner, its one-window job and its assembly, registered under its name.
+
+A tool declares `tiled=True` in its `ToolSpec`; its family registers a `Tiler` here with `@tiler(...)`. The
+planner decides (returns None to run the call whole), the tile job runs as the internal tool `<name>.tile`, and
+the assembly turns the tiles' parts and partial results into the tool's own result.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, JsonValue
+
+from schemas.tools.tiling import TileArgs, TileResult, TileWindow, tile_tool
+from workers.context import JobContext
+from workers.jobs import job
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A call cut into windows: what every tile needs (`shared`, JSON) and where the parts go (`folder`)."""
+
+    windows: list[TileWindow]
+    columns: int
+    rows: int
+    tile_size: int
+    width: int
+    height: int
+    folder: Path
+    shared: dict[str, JsonValue]
+
+
+Planner = Callable[[Any, JobContext], Plan | None]
+TileJob = Callable[[TileArgs, JobContext], TileResult]
+Assembler = Callable[[Any, TileArgs, list[TileResult], JobContext], BaseModel]
+"""(the call's arguments, tile 0's arguments (the plan as the tiles saw it), every tile's result, ctx) → result."""
+
+
+@dataclass(frozen=True)
+class Tiler:
+    plan: Planner
+    run: TileJob
+    assemble: Assembler
+
+
+TILERS: dict[str, Tiler] = {}
+
+
+def tiler(name: str, *, plan: Planner, run: TileJob, assemble: Assembler) -> Tiler:
+    """Register how tool `name` runs by windows; its tile job becomes the job of `<name>.tile`."""
+    if name in TILERS:
+        raise ValueError(f"tiler {name!r} registered twice")
+    declared = Tiler(plan, job(tile_tool(name))(run), assemble)
+    TILERS[name] = declared
+    return declared

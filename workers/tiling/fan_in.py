@@ -1,0 +1,155 @@
+"""The fan-in of a tiled call (`tiles.fan_in`): assemble the output from its tiles, or fail the call naming the
+failed tile, then remove the parts. It runs once per push (`eventlog.fan_in`), as its own fenced run of the parent:
+`tool.fan_in_started` makes it the parent's current attempt, so a re-dispatch supersedes a lost one and its outcome
+lands through the same fence as any call's."""
+
+import json
+import logging
+import time
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from eventlog import streams
+from eventlog.append import Expect, Readback
+from eventlog.publish import follow
+from eventlog.reaper import fan_in_attempts_exhausted
+from eventlog.store import EventStore
+from schemas.events import Event, EventData, ToolCancelRequested, ToolFanInStarted, ToolFannedOut, ToolRequested
+from schemas.ids import call_aggregate, new_id
+from schemas.tools import SPECS
+from schemas.tools.tiling import FAN_IN, FanInArgs, FanInResult, TileArgs, TileResult, tile_call_id
+from workers.confine import confinement
+from workers.context import Fence, JobContext
+from workers.errors import JobCancelled, JobError, JobFailed
+from workers.jobs import job
+from workers.lifecycle import Run, begin, elapsed_ms, end
+from workers.runner import failed_outcome, succeeded_outcome
+from workers.tiling.declare import TILERS
+from workers.tiling.grid import remove_parts
+
+logger = logging.getLogger(__name__)
+TERMINAL = ("succeeded", "failed")
+
+
+@job(FAN_IN.name, own_lifecycle=True)
+def fan_in(args: FanInArgs, ctx: JobContext) -> FanInResult:
+    """End tiled call `args.call_id` from its tiles; a duplicate push after the outcome does nothing."""
+    store = ctx.store
+    assert store is not None and ctx.settings is not None, "the runner passes the store and settings"
+    events = store.read_aggregate(call_aggregate(args.call_id))
+    requested = _first(events, ToolRequested)
+    if requested is None:
+        logger.warning("fan-in of unknown call %s: nothing to do", args.call_id)
+        return FanInResult(call_id=args.call_id, status="skipped")
+    run = _run(store, ctx, requested)
+    begun = begin(store, run)
+    if begun is None:
+        return FanInResult(call_id=args.call_id, status="duplicate")
+    fanned = _first(events, ToolFannedOut)
+    fenced = _fenced(store, ctx, args.call_id, run.attempt)
+    outcome = _outcome(store, fenced, requested, cancelled=begun.readback == "1")
+    landed = end(store, run, follow(requested, outcome))
+    if landed and fanned is not None:
+        remove_parts(Path(fanned.payload(ToolFannedOut).folder))
+    return FanInResult(call_id=args.call_id, status=outcome.type.split(".")[1])
+
+
+def _outcome(store: EventStore, ctx: JobContext, requested: Event, *, cancelled: bool) -> EventData:
+    data, began = requested.payload(ToolRequested), time.perf_counter()
+    try:
+        if cancelled:
+            raise JobCancelled()
+        failed = _failed_tile(store, data.call_id)
+        if failed is not None:
+            _cancel_tiles(store, requested, failed.message)
+            raise failed
+        value = _assemble(store, ctx, data)
+    except JobError as exc:
+        return failed_outcome(data.call_id, exc, elapsed_ms(began), ctx.worker)
+    except Exception:  # top of the job: a crash in assembly fails the call, the trace stays in the worker log
+        logger.exception("assembly of tiled call %s crashed", data.call_id)
+        crash = JobFailed("job.crashed", f"assembling the tiles of call {data.call_id} crashed; see the worker log")
+        return failed_outcome(data.call_id, crash, elapsed_ms(began), ctx.worker)
+    assert ctx.settings is not None
+    output = value.model_dump(mode="json")
+    return succeeded_outcome(data.call_id, value, output, store, ctx.settings, elapsed_ms(began), ctx.worker, False)
+
+
+def _assemble(store: EventStore, ctx: JobContext, data: ToolRequested) -> BaseModel:
+    tiles = int(store.redis.hget(store.live.call(data.call_id), "tiles") or 0)
+    states = [store.call_state(tile_call_id(data.call_id, i)) for i in range(tiles)]
+    results = [TileResult.model_validate(store.value_of(s.result, s.output_ref)) for s in states if s is not None]
+    if tiles == 0 or len(results) != tiles:
+        raise JobFailed(
+            "tiles.missing", f"call {data.call_id}: {tiles - len(results)} of its {tiles} tiles have no result"
+        )
+    first = TileArgs.model_validate(_tile_args(store, data.call_id, 0))
+    args = SPECS[data.tool].args.model_validate(data.args)
+    with confinement(ctx.roots):
+        return TILERS[data.tool].assemble(args, first, results, ctx)
+
+
+def _failed_tile(store: EventStore, call_id: str) -> JobFailed | None:
+    """The error of the call's first failed tile, naming the tile, its window and the cause; None if none failed."""
+    states = store.hash_strings(store.live.tiles(call_id))
+    failed = sorted(int(index) for index, state in states.items() if state == "failed")
+    if not failed:
+        return None
+    index = failed[0]
+    tile = store.call_state(tile_call_id(call_id, index))
+    window = TileArgs.model_validate(_tile_args(store, call_id, index)).window
+    code, cause = (tile.error_code, tile.error_message) if tile else ("tile.failed", "unknown")
+    message = f"tile {index} ({window.describe()}) failed: {cause}"
+    details = {"tile": index, "window": window.model_dump(), "code": code}
+    return JobFailed(code, message, retryable=False, details=details)
+
+
+def _tile_args(store: EventStore, call_id: str, index: int) -> dict:
+    raw = store.redis.hget(store.live.call(tile_call_id(call_id, index)), "args")
+    return json.loads(raw) if raw else {}
+
+
+def _cancel_tiles(store: EventStore, requested: Event, reason: str) -> None:
+    """The parent's cancel flag stops its other tiles at their next progress and refuses the queued ones."""
+    data = requested.payload(ToolRequested)
+    cancel = ToolCancelRequested(call_id=data.call_id, reason=reason[:500])
+    store.append(follow(requested, cancel), streams.cancel_key(data.call_id))
+
+
+def _run(store: EventStore, ctx: JobContext, requested: Event) -> Run:
+    data = requested.payload(ToolRequested)
+    started = follow(
+        requested, ToolFanInStarted(call_id=data.call_id, worker=ctx.worker, attempt=new_id(), lease=ctx.lease)
+    )
+    attempt, key = started.payload(ToolFanInStarted).attempt, store.live.call(data.call_id)
+    max_attempts = ctx.settings.max_attempts if ctx.settings else 3
+
+    def exhausted() -> Event:
+        attempts = int(store.redis.hget(key, "fan_in_attempts") or 0)
+        return follow(requested, fan_in_attempts_exhausted(data.call_id, attempts, max_attempts))
+
+    return Run(
+        state=key,
+        started=started,
+        started_key=streams.fan_in_started_key(data.call_id, attempt),
+        outcome_key=streams.outcome_key(data.call_id),
+        attempt=attempt,
+        may_start=[
+            Expect(key, "status", "not_in", TERMINAL),
+            Expect(key, "fan_in_attempts", "lt", (str(max_attempts),)),
+        ],
+        exhausted=exhausted,
+        readback=Readback(key, "cancel"),
+    )
+
+
+def _fenced(store: EventStore, ctx: JobContext, call_id: str, attempt: str) -> JobContext:
+    key, mine = store.live.call(call_id), attempt.encode()
+    ctx.fence = Fence(call_id, attempt, lambda: store.redis.hget(key, "attempt") == mine)
+    ctx.call_id = call_id
+    return ctx
+
+
+def _first(events: list[Event], kind: type) -> Event | None:
+    return next((e for e in events if isinstance(e.data, kind)), None)

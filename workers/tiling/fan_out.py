@@ -1,0 +1,54 @@
+"""Fan-out on the log: a planned call's tiles, each a `tool.requested` with its queue message in one append, then
+the parent's `tool.fanned_out`; all fenced on the planning attempt and keyed, so planning again appends nothing
+twice. The parent's worker is free as soon as this returns (DESIGN.md: a parent waiting in a slot starves its pool).
+"""
+
+from eventlog import streams
+from eventlog.append import Expect
+from eventlog.publish import enqueue_op, follow, request_event
+from eventlog.store import EventStore
+from schemas.events import Event, ToolFannedOut, ToolRequested, ToolStarted
+from schemas.tools import SPECS
+from schemas.tools.tiling import TileArgs, tile_call_id, tile_tool
+from workers.tiling.declare import Plan
+
+
+def tile_events(requested: Event, started: Event, plan: Plan) -> list[Event]:
+    """The `tool.requested` of every tile: the parent's actor and trace, caused by the parent's start."""
+    data = requested.payload(ToolRequested)
+    spec = SPECS[tile_tool(data.tool)]
+    events = []
+    for index, window in enumerate(plan.windows):
+        args = TileArgs(parent=data.call_id, index=index, window=window, plan=plan.shared)
+        events.append(
+            request_event(
+                spec,
+                args.model_dump(mode="json"),
+                call_id=tile_call_id(data.call_id, index),
+                actor=requested.actor,
+                trace_id=requested.trace_id,
+                causation_id=started.id,
+            )
+        )
+    return events
+
+
+def fan_out(store: EventStore, requested: Event, started: Event, plan: Plan) -> bool:
+    """Append the tiles and the fan-out while `started` is the parent's current attempt; False when superseded."""
+    data = requested.payload(ToolRequested)
+    current = Expect(store.live.call(data.call_id), "attempt", "in", (started.payload(ToolStarted).attempt,))
+    for tile in tile_events(requested, started, plan):
+        key = streams.requested_key(tile.payload(ToolRequested).call_id)
+        if store.append(tile, key, expect=current, effects=[enqueue_op(tile)]).refused:
+            return False
+    fanned = ToolFannedOut(
+        call_id=data.call_id,
+        tiles=len(plan.windows),
+        columns=plan.columns,
+        rows=plan.rows,
+        tile_size=plan.tile_size,
+        width=plan.width,
+        height=plan.height,
+        folder=str(plan.folder),
+    )
+    return not store.append(follow(started, fanned), streams.fanned_out_key(data.call_id), expect=current).refused

@@ -1,0 +1,57 @@
+"""The grid of a tiled call: block-aligned windows, the tile size for a block size, and the hidden parts folder."""
+
+import math
+import shutil
+from pathlib import Path
+
+from eventlog.settings import Settings
+from schemas.tools.tiling import TileWindow
+from workers.context import JobContext
+
+PARTS = Path(".geogate") / "tiles"
+"""Below a workspace root: one hidden folder per tiled call, where its tiles leave their parts."""
+
+_DEFAULTS = Settings.model_construct()
+
+
+def settings_of(ctx: JobContext) -> Settings:
+    return ctx.settings or _DEFAULTS
+
+
+def tile_side(ctx: JobContext, block: int) -> int:
+    """`GEOGATE_TILE_SIZE` rounded down to a multiple of `block` (at least one block), so tiles own whole blocks."""
+    return max(block, settings_of(ctx).tile_size // block * block)
+
+
+def worth_tiling(ctx: JobContext, width: int, height: int, side: int) -> bool:
+    """At least `GEOGATE_TILE_MIN_PIXELS` and more than one tile: else the call runs whole."""
+    return width * height >= settings_of(ctx).tile_min_pixels and (width > side or height > side)
+
+
+def windows(width: int, height: int, side: int) -> tuple[list[TileWindow], int, int]:
+    """Row-major `side`×`side` windows over a `width`×`height` grid (the last row and column may be narrower)."""
+    columns, rows = math.ceil(width / side), math.ceil(height / side)
+    grid = [
+        TileWindow(
+            col_off=c * side, row_off=r * side, width=min(side, width - c * side), height=min(side, height - r * side)
+        )
+        for r in range(rows)
+        for c in range(columns)
+    ]
+    return grid, columns, rows
+
+
+def root_of(path: Path, roots: list[Path]) -> Path:
+    """The workspace root that holds `path` (checked paths always have one)."""
+    return next(root for root in roots if path.is_relative_to(root))
+
+
+def parts_folder(root: Path, call_id: str) -> Path:
+    """The hidden folder of call `call_id`'s parts under workspace `root` (created; safe to call again)."""
+    folder = root / PARTS / call_id
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def remove_parts(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
