@@ -32,6 +32,37 @@ class CallPage(BaseModel):
     xray: XRay | None = None
     related: list[str] = Field(default_factory=list)
     """Other aggregates of the same trace (calls it made, its conversation, a workflow)."""
+    tiles: "TileGrid | None" = None
+
+
+TILE_STATES = ("queued", "running", "redispatched", "done", "failed")
+"""What a tile's cell is coloured by (`eventlog.projections.tiles`)."""
+
+
+class TileGrid(BaseModel):
+    """A tiled call's tiles as the projection knows them: the grid's shape and each tile's state, row-major."""
+
+    call_id: str
+    columns: int
+    rows: int
+    cells: list[str]
+    live: bool
+    """The parent has not ended: the page keeps asking."""
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {state: self.cells.count(state) for state in TILE_STATES}
+
+
+async def tile_grid(client: aredis.Redis, keys: Keys, call_id: str, state: dict[str, str]) -> TileGrid | None:
+    """The tiles of call `call_id`, or None when it was not planned as tiles."""
+    if "tiles" not in state:
+        return None
+    tiles, columns = int(state["tiles"]), int(state.get("tiles_columns", "1"))
+    known = await hash_of(client, keys.projections().tiles(call_id))
+    cells = [known.get(str(i), "queued") for i in range(tiles)]
+    live = state.get("status") not in ("succeeded", "failed")
+    return TileGrid(call_id=call_id, columns=columns, rows=-(-tiles // columns), cells=cells, live=live)
 
 
 def _pretty(raw: str) -> str:
@@ -60,6 +91,7 @@ async def call_page(runtime: "Gateway", call_id: str) -> CallPage | None:
         args=_pretty(state.get("args", "{}")),
         xray=await _xray(runtime, state),
         related=aggregates[1:],
+        tiles=await tile_grid(client, keys, call_id, state),
     )
 
 

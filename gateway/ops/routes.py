@@ -14,8 +14,8 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainT
 from eventlog.streams import Keys
 from gateway.ops.access import require_admin
 from gateway.ops.figures import WINDOWS
-from gateway.ops.pages import call_page, workflow_page
-from gateway.ops.reads import TailFilter, ToolNames, follow, newest
+from gateway.ops.pages import call_page, tile_grid, workflow_page
+from gateway.ops.reads import TailFilter, ToolNames, follow, hash_of, newest
 from gateway.ops.render import render
 from gateway.ops.summary import LeaseFinder, read_summary
 from gateway.ops.timeline import rows
@@ -131,6 +131,16 @@ class OpsRoutes:
         handler = await self.client.hgetall(self.keys.projections().handler(call_id))
         return HTMLResponse(render("call.html", page=page, has_handler=bool(handler)))
 
+    async def tiles(self, request: Request) -> Response:
+        """The tile grid of a tiled call alone: what its card reloads while the call runs."""
+        require_admin(request)
+        call_id = request.path_params["call_id"]
+        state = await hash_of(self.client, self.keys.projections().call(call_id))
+        grid = await tile_grid(self.client, self.keys, call_id, state) if state else None
+        if grid is None:
+            return HTMLResponse(render("missing.html", what="tiled call", ident=call_id), status_code=404)
+        return HTMLResponse(render("tile_grid.html", grid=grid))
+
     async def workflow(self, request: Request) -> Response:
         require_admin(request)
         state_id = request.path_params["state_id"]
@@ -164,5 +174,6 @@ def register(server: "MCPServer", runtime: "Gateway") -> None:
     server.custom_route("/ops/api/summary", methods=["GET"])(ops.summary_json)
     server.custom_route("/ops/stream", methods=["GET"])(ops.stream)
     server.custom_route("/ops/calls/{call_id}", methods=["GET"])(ops.call)
+    server.custom_route("/ops/calls/{call_id}/tiles", methods=["GET"])(ops.tiles)
     server.custom_route("/ops/workflows/{state_id}", methods=["GET"])(ops.workflow)
     server.custom_route("/ops/static/{name:path}", methods=["GET"])(ops.static)

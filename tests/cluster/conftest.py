@@ -151,7 +151,9 @@ def raster_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def make_cluster(tmp_path: Path, raster_dir: Path, *, gateways: int = 2, workers: int = 3) -> Cluster:
+def make_cluster(
+    tmp_path: Path, raster_dir: Path, *, gateways: int = 2, workers: int = 3, env_extra: dict[str, str] | None = None
+) -> Cluster:
     data = tmp_path / "redis"
     data.mkdir()
     workspace = tmp_path / "workspace"
@@ -160,6 +162,7 @@ def make_cluster(tmp_path: Path, raster_dir: Path, *, gateways: int = 2, workers
     node = RedisProcess(free_port(), data)
     node.start()
     env = {**os.environ, "REDIS_URL": node.url, "GEOGATE_WORKSPACES": str(workspace), "GEOGATE_LOG_LEVEL": "WARNING"}
+    env |= env_extra or {}
     logs = tmp_path / "logs"
     logs.mkdir()
     cluster = Cluster(node, workspace, env, logs=logs)

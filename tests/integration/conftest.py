@@ -132,6 +132,8 @@ def stack(redis_url: str, tmp_path_factory: pytest.TempPathFactory, llm_server: 
         "GEOGATE_WORKSPACES": str(workspace),
         "GEOGATE_PORT": str(port),
         "GEOGATE_VISIBILITY_TIMEOUT_S": "30",
+        # the large warps here test the whole job; tiled jobs have their own tests (tests/cluster/test_tiles.py)
+        "GEOGATE_TILE_MIN_PIXELS": str(1 << 27),
         "GEOGATE_LLM_BASE_URL": llm_server.base_url,
         **LLM_ENV,
     }

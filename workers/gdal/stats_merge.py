@@ -1,9 +1,10 @@
 """Exact statistics from parts: counts, extremes and moments merged (Chan et al.'s parallel moments), order
-statistics selected across the tiles' sorted values, histograms counted against the same edges NumPy uses.
+statistics found through the tiles' coarse counts, histograms counted against the same edges NumPy uses.
 
 What `workers.gdal.stats.band_stats` computes over all valid values at once, computed here from per-tile pieces, so
-the tiled result equals the whole one: counts, min, max and histogram counts exactly, mean and std to rounding
-(sums in another order), percentiles exactly when NumPy's own interpolation is reproduced (it is: `_lerp` below).
+the tiled result equals the whole one: counts, min, max, percentiles and histogram counts exactly, mean and std to
+rounding (sums in another order). Sorting every tile's values instead cost more than the whole job saved (34 ms per
+million float32 values, 8.7 s of CPU for a 16384² band).
 """
 
 from dataclasses import dataclass
@@ -42,54 +43,69 @@ class Moments:
         return float(np.sqrt(self.m2 / self.count)) if self.count else 0.0
 
 
-def kth(parts: list[np.ndarray], k: int) -> float:
-    """The `k`th smallest (0-based) of the union of sorted arrays `parts`, without merging them.
-
-    Each round takes the count-weighted median of the live ranges' middles as a pivot and drops, in every part,
-    the side the answer is not on: a constant share of what is left each round, one binary search per part.
-    """
-    lo, hi = [0] * len(parts), [len(p) for p in parts]
-    while True:
-        live = [i for i in range(len(parts)) if lo[i] < hi[i]]
-        pivot = _weighted_median([(parts[i][(lo[i] + hi[i]) // 2], hi[i] - lo[i]) for i in live])
-        below = [int(np.searchsorted(p, pivot, "left")) for p in parts]
-        upto = [int(np.searchsorted(p, pivot, "right")) for p in parts]
-        if sum(below) <= k < sum(upto):
-            return float(pivot)
-        if k < sum(below):
-            hi = [min(h, b) for h, b in zip(hi, below, strict=True)]
-        else:
-            lo = [max(low, u) for low, u in zip(lo, upto, strict=True)]
+COARSE_BITS = 16
+"""Tiles count their values in 2**16 bins of the values' sortable keys' top bits; the fan-in finds in them which
+bin holds each order statistic it needs, and looks at only that bin's values (for 8- and 16-bit data, the bin is
+the value)."""
 
 
-def _weighted_median(items: list[tuple[object, int]]) -> object:
-    items = sorted(items, key=lambda item: item[0])  # type: ignore[arg-type, return-value]
-    half, seen = sum(w for _, w in items) / 2, 0
-    for value, weight in items:
-        seen += weight
-        if seen >= half:
-            return value
-    return items[-1][0]
+def sortable(values: np.ndarray) -> np.ndarray:
+    """Unsigned keys in the values' order (IEEE floats: sign flipped, negatives inverted; ints: offset)."""
+    width = values.dtype.itemsize * 8
+    unsigned = np.dtype(f"uint{width}")
+    if values.dtype.kind == "f":
+        bits = values.view(unsigned)
+        sign = unsigned.type(1) << unsigned.type(width - 1)
+        return np.where(bits & sign, ~bits, bits | sign)
+    if values.dtype.kind == "i":
+        return (values.astype(np.int64) - np.iinfo(values.dtype).min).astype(unsigned)
+    return values.astype(unsigned, copy=False)
 
 
-def percentiles(parts: list[np.ndarray], count: int, qs: list[float]) -> list[float]:
-    """`np.percentile(all values as float64, qs)` (method "linear") from sorted parts."""
+def coarse(values: np.ndarray) -> np.ndarray:
+    """Each value's bin (its key's top `COARSE_BITS` bits)."""
+    shift = max(0, values.dtype.itemsize * 8 - COARSE_BITS)
+    return (sortable(values) >> shift).astype(np.int64)
+
+
+def coarse_counts(values: np.ndarray) -> np.ndarray:
+    return np.bincount(coarse(values), minlength=1 << COARSE_BITS)
+
+
+def order_statistics(parts: list[np.ndarray], counts: np.ndarray, ranks: list[int]) -> dict[int, float]:
+    """The values of rank `ranks` (0-based) in the union of `parts`, given their summed `coarse_counts`: one pass
+    over the values of the bins that hold them, then a sort of those values alone."""
+    below = np.concatenate(([0], np.cumsum(counts)))
+    where = {k: int(np.searchsorted(below, k, "right")) - 1 for k in ranks}
+    wanted = np.zeros(len(counts), dtype=bool)
+    wanted[list(set(where.values()))] = True
+    found: dict[int, list[np.ndarray]] = {b: [] for b in set(where.values())}
+    for part in parts:
+        bins = coarse(part)
+        hit = wanted[bins]
+        for b in found:
+            found[b].append(part[hit & (bins == b)])
+    values = {b: np.sort(np.concatenate(found[b])) for b in found}
+    return {k: float(values[b][k - below[b]]) for k, b in where.items()}
+
+
+def percentiles(parts: list[np.ndarray], counts: np.ndarray, qs: list[float]) -> list[float]:
+    """`np.percentile(all values as float64, qs)` (method "linear"), reproduced step by step from NumPy's own
+    `_compute_virtual_index`, `_get_indexes` and `_lerp` so that the figures are the same bits."""
+    count = int(counts.sum())
     quantiles = np.true_divide(np.asarray(qs, dtype=np.float64), 100)
-    virtual = count * quantiles + (1 + quantiles * (1 - 1 - 1)) - 1  # NumPy's _compute_virtual_index, alpha=beta=1
+    virtual = count * quantiles + (1 + quantiles * (1 - 1 - 1)) - 1  # alpha = beta = 1
     previous = np.floor(virtual)
     gamma = virtual - previous
-    cache: dict[int, float] = {}
-
-    def at(index: int) -> float:
-        index = min(max(index, 0), count - 1)
-        if index not in cache:
-            cache[index] = kth(parts, index)
-        return cache[index]
-
-    out = []
-    for prev, g in zip(previous.astype(np.int64), gamma, strict=True):
-        out.append(float(_lerp(np.float64(at(int(prev))), np.float64(at(int(prev) + 1)), np.float64(g))))
-    return out
+    low = [int(min(max(p, 0), count - 1)) for p in previous]
+    high = [int(min(max(p + 1, 0), count - 1)) for p in previous]
+    high = [h if v < count - 1 else count - 1 for h, v in zip(high, virtual, strict=True)]
+    low = [lo if v < count - 1 else count - 1 for lo, v in zip(low, virtual, strict=True)]
+    values = order_statistics(parts, counts, sorted(set(low + high)))
+    return [
+        float(_lerp(np.float64(values[a]), np.float64(values[b]), np.float64(g)))
+        for a, b, g in zip(low, high, gamma, strict=True)
+    ]
 
 
 def _lerp(a: np.float64, b: np.float64, t: np.float64) -> np.float64:
@@ -104,19 +120,8 @@ def histogram(parts: list[np.ndarray], low: float, high: float, bins: int) -> tu
     if low == high:
         low, high = low - 0.5, high + 0.5
     edges = np.linspace(low, high, bins + 1, endpoint=True, dtype=np.float64)
-    below = np.zeros(bins + 1, dtype=np.int64)
+    counts = np.zeros(bins, dtype=np.int64)
     for part in parts:
-        below += np.searchsorted(part, _thresholds(edges, part.dtype), "left")
-    total = sum(len(p) for p in parts)
-    counts = np.diff(below)
-    counts[-1] += total - below[-1]  # the top edge belongs to the last bin
+        index = np.searchsorted(edges, part.astype(np.float64), "right") - 1
+        counts += np.bincount(np.minimum(index, bins - 1), minlength=bins)
     return [int(c) for c in counts], edges
-
-
-def _thresholds(edges: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """For each float64 edge e, the smallest value t of `dtype` with (v < e) ⇔ (v < t) for every v of `dtype`."""
-    if dtype.kind == "f":
-        cast = edges.astype(dtype)
-        return np.where(cast.astype(np.float64) < edges, np.nextafter(cast, np.inf, dtype=dtype), cast)
-    info = np.iinfo(dtype)
-    return np.clip(np.ceil(edges), info.min, info.max).astype(dtype)

@@ -1,7 +1,7 @@
-"""`raster_stats` by tiles: each tile reads its window of every band, keeps its valid values sorted as a part file
-and reports their count, extremes and moments; the fan-in merges those exactly and reads percentiles and histogram
-counts off the sorted parts (`workers.gdal.stats_merge`). Calls with `sample_size` run whole: the sample is evenly
-spaced over all of a band's values, which no tile knows."""
+"""`raster_stats` by tiles: each tile reads its window of every band, keeps its valid values and their coarse counts
+as part files and reports their count, extremes and moments; the fan-in merges those exactly and finds percentiles
+and histogram counts from the parts (`workers.gdal.stats_merge`). Calls with `sample_size` run whole: the sample
+is evenly spaced over all of a band's values, which no tile knows."""
 
 import os
 from pathlib import Path
@@ -14,7 +14,7 @@ from schemas.tools.tiling import TileArgs, TileResult
 from workers.context import JobContext
 from workers.files import resolve_in_workspace
 from workers.gdal.errors import check_bands, open_raster, reading
-from workers.gdal.stats_merge import Moments, histogram, percentiles
+from workers.gdal.stats_merge import Moments, coarse_counts, histogram, percentiles
 from workers.tiling.declare import Plan, tiler
 from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth_tiling
 
@@ -39,8 +39,8 @@ def plan(args: RasterStatsArgs, ctx: JobContext) -> Plan | None:
     return Plan(tiles, columns, rows, side, width, height, folder, shared)
 
 
-def _part(folder: Path, band: int, index: int) -> Path:
-    return folder / f"band{band}.tile{index}.npy"
+def _part(folder: Path, band: int, index: int, kind: str = "values") -> Path:
+    return folder / f"band{band}.tile{index}.{kind}.npy"
 
 
 def run(args: TileArgs, ctx: JobContext) -> TileResult:
@@ -60,15 +60,16 @@ def run(args: TileArgs, ctx: JobContext) -> TileResult:
                     masked=True,
                 )
             values = block.compressed()
-            values = np.sort(values[np.isfinite(values)] if values.dtype.kind == "f" else values)
+            values = values[np.isfinite(values)] if values.dtype.kind == "f" else values
             ctx.progress(0, 1, f"band {band}: {window.describe()}")
             if ctx.fence is not None:
                 ctx.fence.check()
             _save(_part(folder, int(band), args.index), values)
+            _save(_part(folder, int(band), args.index, "counts"), coarse_counts(values))
             moments = Moments.of(values)
             partial[str(band)] = {"count": moments.count, "mean": moments.mean, "m2": moments.m2}
             if values.size:
-                partial[str(band)] |= {"min": float(values[0]), "max": float(values[-1])}
+                partial[str(band)] |= {"min": float(values.min()), "max": float(values.max())}
     return TileResult(index=args.index, window=window, partial=partial)
 
 
@@ -100,7 +101,8 @@ def _band(
     high = max(float(p["max"]) for p in pieces if "max" in p)
     parts = [np.load(_part(folder, band, t.index), mmap_mode="r") for t in tiles]
     parts = [p for p in parts if len(p)]
-    points = percentiles(parts, moments.count, [25.0, 50.0, 75.0, *args.percentiles])
+    counts = sum(np.load(_part(folder, band, t.index, "counts")) for t in tiles)
+    points = percentiles(parts, counts, [25.0, 50.0, 75.0, *args.percentiles])
     return BandStats(
         band=band,
         min=low,

@@ -1,0 +1,219 @@
+"""Tiles bench (issue 29): one large reprojection and one large statistics call spread over the workers.
+
+Baselines run in this process in the same run: rasterio's warp with one thread and with `num_threads=2` (GDAL's
+own multithreaded warp on the same cores). Geogate runs as `make run` does (`geogate dev`'s pools, 2 worker
+processes) with tiling on (the defaults), with tiling off (`GEOGATE_TILE_MIN_PIXELS` above the raster), and with
+one worker process (for the parallel efficiency). All stacks are up together and used in alternation. The cost
+model's inputs (plan and fan-out, one tile, fan-in wait, assembly) are read off the log of the tiled calls.
+Usage: python bench/tiles.py [--runs 3] [--size 8192] [--stats-size 16384]
+"""
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+
+import numpy as np
+import rasterio
+import redis
+from _report import Row, show
+from _stack import geogate_stack
+from affine import Affine
+from mcp import Client
+from mcp.types import CreateMessageResult, TextContent
+from rasterio.enums import Resampling
+from rasterio.warp import calculate_default_transform, reproject
+from rasterio.windows import Window
+
+from eventlog.settings import Settings
+from eventlog.store import EventStore
+from schemas.events import ToolFanInStarted, ToolFannedOut, ToolStarted, ToolSucceeded
+from schemas.ids import call_aggregate
+from schemas.tools.tiling import tile_call_id
+
+DST_CRS = "EPSG:3857"
+OFF = {"GEOGATE_TILE_MIN_PIXELS": str(1 << 40)}
+JUSTIFICATION = {
+    "intent": "a bench warp onto a web-map grid",
+    "alternatives": [{"method": "keep EPSG:4326", "why_not": "the bench measures a reprojection"}],
+    "choice": {"method": "EPSG:3857, bilinear", "rationale": "continuous data on a web map", "tradeoffs": "area"},
+    "confidence": "high",
+}
+
+
+def make_source(path: Path, size: int) -> None:
+    """A `size`² float32 GeoTIFF in EPSG:4326 with a smooth pattern (tiled 256, uncompressed), written by strips."""
+    profile = {"driver": "GTiff", "width": size, "height": size, "count": 1, "dtype": "float32", "crs": "EPSG:4326"}
+    profile |= {"transform": Affine(8.0 / size, 0, 10.0, 0, -8.0 / size, 50.0), "tiled": True}
+    with rasterio.open(path, "w", blockxsize=256, blockysize=256, **profile) as dst:
+        for top in range(0, size, 1024):
+            rows, cols = np.mgrid[top : top + 1024, 0:size].astype("float32")
+            data = np.sin(rows / 97.0) * np.cos(cols / 61.0) * 1000.0
+            dst.write(data[np.newaxis], window=Window(0, top, size, 1024))
+
+
+def rasterio_warp(src_path: Path, dst_path: Path, threads: int) -> None:
+    """The warp as a rasterio user writes it: default grid, one `reproject` call per band, `num_threads`."""
+    with rasterio.open(src_path) as src:
+        transform, width, height = calculate_default_transform(src.crs, DST_CRS, src.width, src.height, *src.bounds)
+        profile = src.profile | {"crs": DST_CRS, "transform": transform, "width": width, "height": height}
+        with rasterio.open(dst_path, "w", **profile) as dst:
+            for band in range(1, src.count + 1):
+                reproject(
+                    rasterio.band(src, band), rasterio.band(dst, band), resampling=Resampling.bilinear,
+                    num_threads=threads,
+                )  # fmt: skip
+
+
+async def _justify(context: object, params: object) -> CreateMessageResult:
+    text = TextContent(type="text", text=json.dumps(JUSTIFICATION))
+    return CreateMessageResult(role="assistant", content=text, model="scripted", stop_reason="endTurn")
+
+
+async def _call(url: str, tool: str, args: dict[str, object]) -> tuple[float, str]:
+    async with Client(url, sampling_callback=_justify) as client:
+        began = time.perf_counter()
+        result = await client.call_tool(tool, args)
+        elapsed = time.perf_counter() - began
+    if result.is_error:
+        raise SystemExit(f"{tool} failed: {result.content}")
+    meta = (result.meta or {}).get("io.geogate/call", {})
+    return elapsed * 1000, str(meta.get("call_id", ""))
+
+
+def timed(fn: Callable[[], object]) -> float:
+    began = time.perf_counter()
+    fn()
+    return (time.perf_counter() - began) * 1000
+
+
+def reproject_args(output: str) -> dict[str, object]:
+    return {"uri": "src.tif", "output": output, "dst_crs": DST_CRS, "resampling": "bilinear", "overwrite": True}
+
+
+def interleaved(runs: int, jobs: dict[str, Callable[[], float]]) -> dict[str, list[float]]:
+    """Each job once to warm up, then `runs` rounds in alternating order; milliseconds per job."""
+    for job in jobs.values():
+        job()
+    samples: dict[str, list[float]] = {name: [] for name in jobs}
+    for n in range(runs):
+        for name in list(jobs) if n % 2 == 0 else reversed(list(jobs)):
+            samples[name].append(jobs[name]())
+    return samples
+
+
+def costs(redis_url: str, call_id: str) -> dict[str, float]:
+    """Where a tiled call's time went, from its events: plan and fan-out, a tile (median), the wait for the
+    fan-in after the last tile, the assembly; seconds, and the number of tiles."""
+    store = EventStore(redis.Redis.from_url(redis_url), Settings().keys())
+    events = store.read_aggregate(call_aggregate(call_id))
+    started = next(e for e in events if isinstance(e.data, ToolStarted)).ts
+    fanned = next(e for e in events if isinstance(e.data, ToolFannedOut))
+    fan_in = next(e for e in events if isinstance(e.data, ToolFanInStarted)).ts
+    done = next(e for e in events if isinstance(e.data, ToolSucceeded)).ts
+    tiles, spans, last = fanned.payload(ToolFannedOut).tiles, [], started
+    for index in range(tiles):
+        tile = store.read_aggregate(call_aggregate(tile_call_id(call_id, index)))
+        begin = next(e for e in tile if isinstance(e.data, ToolStarted)).ts
+        end = next(e for e in tile if isinstance(e.data, ToolSucceeded)).ts
+        spans.append((end - begin).total_seconds())
+        last = max(last, end)
+    return {
+        "tiles": tiles,
+        "plan_s": (fanned.ts - started).total_seconds(),
+        "tile_s": statistics.median(spans),
+        "fan_in_wait_s": (fan_in - last).total_seconds(),
+        "assembly_s": (done - fan_in).total_seconds(),
+    }
+
+
+def predict(cost: dict[str, float], workers: int) -> float:
+    """Seconds for one call on `workers` worker processes: the serial parts plus the tiles in waves."""
+    waves = -(-int(cost["tiles"]) // workers)
+    return cost["plan_s"] + waves * cost["tile_s"] + cost["fan_in_wait_s"] + cost["assembly_s"]
+
+
+def measure(runs: int = 3, size: int = 8192, stats_size: int = 16384) -> list[Row]:
+    with tempfile.TemporaryDirectory(prefix="geogate-tiles-bench-") as tmp, ExitStack() as stack:
+        root = Path(tmp)
+        make_source(root / "src.tif", size)
+        make_source(root / "big.tif", stats_size)
+        tiled = stack.enter_context(geogate_stack(workers=2, workspace=root))
+        whole = stack.enter_context(geogate_stack(workers=2, workspace=root, env=OFF))
+        single = stack.enter_context(geogate_stack(workers=1, workspace=root))
+        ids: list[str] = []
+
+        def through(url: str, name: str, keep: bool = False) -> Callable[[], float]:
+            def run() -> float:
+                ms, call_id = asyncio.run(_call(url, "raster_reproject", reproject_args(name)))
+                if keep:
+                    ids.append(call_id)
+                return ms
+
+            return run
+
+        warp = interleaved(
+            runs,
+            {
+                "rasterio 1 thread": lambda: timed(lambda: rasterio_warp(root / "src.tif", root / "r1.tif", 1)),
+                "rasterio 2 threads": lambda: timed(lambda: rasterio_warp(root / "src.tif", root / "r2.tif", 2)),
+                "tiled, 2 workers": through(tiled[0], "tiled.tif", keep=True),
+                "whole, 2 workers": through(whole[0], "whole.tif"),
+                "tiled, 1 worker": through(single[0], "single.tif"),
+            },
+        )
+
+        def stats(url: str) -> Callable[[], float]:
+            return lambda: asyncio.run(_call(url, "raster_stats", {"uri": "big.tif"}))[0]
+
+        summary = interleaved(runs, {"stats tiled": stats(tiled[0]), "stats whole": stats(whole[0])})
+        cost = costs(tiled.redis, ids[-1]) if ids and ids[-1] else None
+    return report(warp, summary, cost, size, stats_size)
+
+
+def report(
+    warp: dict[str, list[float]], summary: dict[str, list[float]], cost: dict[str, float] | None, size: int, big: int
+) -> list[Row]:
+    p50 = {name: statistics.median(values) for name, values in (warp | summary).items()}
+    print(f"raster_reproject {size}² float32 4326→3857 bilinear; raster_stats {big}² float32 (medians)")
+    for name, value in p50.items():
+        print(f"  {name:<22} {value:10.1f} ms   ({', '.join(f'{v:.0f}' for v in (warp | summary)[name])})")
+    efficiency = p50["tiled, 1 worker"] / p50["tiled, 2 workers"] / 2
+    print(f"  parallel efficiency at 2 workers: {efficiency:.2f}")
+    if cost is not None:
+        print("  cost model (s): " + ", ".join(f"{k} {v:.3f}" for k, v in cost.items()))
+        serial = cost["plan_s"] + cost["fan_in_wait_s"] + cost["assembly_s"]
+        print(f"  serial fraction: {serial / predict(cost, 1):.3f}")
+        for workers in (1, 2, 4, 16, 64):
+            print(f"  predicted on {workers:>2} workers: {predict(cost, workers):.2f} s")
+    return [
+        Row(f"tiled reproject {size}² vs rasterio num_threads=2", p50["tiled, 2 workers"], p50["rasterio 2 threads"],
+            "ms", "ratio", 1.0, baseline_name="rasterio warp, num_threads=2, in the bench"),
+        Row(f"tiled vs whole reproject {size}²", p50["tiled, 2 workers"], p50["whole, 2 workers"], "ms", "speed-up",
+            1.8, at_most=False, baseline_name="the same call with tiling off"),
+        Row(f"whole reproject {size}² vs rasterio 1 thread", p50["whole, 2 workers"], p50["rasterio 1 thread"], "ms",
+            "ratio", 1.1, baseline_name="rasterio warp, one thread, in the bench"),
+        Row(f"tiled vs whole raster_stats {big}²", p50["stats tiled"], p50["stats whole"], "ms", "speed-up", 1.8,
+            at_most=False, baseline_name="the same call with tiling off"),
+        Row("tiled reproject, 2 workers vs 1", p50["tiled, 2 workers"], p50["tiled, 1 worker"], "ms", "speed-up",
+            1.8, at_most=False, baseline_name="one worker process"),
+    ]  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--size", type=int, default=8192)
+    parser.add_argument("--stats-size", type=int, default=16384)
+    ns = parser.parse_args()
+    show("tiles", measure(ns.runs, ns.size, ns.stats_size))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
