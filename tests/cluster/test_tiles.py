@@ -115,9 +115,7 @@ def test_two_node_kills_during_one_tiled_job_cost_seconds_and_change_no_pixel(tm
         assert parent is not None
         killed: list[int] = []
         for _ in range(2):  # two nodes, one after the other, each while it runs a tile
-            wait_for(
-                lambda: any_tile_on_a_new_node(cluster, parent, killed), what="a tile on a live node", timeout_s=60
-            )
+            wait_for(lambda: on_a_new_node(cluster, parent, killed), what="a tile on a live node", timeout_s=60)
             victim = cluster.node_holding(next(e.lease for e in tile_runs(cluster, parent) if _pid(e) not in killed))
             assert victim is not None
             killed.append(victim.pid)
@@ -130,9 +128,7 @@ def test_two_node_kills_during_one_tiled_job_cost_seconds_and_change_no_pixel(tm
         assert not answer.is_error, answer.content  # type: ignore[attr-defined]
         assert np.array_equal(pixels(cluster.workspace / "calm.tif"), pixels(cluster.workspace / "faulted.tif"))
         late = faulted["seconds"] - calm["seconds"]  # type: ignore[operator]
-        print(
-            f"\n[chaos] tiled job: calm {calm['seconds']:.2f} s, two node kills {faulted['seconds']:.2f} s (+{late:.2f})"
-        )
+        print(f"\n[chaos] tiled job: calm {calm['seconds']:.2f} s, two kills {faulted['seconds']:.2f} s (+{late:.2f})")
         assert_every_call_ended_once(cluster, parent)
         assert cluster.store().read_aggregate(call_aggregate(parent))[-1].type == "tool.succeeded"
     finally:
