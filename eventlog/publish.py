@@ -5,6 +5,7 @@ Both the gateway (async) and workers that call tools themselves (LLM loop, resul
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from pydantic import JsonValue
@@ -99,14 +100,16 @@ def handler_job_op(succeeded: Event, dispatch: int = 1) -> Op:
 
 def fan_in_op(cause: Event, call_id: str, dispatch: int = 1) -> Op:
     """The push of the fan-in job of tiled call `call_id` (`tiles.fan_in`), caused by `cause` (a tile's outcome,
-    the parent's fan-out, or a re-dispatch). Like a handler job's, the command is never appended itself."""
+    the parent's fan-out, or a re-dispatch), to the head of its queue: it ends a call whose tiles already waited
+    their turn (and, after a failed tile, it stops the rest sooner). Like a handler job's, the command is never
+    appended itself."""
     command = ToolRequested(
         call_id=call_id, tool=FAN_IN.name, queue=FAN_IN.queue, args={"call_id": call_id}, timeout_s=FAN_IN.timeout_s
     )
     event = new_event(
         call_aggregate(call_id), command, actor=cause.actor, trace_id=cause.trace_id, causation_id=cause.id
     )
-    return enqueue_op(event, dispatch)
+    return replace(enqueue_op(event, dispatch), name="RPUSH")
 
 
 def new_event(

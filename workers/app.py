@@ -52,8 +52,7 @@ def hold_lease(settings: Settings, queues: list[str], pool: str, concurrency: in
 
     def take(**_: object) -> None:
         held.append(lease.start(settings, queues, pool, concurrency))
-        if (trimming := retention.start(settings)) is not None:
-            held.append(trimming)
+        held.append(retention.start(settings))
 
     def give_up(**_: object) -> None:
         for thread in held:

@@ -1,4 +1,5 @@
-"""The worker node's retention thread: applies the retention policy by itself every `GEOGATE_RETENTION_INTERVAL_S`.
+"""The worker node's retention thread: applies the retention policy by itself every `GEOGATE_RETENTION_INTERVAL_S`,
+and removes what tiled calls left in the workspace (`workers.tiling.leftovers`).
 
 Every node runs one; the pass's lock (`eventlog.retention.trim`) lets one act at a time. It is its own thread, not
 the heartbeat's: a snapshot of a big log takes longer than a lease lives.
@@ -12,6 +13,7 @@ from redis.exceptions import RedisError
 from eventlog.retention import trim
 from eventlog.settings import Settings
 from eventlog.store import EventStore
+from workers.tiling import leftovers
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +34,9 @@ class RetentionThread(threading.Thread):
 
     def run(self) -> None:
         while not self._stopped.wait(self.settings.retention.interval_s):
+            self._sweep()
+            if not self.active:
+                continue
             try:
                 removed = trim(self.store, self.settings.retention)
             except RedisError as exc:
@@ -43,15 +48,19 @@ class RetentionThread(threading.Thread):
             if any(removed.values()):
                 logger.info("retention: trimmed %s", removed)
 
+    def _sweep(self) -> None:
+        try:
+            leftovers.sweep(self.store, self.settings.workspace_roots())
+        except (RedisError, OSError) as exc:
+            logger.warning("retention: leftover parts not swept (%s); the next pass retries", exc)
+
     def stop(self) -> None:
         self._stopped.set()
         self.join(timeout=5)
 
 
-def start(settings: Settings) -> RetentionThread | None:
-    """Start the thread when a policy is set (max age or length)."""
+def start(settings: Settings) -> RetentionThread:
+    """Start the thread: it sweeps leftovers always, and trims when a policy is set (max age or length)."""
     thread = RetentionThread(settings)
-    if not thread.active:
-        return None
     thread.start()
     return thread

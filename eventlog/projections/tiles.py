@@ -60,8 +60,12 @@ def _done(event: Event, keys: ProjectionKeys) -> list[Op]:
 
 @projector("tool.failed")
 def _failed(event: Event, keys: ProjectionKeys) -> list[Op]:
+    """A failed tile fails its parent: the parent's cancel flag stops the other tiles at once (they read it at
+    their start and at each progress), before the fan-in has even run."""
     call_id = event.payload(ToolFailed).call_id
-    return _tile_state(call_id, "failed", keys, count=FAILED) + _parent_ended(event, call_id, keys)
+    tile = tile_of(call_id)
+    stop = [hset_unless(keys.call(tile[0]), "status", TERMINAL, {"cancel": "1"})] if tile else []
+    return _tile_state(call_id, "failed", keys, count=FAILED) + stop + _parent_ended(event, call_id, keys)
 
 
 def _parent_ended(event: Event, call_id: str, keys: ProjectionKeys) -> list[Op]:

@@ -15,7 +15,7 @@ from eventlog.append import Expect, Readback
 from eventlog.publish import follow
 from eventlog.reaper import fan_in_attempts_exhausted
 from eventlog.store import EventStore
-from schemas.events import Event, EventData, ToolCancelRequested, ToolFanInStarted, ToolFannedOut, ToolRequested
+from schemas.events import Event, EventData, ToolFanInStarted, ToolFannedOut, ToolRequested
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import SPECS
 from schemas.tools.tiling import FAN_IN, FanInArgs, FanInResult, TileArgs, TileResult, tile_call_id
@@ -58,12 +58,11 @@ def fan_in(args: FanInArgs, ctx: JobContext) -> FanInResult:
 def _outcome(store: EventStore, ctx: JobContext, requested: Event, *, cancelled: bool) -> EventData:
     data, began = requested.payload(ToolRequested), time.perf_counter()
     try:
-        if cancelled:
-            raise JobCancelled()
         failed = _failed_tile(store, data.call_id)
         if failed is not None:
-            _cancel_tiles(store, requested, failed.message)
-            raise failed
+            raise failed  # its projection has already stopped the other tiles (the parent's cancel flag)
+        if cancelled:
+            raise JobCancelled()
         value = _assemble(store, ctx, data)
     except JobError as exc:
         return failed_outcome(data.call_id, exc, elapsed_ms(began), ctx.worker)
@@ -91,13 +90,16 @@ def _assemble(store: EventStore, ctx: JobContext, data: ToolRequested) -> BaseMo
 
 
 def _failed_tile(store: EventStore, call_id: str) -> JobFailed | None:
-    """The error of the call's first failed tile, naming the tile, its window and the cause; None if none failed."""
+    """The error of the call's first failed tile (not one stopped by a cancel), naming the tile, its window and the
+    cause; None if none failed."""
     states = store.hash_strings(store.live.tiles(call_id))
     failed = sorted(int(index) for index, state in states.items() if state == "failed")
-    if not failed:
+    tiles = {index: store.call_state(tile_call_id(call_id, index)) for index in failed}
+    causes = [i for i in failed if (t := tiles[i]) is None or t.error_code != "cancelled"]
+    if not causes:
         return None
-    index = failed[0]
-    tile = store.call_state(tile_call_id(call_id, index))
+    index = causes[0]
+    tile = tiles[index]
     window = TileArgs.model_validate(_tile_args(store, call_id, index)).window
     code, cause = (tile.error_code, tile.error_message) if tile else ("tile.failed", "unknown")
     message = f"tile {index} ({window.describe()}) failed: {cause}"
@@ -108,13 +110,6 @@ def _failed_tile(store: EventStore, call_id: str) -> JobFailed | None:
 def _tile_args(store: EventStore, call_id: str, index: int) -> dict:
     raw = store.redis.hget(store.live.call(tile_call_id(call_id, index)), "args")
     return json.loads(raw) if raw else {}
-
-
-def _cancel_tiles(store: EventStore, requested: Event, reason: str) -> None:
-    """The parent's cancel flag stops its other tiles at their next progress and refuses the queued ones."""
-    data = requested.payload(ToolRequested)
-    cancel = ToolCancelRequested(call_id=data.call_id, reason=reason[:500])
-    store.append(follow(requested, cancel), streams.cancel_key(data.call_id))
 
 
 def _run(store: EventStore, ctx: JobContext, requested: Event) -> Run:

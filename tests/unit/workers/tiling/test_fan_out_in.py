@@ -1,0 +1,156 @@
+"""Fan-out and fan-in on the log (issue 29), through the real lifecycle on a fakeredis log: each tile is a call
+appended once, the fan-in is pushed once whatever the redeliveries, a failed tile fails the parent by name, and a
+replay rebuilds the parent's tile state from the events alone."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rasterio
+from affine import Affine
+
+from eventlog import streams
+from eventlog.celery_message import _args
+from eventlog.publish import request_event
+from eventlog.replay import replay
+from eventlog.settings import Settings
+from eventlog.store import EventStore
+from eventlog.streams import celery_queue_key
+from schemas.codec import decode, encode
+from schemas.events import Event, ToolFailed, ToolRequested, ToolStarted
+from schemas.ids import call_aggregate, new_id
+from schemas.tools import TOOLS
+from schemas.tools.tiling import TileArgs, tile_call_id
+from tests.support import drain_queue
+from workers import runner
+from workers.errors import JobFailed
+from workers.jobs import JOBS
+from workers.registry import load_all
+from workers.tiling.fan_out import fan_out
+from workers.tiling.grid import PARTS
+
+load_all()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    data = np.arange(700 * 600, dtype="float32").reshape(1, 700, 600)
+    profile = {"driver": "GTiff", "width": 600, "height": 700, "count": 1, "dtype": "float32", "crs": "EPSG:4326"}
+    with rasterio.open(tmp_path / "src.tif", "w", transform=Affine(0.01, 0, 10, 0, -0.01, 50), **profile) as dst:
+        dst.write(data)
+    return Settings(redis_url="redis://unused", workspaces=str(tmp_path), tile_min_pixels=65_536, tile_size=256)
+
+
+def publish(store: EventStore) -> Event:
+    call_id = new_id()
+    event = request_event(TOOLS["raster_stats"], {"uri": "src.tif"}, call_id=call_id, actor="tester", trace_id="t1")
+    store.append(event, streams.requested_key(call_id))
+    return event
+
+
+def queued(store: EventStore) -> list[Event]:
+    """The queue's messages in the order workers take them (kombu pops from the right)."""
+    raws = reversed(store.redis.lrange(celery_queue_key("gdal"), 0, -1))
+    return [decode(_args(json.loads(raw))[0]) for raw in raws]
+
+
+def types(store: EventStore, call_id: str) -> list[str]:
+    return [e.type for e in store.read_aggregate(call_aggregate(call_id))]
+
+
+def test_a_large_call_fans_out_its_tiles_as_calls_of_its_own_and_gives_its_worker_back(
+    fake_store: EventStore, settings: Settings
+) -> None:
+    parent = publish(fake_store)
+
+    runner.run_call(fake_store, settings, "host:1", encode(parent))
+
+    call_id = parent.payload(ToolRequested).call_id
+    assert types(fake_store, call_id) == ["tool.requested", "tool.started", "tool.fanned_out"]
+    tiles = queued(fake_store)
+    assert [t.payload(ToolRequested).call_id for t in tiles] == [tile_call_id(call_id, i) for i in range(9)]
+    assert {(t.actor, t.trace_id) for t in tiles} == {("tester", "t1")}
+    started = fake_store.read_aggregate(call_aggregate(call_id))[1]
+    assert {t.causation_id for t in tiles} == {started.id}
+    assert call_id not in {k.decode() for k in fake_store.redis.hkeys(fake_store.live.running())}
+
+
+def test_planning_again_appends_no_tile_twice(fake_store: EventStore, settings: Settings) -> None:
+    """A planner run again (its start is still current: a redelivery before the fan-out landed) adds nothing."""
+    parent = publish(fake_store)
+    runner.run_call(fake_store, settings, "host:1", encode(parent))
+    call_id = parent.payload(ToolRequested).call_id
+    started = next(e for e in fake_store.read_aggregate(call_aggregate(call_id)) if isinstance(e.data, ToolStarted))
+    fake_store.redis.hset(fake_store.live.call(call_id), "attempt", started.payload(ToolStarted).attempt)
+    tiling_plan = __import__("workers.tiling.declare", fromlist=["TILERS"]).TILERS["raster_stats"].plan
+    ctx = runner._context(fake_store, settings, parent, started)
+    plan = tiling_plan(TOOLS["raster_stats"].args.model_validate({"uri": "src.tif"}), ctx)
+
+    assert fan_out(fake_store, parent, started, plan)
+
+    assert len(queued(fake_store)) == 9
+    assert all(types(fake_store, tile_call_id(call_id, i)) == ["tool.requested"] for i in range(9))
+    assert types(fake_store, call_id).count("tool.fanned_out") == 1
+
+
+def test_the_fan_in_is_pushed_once_whatever_the_redeliveries(fake_store: EventStore, settings: Settings) -> None:
+    parent = publish(fake_store)
+    runner.run_call(fake_store, settings, "host:1", encode(parent))
+    tiles = [encode(t) for t in queued(fake_store)]
+    fake_store.redis.delete(celery_queue_key("gdal"))
+
+    for payload in tiles + tiles:  # every tile delivered twice (acks_late redelivery)
+        runner.run_call(fake_store, settings, "host:2", payload)
+
+    pushed = queued(fake_store)
+    assert [e.payload(ToolRequested).tool for e in pushed] == ["tiles.fan_in"]
+    assert drain_queue(fake_store, settings) == 1
+    call_id = parent.payload(ToolRequested).call_id
+    assert types(fake_store, call_id)[-2:] == ["tool.fan_in_started", "tool.succeeded"]
+    assert fake_store.call_state(call_id).result["total_pixels"] == 700 * 600
+    progress = [
+        e.data.progress for e in fake_store.read_aggregate(call_aggregate(call_id)) if e.type == "tool.progress"
+    ]
+    assert progress == sorted(progress) and progress[-1] == 9
+
+
+def test_a_failed_tile_fails_the_parent_naming_the_tile_its_window_and_the_cause(
+    fake_store: EventStore, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = JOBS["raster_stats.tile"]
+
+    def fourth_fails(args: TileArgs, ctx: object) -> object:
+        if args.index == 4:
+            raise JobFailed("gdal.corrupt", "uri: 'src.tif' could not be read: TIFFReadEncodedTile() failed")
+        return job(args, ctx)  # type: ignore[arg-type]
+
+    monkeypatch.setitem(JOBS, "raster_stats.tile", fourth_fails)
+    parent = publish(fake_store)
+    runner.run_call(fake_store, settings, "host:1", encode(parent))
+    drain_queue(fake_store, settings)
+
+    call_id = parent.payload(ToolRequested).call_id
+    failed = fake_store.read_aggregate(call_aggregate(call_id))[-1].payload(ToolFailed)
+    assert failed.code == "gdal.corrupt" and failed.details["tile"] == 4
+    assert failed.details["window"] == {"col_off": 256, "row_off": 256, "width": 256, "height": 256}
+    assert "tile 4 (columns 256–511, rows 256–511)" in failed.message and "TIFFReadEncodedTile" in failed.message
+    assert fake_store.call_state(call_id).cancel  # the other tiles were told to stop
+    later = [fake_store.call_state(tile_call_id(call_id, i)) for i in range(5, 9)]
+    assert {s.error_code for s in later} == {"cancelled"}
+    assert not (tmp_path / PARTS / call_id).exists()
+
+
+def test_a_replay_rebuilds_the_parents_tile_state_from_the_log(fake_store: EventStore, settings: Settings) -> None:
+    parent = publish(fake_store)
+    runner.run_call(fake_store, settings, "host:1", encode(parent))
+    drain_queue(fake_store, settings)
+    call_id = parent.payload(ToolRequested).call_id
+    before = fake_store.hash_strings(fake_store.live.tiles(call_id))
+
+    fake_store.redis.delete(fake_store.live.tiles(call_id))
+    report = replay(fake_store)
+
+    assert before == {str(i): "done" for i in range(9)}
+    assert fake_store.hash_strings(fake_store.live.tiles(call_id)) == before
+    assert report.missing_live == [fake_store.live.tiles(call_id)] or not report.identical
