@@ -3,10 +3,11 @@
 Geogate runs as `make run` runs it (`geogate dev`'s worker pools, `gateway.dev.worker_pools`). Prints the load
 average at the start (and before each part), each part's details, then one table: measure, value, baseline,
 ratio or added time, target, met. `--json PATH` also writes the table as JSON (the README's figures come from it).
-Each part runs alone too: bench/overhead.py, handlers.py, gdal.py, throughput.py.
+Each part runs alone too: bench/overhead.py, handlers.py, gdal.py, throughput.py, tiles.py.
 With `--runs N` every part runs N times (the parts in turn, so that a noisy minute hits one run of each) and the
 table gives, for each row, the run with the median figure, the median floor and the range of the figure.
-Usage: python bench/run.py [--quick] [--runs 1] [--only overhead,handlers,gdal,throughput] [--json .bench/results.json]
+Usage: python bench/run.py [--quick] [--runs 1] [--only overhead,handlers,gdal,throughput,tiles]
+       [--json .bench/results.json]
 """
 
 import argparse
@@ -22,6 +23,7 @@ import gdal
 import handlers
 import overhead
 import throughput
+import tiles
 from _report import Row, combined, load, table, write_json
 
 from gateway.dev import stop_on_signals
@@ -34,6 +36,10 @@ PARTS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
         lambda quick: gdal.measure(*((60, 5, 2) if quick else (200, 15, 3))),
     ),
     "throughput": ("64 concurrent clients (wrk)", lambda quick: throughput.measure(seconds=4 if quick else 10)),
+    "tiles": (
+        "one 8192² reprojection and one 16384² statistics call over every worker (issue 29)",
+        lambda quick: tiles.measure(*((1, 8192, 8192) if quick else (3, 8192, 16384))),
+    ),
 }
 
 

@@ -169,11 +169,24 @@ def measure(runs: int = 3, size: int = 8192, stats_size: int = 16384) -> list[Ro
             },
         )
 
-        def stats(url: str) -> Callable[[], float]:
-            return lambda: asyncio.run(_call(url, "raster_stats", {"uri": "big.tif"}))[0]
+        stats_ids: list[str] = []
 
-        summary = interleaved(runs, {"stats tiled": stats(tiled[0]), "stats whole": stats(whole[0])})
+        def stats(url: str, keep: bool = False) -> Callable[[], float]:
+            def run() -> float:
+                ms, call_id = asyncio.run(_call(url, "raster_stats", {"uri": "big.tif"}))
+                if keep:
+                    stats_ids.append(call_id)
+                return ms
+
+            return run
+
+        summary = interleaved(runs, {"stats tiled": stats(tiled[0], keep=True), "stats whole": stats(whole[0])})
         cost = costs(tiled.redis, ids[-1]) if ids and ids[-1] else None
+        if stats_ids and stats_ids[-1]:
+            print(
+                "  stats cost model (s): "
+                + ", ".join(f"{k} {v:.3f}" for k, v in costs(tiled.redis, stats_ids[-1]).items())
+            )
     return report(warp, summary, cost, size, stats_size)
 
 

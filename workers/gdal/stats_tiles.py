@@ -14,7 +14,7 @@ from schemas.tools.tiling import TileArgs, TileResult
 from workers.context import JobContext
 from workers.files import resolve_in_workspace
 from workers.gdal.errors import check_bands, open_raster, reading
-from workers.gdal.stats_merge import Moments, coarse_counts, histogram, percentiles
+from workers.gdal.stats_merge import Moments, Part, coarse_counts, histogram, percentiles
 from workers.tiling.declare import Plan, tiler
 from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth_tiling
 
@@ -99,10 +99,8 @@ def _band(
         return BandStats(band=band, valid_count=0, nodata_count=total)
     low = min(float(p["min"]) for p in pieces if "min" in p)
     high = max(float(p["max"]) for p in pieces if "max" in p)
-    parts = [np.load(_part(folder, band, t.index), mmap_mode="r") for t in tiles]
-    parts = [p for p in parts if len(p)]
-    counts = sum(np.load(_part(folder, band, t.index, "counts")) for t in tiles)
-    points = percentiles(parts, counts, [25.0, 50.0, 75.0, *args.percentiles])
+    parts = [_load(folder, band, t.index) for t in tiles]
+    points = percentiles(parts, [25.0, 50.0, 75.0, *args.percentiles])
     return BandStats(
         band=band,
         min=low,
@@ -119,8 +117,13 @@ def _band(
     )
 
 
-def _histogram(parts: list[np.ndarray], low: float, high: float, args: RasterStatsArgs) -> list[HistogramBin]:
-    counts, edges = histogram(parts, low, high, args.histogram_bins)
+def _load(folder: Path, band: int, index: int) -> Part:
+    path = _part(folder, band, index)
+    return Part(np.load(_part(folder, band, index, "counts")), lambda: np.load(path, mmap_mode="r"))
+
+
+def _histogram(parts: list[Part], low: float, high: float, args: RasterStatsArgs) -> list[HistogramBin]:
+    counts, edges = histogram([part.values() for part in parts], low, high, args.histogram_bins)
     return [HistogramBin(min_value=edges[i], max_value=edges[i + 1], count=c) for i, c in enumerate(counts)]
 
 

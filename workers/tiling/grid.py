@@ -54,4 +54,11 @@ def parts_folder(root: Path, call_id: str) -> Path:
 
 
 def remove_parts(folder: Path) -> None:
+    """Remove a call's parts folder, and `.geogate/tiles` and `.geogate` above it when nothing else is left there
+    (a planner that needs them again makes them again)."""
     shutil.rmtree(folder, ignore_errors=True)
+    for parent in (folder.parent, folder.parent.parent):
+        try:
+            parent.rmdir()
+        except OSError:
+            return  # not empty (another call's parts, or anything else under .geogate), or already gone

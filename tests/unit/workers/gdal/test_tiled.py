@@ -79,7 +79,7 @@ def test_a_tiled_nearest_reprojection_equals_the_whole_one_pixel_for_pixel(
     assert meta_a == meta_b
     assert np.array_equal(a, b)
     assert "tool.fanned_out" in tile_types(fake_store, call_id)
-    assert not (tmp_path / ".geogate" / "tiles" / call_id).exists()
+    assert not (tmp_path / ".geogate").exists()
 
 
 def test_a_tiled_bilinear_reprojection_equals_the_whole_one_pixel_for_pixel(
