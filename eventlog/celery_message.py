@@ -53,6 +53,14 @@ def message_event(raw: bytes) -> Event | None:
         return None
 
 
+def message_args(raw: bytes) -> tuple[object, ...] | None:
+    """The positional arguments of a message as it waits on its queue; None for anything not of ours."""
+    try:
+        return _args(json.loads(raw))
+    except ValueError:
+        return None
+
+
 UNACKED = "unacked"
 UNACKED_INDEX = "unacked_index"
 """kombu's Redis transport keeps each delivered, unacknowledged message in hash `unacked` (delivery tag →

@@ -174,13 +174,13 @@ def alive(pid: int) -> bool:
 def drain_queue(store: "EventStore", settings: "Settings", queue: str = "gdal", *, limit: int = 10_000) -> int:
     """Run every message on `queue` in this process, in the broker's order (kombu pops from the right), including
     what the runs enqueue; returns how many ran. The log and projections are real; Celery is left out."""
-    from eventlog.celery_message import _args
+    from eventlog.celery_message import message_args
     from eventlog.streams import celery_queue_key
     from workers.runner import run_call
 
     ran = 0
     while ran < limit and (raw := store.redis.rpop(celery_queue_key(queue))) is not None:
-        args = _args(json.loads(raw)) or ()
+        args = message_args(raw) or ()
         run_call(store, settings, f"host:{ran % 2}", args[0], dispatch=int(args[1]))  # type: ignore[arg-type]
         ran += 1
     return ran

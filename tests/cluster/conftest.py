@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -173,15 +174,22 @@ def make_cluster(
     return cluster
 
 
-@pytest.fixture
-def cluster(tmp_path: Path, raster_dir: Path) -> Iterator[Cluster]:
-    built = make_cluster(tmp_path, raster_dir)
+@contextlib.contextmanager
+def running_cluster(tmp_path: Path, raster_dir: Path, **kwargs: Any) -> Iterator[Cluster]:
+    """`make_cluster(...)`, stopped with its Redis however the block ends."""
+    built = make_cluster(tmp_path, raster_dir, **kwargs)
     try:
         yield built
     finally:
         built.stop()
         if built.redis.proc is not None and built.redis.proc.poll() is None:
             built.redis.kill()
+
+
+@pytest.fixture
+def cluster(tmp_path: Path, raster_dir: Path) -> Iterator[Cluster]:
+    with running_cluster(tmp_path, raster_dir) as built:
+        yield built
 
 
 def monotonic_ms() -> float:

@@ -18,7 +18,7 @@ from mcp import Client
 from eventlog.projections.running import RunningEntry
 from schemas.ids import call_aggregate
 from schemas.tools.tiling import tile_call_id, tile_of
-from tests.cluster.conftest import Cluster, make_cluster, write_raster
+from tests.cluster.conftest import Cluster, running_cluster, write_raster
 from tests.cluster.load import replay_check
 from tests.support import justify, wait_for
 
@@ -101,8 +101,7 @@ def pixels(path: Path) -> np.ndarray:
 
 
 def test_two_node_kills_during_one_tiled_job_cost_seconds_and_change_no_pixel(tmp_path: Path, raster_dir: Path) -> None:
-    cluster = make_cluster(tmp_path, raster_dir, gateways=1, workers=3, env_extra=TILED)
-    try:
+    with running_cluster(tmp_path, raster_dir, gateways=1, workers=3, env_extra=TILED) as cluster:
         calm: dict[str, object] = {}
         reproject(cluster.gateways[0][0], "calm.tif", calm)
         assert not calm["answer"].is_error, calm["answer"].content  # type: ignore[attr-defined]
@@ -131,18 +130,13 @@ def test_two_node_kills_during_one_tiled_job_cost_seconds_and_change_no_pixel(tm
         print(f"\n[chaos] tiled job: calm {calm['seconds']:.2f} s, two kills {faulted['seconds']:.2f} s (+{late:.2f})")
         assert_every_call_ended_once(cluster, parent)
         assert cluster.store().read_aggregate(call_aggregate(parent))[-1].type == "tool.succeeded"
-    finally:
-        cluster.stop()
-        if cluster.redis.proc is not None and cluster.redis.proc.poll() is None:
-            cluster.redis.kill()
 
 
 def test_a_cancelled_tiled_job_leaves_no_part_no_output_and_ends_every_tile_once(
     tmp_path: Path, raster_dir: Path, slow_dir: Path
 ) -> None:
-    cluster = make_cluster(tmp_path, raster_dir, gateways=1, workers=2, env_extra=TILED)
-    add_slow(cluster, slow_dir)
-    try:
+    with running_cluster(tmp_path, raster_dir, gateways=1, workers=2, env_extra=TILED) as cluster:
+        add_slow(cluster, slow_dir)
         result: dict[str, object] = {}
 
         async def call_then_cancel() -> None:
@@ -163,10 +157,6 @@ def test_a_cancelled_tiled_job_leaves_no_part_no_output_and_ends_every_tile_once
         assert store.call_state(parent).error_code == "cancelled"
         assert not (cluster.workspace / "cancelled.tif").exists()
         assert_every_call_ended_once(cluster, parent)
-    finally:
-        cluster.stop()
-        if cluster.redis.proc is not None and cluster.redis.proc.poll() is None:
-            cluster.redis.kill()
 
 
 def test_the_call_page_draws_the_tiles_as_a_live_grid_coloured_by_state(
@@ -176,9 +166,8 @@ def test_the_call_page_draws_the_tiles_as_a_live_grid_coloured_by_state(
     queued or running to done as the log says, and stop reloading once the call has ended."""
     from playwright.sync_api import expect, sync_playwright
 
-    cluster = make_cluster(tmp_path, raster_dir, gateways=1, workers=2, env_extra=TILED)
-    add_slow(cluster, slow_dir)
-    try:
+    with running_cluster(tmp_path, raster_dir, gateways=1, workers=2, env_extra=TILED) as cluster:
+        add_slow(cluster, slow_dir)
         result: dict[str, object] = {}
         thread = threading.Thread(target=reproject, args=(cluster.gateways[0][0], "watched.tif", result, "slow.tif"))
         thread.start()
@@ -203,7 +192,3 @@ def test_the_call_page_draws_the_tiles_as_a_live_grid_coloured_by_state(
         assert not result["answer"].is_error  # type: ignore[attr-defined]
         assert first != last and set(first) <= {"queued", "running", "done", "redispatched"}
         assert last == ["done"] * tiles == [store.hash_strings(store.live.tiles(parent))[str(i)] for i in range(tiles)]
-    finally:
-        cluster.stop()
-        if cluster.redis.proc is not None and cluster.redis.proc.poll() is None:
-            cluster.redis.kill()

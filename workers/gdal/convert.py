@@ -22,7 +22,7 @@ from workers.jobs import job
 _COMPRESSING = {"GTiff", "COG"}
 
 
-def _gtiff_profile(src: rasterio.DatasetReader, args: RasterConvertArgs, *, final: bool) -> dict:
+def gtiff_profile(src: rasterio.DatasetReader, args: RasterConvertArgs, *, final: bool) -> dict:
     profile = {k: v for k, v in src.profile.items() if k not in {"compress", "tiled", "blockxsize", "blockysize"}}
     profile |= {"driver": "GTiff", "bigtiff": "IF_SAFER", "interleave": "pixel" if src.count > 1 else "band"}
     if not final:  # a staging copy for a CreateCopy-only driver: fast to write, read once
@@ -37,7 +37,7 @@ def _gtiff_profile(src: rasterio.DatasetReader, args: RasterConvertArgs, *, fina
     return profile | args.creation_options
 
 
-def _copy_options(args: RasterConvertArgs) -> dict:
+def copy_options(args: RasterConvertArgs) -> dict:
     options: dict = {}
     if args.driver not in _COMPRESSING:
         options["worldfile"] = "YES"
@@ -63,7 +63,7 @@ def _copy_blocks(
             dst.build_overviews(args.overviews, RioResampling[args.overview_resampling.value])
 
 
-def _check_driver(args: RasterConvertArgs) -> None:
+def check_driver(args: RasterConvertArgs) -> None:
     if args.compression is not None and args.driver not in _COMPRESSING:
         raise JobFailed(
             "option.unsupported", f"compression: applies to GTiff and COG, not {args.driver}", field="compression"
@@ -80,13 +80,13 @@ def _driver_errors(driver: str) -> Iterator[None]:
 
 def _write(src: rasterio.DatasetReader, tmp: Path, target: Path, args: RasterConvertArgs, ctx: JobContext) -> None:
     if args.driver == "GTiff":
-        _copy_blocks(src, tmp, _gtiff_profile(src, args, final=True), args, ctx)
+        _copy_blocks(src, tmp, gtiff_profile(src, args, final=True), args, ctx)
         return
     staged = tmp.with_name(f"{tmp.stem}.stage.tif")
     try:
-        _copy_blocks(src, staged, _gtiff_profile(src, args, final=False), args, ctx)
+        _copy_blocks(src, staged, gtiff_profile(src, args, final=False), args, ctx)
         with _driver_errors(args.driver):
-            rasterio.shutil.copy(staged, tmp, driver=args.driver, **_copy_options(args))
+            rasterio.shutil.copy(staged, tmp, driver=args.driver, **copy_options(args))
         staged.unlink()  # PNG/JPEG keep their CRS in `.aux.xml` and transform in `.wld`: published with `tmp`
     finally:
         staged.unlink(missing_ok=True)
@@ -103,16 +103,21 @@ def raster_convert(args: RasterConvertArgs, ctx: JobContext) -> RasterConvertRes
             an unsupported driver or option, or a GDAL write error.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
-    _check_driver(args)
+    check_driver(args)
     src_path = resolve_in_workspace(args.uri, ctx.roots)
     dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     target = Path(pinned(dst_path, "output"))  # written in the folder that was checked
     with open_raster(src_path) as src, writing(), atomic_output(target, ctx.fence) as tmp:
         _write(src, tmp, target, args, ctx)
+    ctx.progress(1, 1, "converted")
+    return converted(dst_path)
+
+
+def converted(dst_path: Path) -> RasterConvertResult:
+    """The tool's result for the file written at `dst_path` (whole or by tiles alike), as GDAL reads it back."""
     with open_raster(dst_path, "output") as out:
         compression = out.compression.value.lower() if out.compression else None
         driver, overviews = out.driver, out.overviews(1)
-    ctx.progress(1, 1, "converted")
     return RasterConvertResult(
         output=file_ref(dst_path, driver),
         driver=driver,

@@ -12,9 +12,8 @@ from schemas.tools.raster import RasterConvertArgs, RasterConvertResult
 from schemas.tools.tiling import TileArgs, TileResult
 from workers.context import JobContext
 from workers.files import output_path, resolve_in_workspace
-from workers.gdal.convert import _check_driver, _copy_options, _gtiff_profile
+from workers.gdal.convert import check_driver, converted, copy_options, gtiff_profile
 from workers.gdal.errors import open_raster, reading, writing
-from workers.gdal.outputs import file_ref
 from workers.gdal.staging import create_staging, publish, write_window
 from workers.tiling.declare import Plan, tiler
 from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth_tiling
@@ -26,11 +25,11 @@ def plan(args: RasterConvertArgs, ctx: JobContext) -> Plan | None:
     """The source grid cut into tiles for a large GeoTIFF or COG output; other drivers run whole."""
     if args.driver not in _TILED_DRIVERS or (args.driver == "GTiff" and not args.tiled):
         return None
-    _check_driver(args)
+    check_driver(args)
     src_path = resolve_in_workspace(args.uri, ctx.roots)
     dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     with open_raster(src_path) as src:
-        profile, tags = _gtiff_profile(src, args, final=args.driver == "GTiff"), src.tags()
+        profile, tags = gtiff_profile(src, args, final=args.driver == "GTiff"), src.tags()
     side = tile_side(ctx, math.lcm(profile["blockxsize"], profile["blockysize"]))
     if not worth_tiling(ctx, profile["width"], profile["height"], side):
         return None
@@ -63,22 +62,13 @@ def assemble(args: RasterConvertArgs, first: TileArgs, tiles: list[TileResult], 
                 dst.build_overviews(args.overviews, RioResampling[args.overview_resampling.value])
 
     publish(staging, dst_path, ctx, copy=_copy(args, staging), then=overviews)
-    with open_raster(dst_path, "output") as out:
-        compression = out.compression.value.lower() if out.compression else None
-        driver, built = out.driver, out.overviews(1)
-    return RasterConvertResult(
-        output=file_ref(dst_path, driver),
-        driver=driver,
-        compression=compression,
-        size_bytes=dst_path.stat().st_size,
-        overviews_built=built,
-    )
+    return converted(dst_path)
 
 
 def _copy(args: RasterConvertArgs, staging: Path) -> dict | None:
     """GDAL's options to write the output from the staging file; None when the staging file is the output."""
     if args.driver == "COG":
-        return {"driver": "COG", **_copy_options(args)}
+        return {"driver": "COG", **copy_options(args)}
     if args.compression is None and not args.creation_options:
         return None
     with rasterio.open(staging) as src:

@@ -14,7 +14,7 @@ from rasterio.warp import calculate_default_transform
 from rasterio.warp import reproject as warp
 from rasterio.windows import Window
 
-from schemas.tools.raster import RasterReprojectArgs, RasterReprojectResult
+from schemas.tools.raster import OutputRef, RasterReprojectArgs, RasterReprojectResult
 from schemas.tools.tiling import TileWindow
 from workers.confine import pinned
 from workers.context import JobContext
@@ -151,22 +151,36 @@ def raster_reproject(args: RasterReprojectArgs, ctx: JobContext) -> RasterReproj
     """
     src_path = resolve_in_workspace(args.uri, ctx.roots)
     dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
-    dst_crs = parse_crs(args.dst_crs, "dst_crs")
     with open_raster(src_path) as src:
-        require_georeferenced(src)
-        src_crs = source_crs(src, args.src_crs)
-        with reading(src_path, "uri"):
-            grid = target_grid(src, src_crs, args)
-        profile = output_profile(src, grid, dst_crs, args.nodata if args.nodata is not None else src.nodata)
+        spec, profile = warp_of(src, src_path, args)
         with atomic_output(Path(pinned(dst_path, "output")), ctx.fence) as tmp:
-            spec = Warp(src_crs, dst_crs, grid[0], profile["nodata"], args.resampling.value)
             sha256 = _warp(src, tmp, spec, profile, ctx)
+    return reprojected(args, spec, profile, file_ref(dst_path, "GTiff", sha256))
+
+
+def warp_of(src: rasterio.DatasetReader, src_path: Path, args: RasterReprojectArgs) -> tuple["Warp", dict]:
+    """The warp `args` ask of the open `src`, and the output's profile (its grid, CRS, nodata, layout).
+
+    Raises:
+        JobFailed: no georeferencing, an unknown or missing CRS, or a grid GDAL cannot work out.
+    """
+    require_georeferenced(src)
+    src_crs, dst_crs = source_crs(src, args.src_crs), parse_crs(args.dst_crs, "dst_crs")
+    with reading(src_path, "uri"):
+        grid = target_grid(src, src_crs, args)
+    profile = output_profile(src, grid, dst_crs, args.nodata if args.nodata is not None else src.nodata)
+    return Warp(src_crs, dst_crs, grid[0], profile["nodata"], args.resampling.value), profile
+
+
+def reprojected(args: RasterReprojectArgs, spec: "Warp", profile: dict, output: OutputRef) -> RasterReprojectResult:
+    """The tool's result for an output written on `profile`'s grid (whole or by tiles alike)."""
+    grid = (spec.transform, profile["width"], profile["height"])
     return RasterReprojectResult(
-        output=file_ref(dst_path, "GTiff", sha256),
-        src_crs=src_crs.to_string(),
+        output=output,
+        src_crs=spec.src_crs.to_string(),
         dst_crs=args.dst_crs,
         resampling=args.resampling.value,
-        transform=list(grid[0])[:6],
+        transform=list(spec.transform)[:6],
         width=grid[1],
         height=grid[2],
         bounds=grid_bounds(grid),

@@ -8,16 +8,15 @@ interpolates over each warped window, so the windows must be the same ones for t
 from pathlib import Path
 
 import rasterio
-from pyproj import CRS
 
 from schemas.tools.raster import RasterReprojectArgs, RasterReprojectResult
 from schemas.tools.tiling import TileArgs, TileResult
 from workers.context import JobContext
 from workers.files import output_path, resolve_in_workspace
 from workers.gdal.blocks import ALIGN_ROWS
-from workers.gdal.errors import open_raster, parse_crs, reading, require_georeferenced
+from workers.gdal.errors import open_raster
 from workers.gdal.outputs import file_ref
-from workers.gdal.reproject import Warp, grid_bounds, output_profile, source_crs, target_grid
+from workers.gdal.reproject import Warp, reprojected, warp_of
 from workers.gdal.staging import create_staging, publish, write_window
 from workers.tiling.declare import Plan, tiler
 from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth_tiling
@@ -27,23 +26,16 @@ def plan(args: RasterReprojectArgs, ctx: JobContext) -> Plan | None:
     """The output grid cut into tiles when it is large enough; the staging file made for them."""
     src_path = resolve_in_workspace(args.uri, ctx.roots)
     dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
-    dst_crs = parse_crs(args.dst_crs, "dst_crs")
     with open_raster(src_path) as src:
-        require_georeferenced(src)
-        src_crs = source_crs(src, args.src_crs)
-        with reading(src_path, "uri"):
-            grid = target_grid(src, src_crs, args)
-        profile = output_profile(src, grid, dst_crs, args.nodata if args.nodata is not None else src.nodata)
-    transform, width, height = grid
+        spec, profile = warp_of(src, src_path, args)
     side = tile_side(ctx, ALIGN_ROWS)
-    if not worth_tiling(ctx, width, height, side):
+    if not worth_tiling(ctx, profile["width"], profile["height"], side):
         return None
     folder = parts_folder(root_of(dst_path, ctx.roots), ctx.call_id)
     staging = create_staging(folder, profile)
-    tiles, columns, rows = windows(width, height, side)
-    spec = Warp(src_crs, dst_crs, transform, profile["nodata"], args.resampling.value)
+    tiles, columns, rows = windows(profile["width"], profile["height"], side)
     shared = {"source": str(src_path), "staging": str(staging), "compress": profile.get("compress"), **spec.to_plan()}
-    return Plan(tiles, columns, rows, side, width, height, folder, shared)
+    return Plan(tiles, columns, rows, side, profile["width"], profile["height"], folder, shared)
 
 
 def run(args: TileArgs, ctx: JobContext) -> TileResult:
@@ -65,21 +57,10 @@ def assemble(
     dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     staging = Path(str(plan["staging"]))
     with rasterio.open(staging) as out:
-        grid = (out.transform, out.width, out.height)
         profile = out.profile
     compress = plan.get("compress")
-    copy = None if compress is None else _gtiff_copy(profile, str(compress))
-    publish(staging, dst_path, ctx, copy=copy)
-    return RasterReprojectResult(
-        output=file_ref(dst_path, "GTiff"),
-        src_crs=CRS.from_wkt(str(plan["src_crs"])).to_string(),
-        dst_crs=args.dst_crs,
-        resampling=args.resampling.value,
-        transform=list(grid[0])[:6],
-        width=grid[1],
-        height=grid[2],
-        bounds=grid_bounds(grid),
-    )
+    publish(staging, dst_path, ctx, copy=None if compress is None else _gtiff_copy(profile, str(compress)))
+    return reprojected(args, Warp.from_plan(plan), profile, file_ref(dst_path, "GTiff"))
 
 
 def _gtiff_copy(profile: dict, compress: str) -> dict:

@@ -2,7 +2,6 @@
 appended once, the fan-in is pushed once whatever the redeliveries, a failed tile fails the parent by name, and a
 replay rebuilds the parent's tile state from the events alone."""
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +10,7 @@ import rasterio
 from affine import Affine
 
 from eventlog import streams
-from eventlog.celery_message import _args
+from eventlog.celery_message import message_args
 from eventlog.publish import request_event
 from eventlog.replay import replay
 from eventlog.settings import Settings
@@ -24,9 +23,11 @@ from schemas.tools import TOOLS
 from schemas.tools.tiling import TileArgs, tile_call_id
 from tests.support import drain_queue
 from workers import runner
+from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.jobs import JOBS
 from workers.registry import load_all
+from workers.tiling.declare import TILERS
 from workers.tiling.fan_out import fan_out
 from workers.tiling.grid import PARTS
 
@@ -52,7 +53,7 @@ def publish(store: EventStore) -> Event:
 def queued(store: EventStore) -> list[Event]:
     """The queue's messages in the order workers take them (kombu pops from the right)."""
     raws = reversed(store.redis.lrange(celery_queue_key("gdal"), 0, -1))
-    return [decode(_args(json.loads(raw))[0]) for raw in raws]
+    return [decode(message_args(raw)[0]) for raw in raws]  # type: ignore[index, arg-type]
 
 
 def types(store: EventStore, call_id: str) -> list[str]:
@@ -69,7 +70,12 @@ def test_a_large_call_fans_out_its_tiles_as_calls_of_its_own_and_gives_its_worke
     call_id = parent.payload(ToolRequested).call_id
     assert types(fake_store, call_id) == ["tool.requested", "tool.started", "tool.fanned_out"]
     tiles = queued(fake_store)
-    assert [t.payload(ToolRequested).call_id for t in tiles] == [tile_call_id(call_id, i) for i in range(9)]
+    assert sorted(t.payload(ToolRequested).call_id for t in tiles) == sorted(tile_call_id(call_id, i) for i in range(9))
+    areas = [
+        t.payload(ToolRequested).args["window"]["width"] * t.payload(ToolRequested).args["window"]["height"]
+        for t in tiles
+    ]
+    assert areas == sorted(areas, reverse=True)  # the largest first: the small edge tiles fill the last gaps
     assert {(t.actor, t.trace_id) for t in tiles} == {("tester", "t1")}
     started = fake_store.read_aggregate(call_aggregate(call_id))[1]
     assert {t.causation_id for t in tiles} == {started.id}
@@ -83,9 +89,8 @@ def test_planning_again_appends_no_tile_twice(fake_store: EventStore, settings: 
     call_id = parent.payload(ToolRequested).call_id
     started = next(e for e in fake_store.read_aggregate(call_aggregate(call_id)) if isinstance(e.data, ToolStarted))
     fake_store.redis.hset(fake_store.live.call(call_id), "attempt", started.payload(ToolStarted).attempt)
-    tiling_plan = __import__("workers.tiling.declare", fromlist=["TILERS"]).TILERS["raster_stats"].plan
-    ctx = runner._context(fake_store, settings, parent, started)
-    plan = tiling_plan(TOOLS["raster_stats"].args.model_validate({"uri": "src.tif"}), ctx)
+    ctx = JobContext(call_id=call_id, roots=settings.workspace_roots(), settings=settings)
+    plan = TILERS["raster_stats"].plan(TOOLS["raster_stats"].args.model_validate({"uri": "src.tif"}), ctx)
 
     assert fan_out(fake_store, parent, started, plan)
 
