@@ -25,6 +25,7 @@ from schemas.codec import decode
 from schemas.events import Event, HandlerFailed, ToolFailed, ToolRedispatched, ToolRequested, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate
 from schemas.tools.handlers import RUN_RESULT_HANDLER
+from schemas.tools.tiling import FAN_IN
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +78,8 @@ class Reaper:
             data, dispatch = requested.payload(ToolRequested), int(args[1]) if len(args) > 1 else 1  # type: ignore[call-overload]
         except (TypeError, ValueError):
             return None  # not a message of ours
+        if data.tool == FAN_IN.name:
+            return self._restart_fan_in(requested)
         state = self.store.call_state(data.call_id)
         if (
             data.tool == RUN_RESULT_HANDLER.name
@@ -99,6 +102,23 @@ class Reaper:
         dedupe = streams.redispatch_key(data.call_id, streams.stranded_attempt(dispatch))
         appended = self.store.append(follow(requested, again), dedupe, expect=fenced, effects=[message])
         return Reaped(data.call_id, "tool", "redispatched", "") if appended.new else None
+
+    def _restart_fan_in(self, command: Event) -> Reaped | None:
+        """A fan-in push a node took and died with before its start: pushed again while the call still waits for it
+        (its tiles' stage), once per stranded push."""
+        call_id = command.payload(ToolRequested).call_id
+        key = self.store.live.call(call_id)
+        if self.store.redis.hget(key, "stage") != b"tiles":
+            return None  # its fan-in started since, or the call ended
+        waiting = [Expect(key, "stage", "in", ("tiles",)), Expect(key, "status", "not_in", ("succeeded", "failed"))]
+        reason = f"the fan-in was delivered to a worker over {self.settings.lease_ttl_s:g} s ago and never started"
+        again = ToolRedispatched(
+            call_id=call_id, stage="fan_in", dispatch=2, lost_worker="", lost_lease="", lost_attempt="", reason=reason
+        )
+        dedupe = streams.redispatch_key(call_id, f"fan-in-push-{command.id}")
+        push = fan_in_op(command, call_id, again.dispatch)
+        appended = self.store.append(follow(command, again), dedupe, expect=waiting, effects=[push])
+        return Reaped(call_id, "fan_in", "redispatched", "") if appended.new else None
 
     def _lead(self) -> bool:
         lock, ttl_ms = self.store.keys.reaper_lock(), int(self.settings.lease_ttl_s * 1000)

@@ -2,6 +2,8 @@
 appended once, the fan-in is pushed once whatever the redeliveries, a failed tile fails the parent by name, and a
 replay rebuilds the parent's tile state from the events alone."""
 
+import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -10,8 +12,9 @@ import rasterio
 from affine import Affine
 
 from eventlog import streams
-from eventlog.celery_message import message_args
+from eventlog.celery_message import UNACKED, UNACKED_INDEX, message_args
 from eventlog.publish import request_event
+from eventlog.reaper import Reaper
 from eventlog.replay import replay
 from eventlog.settings import Settings
 from eventlog.store import EventStore
@@ -159,3 +162,24 @@ def test_a_replay_rebuilds_the_parents_tile_state_from_the_log(fake_store: Event
     assert before == {str(i): "done" for i in range(9)}
     assert fake_store.hash_strings(fake_store.live.tiles(call_id)) == before
     assert report.missing_live == [fake_store.live.tiles(call_id)] or not report.identical
+
+
+def test_a_fan_in_taken_by_a_node_that_died_before_its_start_is_pushed_again(
+    fake_store: EventStore, settings: Settings
+) -> None:
+    parent = publish(fake_store)
+    runner.run_call(fake_store, settings, "host:1", encode(parent))
+    for tile in queued(fake_store):
+        fake_store.redis.rpop(celery_queue_key("gdal"))
+        runner.run_call(fake_store, settings, "host:2", encode(tile))
+    taken = fake_store.redis.rpop(celery_queue_key("gdal"))  # the fan-in push, delivered to a node that then died
+    fake_store.redis.hset(UNACKED, "tag-1", json.dumps([json.loads(taken), "gdal", "gdal"]))
+    fake_store.redis.zadd(UNACKED_INDEX, {"tag-1": time.time() - settings.lease_ttl_s - 5})
+
+    reaped = Reaper(fake_store, settings, owner="other-node").run_once()
+
+    call_id = parent.payload(ToolRequested).call_id
+    assert [(r.call_id, r.stage, r.action) for r in reaped] == [(call_id, "fan_in", "redispatched")]
+    assert Reaper(fake_store, settings, owner="other-node").run_once() == []  # once per stranded push
+    assert drain_queue(fake_store, settings) == 1
+    assert types(fake_store, call_id)[-3:] == ["tool.redispatched", "tool.fan_in_started", "tool.succeeded"]
