@@ -85,6 +85,14 @@ def task_status(state: CallState) -> TaskStatus:
     return "working"
 
 
+def _working(state: CallState, raw: dict[bytes, bytes]) -> str:
+    """"queued", "running", or the job's last progress line (a tiled call's: "7/20 tiles done")."""
+    progress = raw.get(b"message", b"").decode()
+    if progress:
+        return progress
+    return "running" if state.status == "running" else "queued"
+
+
 def task_view(state: CallState, raw: dict[bytes, bytes]) -> TaskView:
     """The task of `state`; `raw` is the same projection hash (for the timestamps `CallState` does not carry)."""
     started = raw.get(b"started_at", b"").decode()
@@ -95,7 +103,7 @@ def task_view(state: CallState, raw: dict[bytes, bytes]) -> TaskView:
         status = "input_required"
         message = f"waiting for {len(pending)} input(s)"
     elif status == "working":
-        message = "cancel requested" if state.cancel else ("running" if state.status == "running" else "queued")
+        message = "cancel requested" if state.cancel else _working(state, raw)
     elif status == "failed":
         message = state.error_message
     return TaskView(
