@@ -61,6 +61,15 @@ def run_call(
         outcome: EventData = failed_outcome(data.call_id, JobCancelled("the call was cancelled before it started"), 0.0)
     else:
         outcome, output = _execute(data, ctx, store, settings)
+    finish(store, settings, requested, run, outcome, output, ctx)
+
+
+def finish(
+    store: EventStore, settings: Settings, requested: Event, run: Run, outcome: EventData, output: Any, ctx: JobContext
+) -> None:
+    """Append a run's outcome with what the families declare to follow it (a result handler's job or its run in
+    place): the end of a call's job, or of a tiled call's fan-in. Dropped when the run was superseded."""
+    data = requested.payload(ToolRequested)
     after = _next(Finished(requested, follow(requested, outcome), output, ctx))
     landed: list[bool] = []
 

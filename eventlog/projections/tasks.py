@@ -86,7 +86,7 @@ def task_status(state: CallState) -> TaskStatus:
 
 
 def _working(state: CallState, raw: dict[bytes, bytes]) -> str:
-    """"queued", "running", or the job's last progress line (a tiled call's: "7/20 tiles done")."""
+    """ "queued", "running", or the job's last progress line (a tiled call's: "7/20 tiles done")."""
     progress = raw.get(b"message", b"").decode()
     if progress:
         return progress

@@ -7,6 +7,7 @@ import json
 import logging
 import time
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -23,8 +24,8 @@ from workers.confine import confinement
 from workers.context import Fence, JobContext
 from workers.errors import JobCancelled, JobError, JobFailed
 from workers.jobs import job
-from workers.lifecycle import Run, begin, elapsed_ms, end
-from workers.runner import failed_outcome, succeeded_outcome
+from workers.lifecycle import Run, begin, elapsed_ms
+from workers.runner import failed_outcome, finish, succeeded_outcome
 from workers.tiling.declare import TILERS
 from workers.tiling.grid import remove_parts
 
@@ -48,14 +49,15 @@ def fan_in(args: FanInArgs, ctx: JobContext) -> FanInResult:
         return FanInResult(call_id=args.call_id, status="duplicate")
     fanned = _first(events, ToolFannedOut)
     fenced = _fenced(store, ctx, args.call_id, run.attempt)
-    outcome = _outcome(store, fenced, requested, cancelled=begun.readback == "1")
-    landed = end(store, run, follow(requested, outcome))
-    if landed and fanned is not None:
+    outcome, output = _outcome(store, fenced, requested, cancelled=begun.readback == "1")
+    finish(store, ctx.settings, requested, run, outcome, output, fenced)  # a result handler follows as for any call
+    if fanned is not None and store.call_state(args.call_id).terminal:  # type: ignore[union-attr]
         remove_parts(Path(fanned.payload(ToolFannedOut).folder))
     return FanInResult(call_id=args.call_id, status=outcome.type.split(".")[1])
 
 
-def _outcome(store: EventStore, ctx: JobContext, requested: Event, *, cancelled: bool) -> EventData:
+def _outcome(store: EventStore, ctx: JobContext, requested: Event, *, cancelled: bool) -> tuple[EventData, Any]:
+    """The parent's outcome, and its output as JSON (None when it failed)."""
     data, began = requested.payload(ToolRequested), time.perf_counter()
     try:
         failed = _failed_tile(store, data.call_id)
@@ -65,14 +67,15 @@ def _outcome(store: EventStore, ctx: JobContext, requested: Event, *, cancelled:
             raise JobCancelled()
         value = _assemble(store, ctx, data)
     except JobError as exc:
-        return failed_outcome(data.call_id, exc, elapsed_ms(began), ctx.worker)
+        return failed_outcome(data.call_id, exc, elapsed_ms(began), ctx.worker), None
     except Exception:  # top of the job: a crash in assembly fails the call, the trace stays in the worker log
         logger.exception("assembly of tiled call %s crashed", data.call_id)
         crash = JobFailed("job.crashed", f"assembling the tiles of call {data.call_id} crashed; see the worker log")
-        return failed_outcome(data.call_id, crash, elapsed_ms(began), ctx.worker)
+        return failed_outcome(data.call_id, crash, elapsed_ms(began), ctx.worker), None
     assert ctx.settings is not None
-    output = value.model_dump(mode="json")
-    return succeeded_outcome(data.call_id, value, output, store, ctx.settings, elapsed_ms(began), ctx.worker, False)
+    output, keep_raw = value.model_dump(mode="json"), data.result_handler is not None
+    ms = elapsed_ms(began)
+    return succeeded_outcome(data.call_id, value, output, store, ctx.settings, ms, ctx.worker, keep_raw), output
 
 
 def _assemble(store: EventStore, ctx: JobContext, data: ToolRequested) -> BaseModel:

@@ -183,3 +183,22 @@ def test_a_fan_in_taken_by_a_node_that_died_before_its_start_is_pushed_again(
     assert Reaper(fake_store, settings, owner="other-node").run_once() == []  # once per stranded push
     assert drain_queue(fake_store, settings) == 1
     assert types(fake_store, call_id)[-3:] == ["tool.redispatched", "tool.fan_in_started", "tool.succeeded"]
+
+
+def test_a_tiled_calls_result_handler_runs_over_the_assembled_result(
+    fake_store: EventStore, settings: Settings
+) -> None:
+    call_id = new_id()
+    handler = {"language": "jmespath", "script": "band_stats[0].valid_count"}
+    event = request_event(
+        TOOLS["raster_stats"], {"uri": "src.tif"}, call_id=call_id, actor="tester", result_handler=handler
+    )
+    fake_store.append(event, streams.requested_key(call_id))
+
+    runner.run_call(fake_store, settings, "host:1", encode(event))
+    drain_queue(fake_store, settings)
+    drain_queue(fake_store, settings, "sandbox")
+
+    assert types(fake_store, call_id)[-1] == "handler.succeeded"
+    handled = fake_store.hash_strings(fake_store.live.handler(call_id))
+    assert json.loads(handled["value"]) == 700 * 600
