@@ -16,7 +16,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
@@ -108,13 +107,15 @@ def interleaved(runs: int, jobs: dict[str, Callable[[], float]]) -> dict[str, li
     return samples
 
 
-def costs(redis_url: str, call_id: str) -> dict[str, float]:
+def costs(redis_url: str, call_id: str) -> dict[str, float] | None:
     """Where a tiled call's time went, from its events (seconds): planning and fan-out, the tiles' work (the sum of
     their runs) and the longest one, the wait for the fan-in after the last tile, the assembly."""
     store = EventStore(redis.Redis.from_url(redis_url), Settings().keys())
     events = store.read_aggregate(call_aggregate(call_id))
     started = next(e for e in events if isinstance(e.data, ToolStarted)).ts
-    fanned = next(e for e in events if isinstance(e.data, ToolFannedOut))
+    fanned = next((e for e in events if isinstance(e.data, ToolFannedOut)), None)
+    if fanned is None:
+        return None  # small enough to run whole
     fan_in = next(e for e in events if isinstance(e.data, ToolFanInStarted)).ts
     done = next(e for e in events if isinstance(e.data, ToolSucceeded)).ts
     tiles, spans, last = fanned.payload(ToolFannedOut).tiles, [], started
@@ -141,59 +142,58 @@ def predict(cost: dict[str, float], workers: int) -> float:
     return serial + max(cost["work_s"] / workers, cost["longest_tile_s"])
 
 
+STACKS = {"tiled, 2 workers": (2, {}), "whole, 2 workers": (2, OFF), "tiled, 1 worker": (1, {})}
+"""Each configuration's stack (worker processes, settings), up alone: as `make run` is on a machine."""
+
+
 def measure(runs: int = 3, size: int = 8192, stats_size: int = 16384) -> list[Row]:
-    with tempfile.TemporaryDirectory(prefix="geogate-tiles-bench-") as tmp, ExitStack() as stack:
+    """Each stack up in turn, its calls interleaved with the in-process baselines (so every stack is set against
+    baselines measured in the same minutes); the cost models from the last tiled calls' logs."""
+    with tempfile.TemporaryDirectory(prefix="geogate-tiles-bench-") as tmp:
         root = Path(tmp)
         make_source(root / "src.tif", size)
         make_source(root / "big.tif", stats_size)
-        tiled = stack.enter_context(geogate_stack(workers=2, workspace=root))
-        whole = stack.enter_context(geogate_stack(workers=2, workspace=root, env=OFF))
-        single = stack.enter_context(geogate_stack(workers=1, workspace=root))
-        ids: list[str] = []
+        baselines = {
+            "rasterio 1 thread": lambda: timed(lambda: rasterio_warp(root / "src.tif", root / "r1.tif", 1)),
+            "rasterio 2 threads": lambda: timed(lambda: rasterio_warp(root / "src.tif", root / "r2.tif", 2)),
+        }
+        warp: dict[str, list[float]] = {}
+        summary: dict[str, list[float]] = {}
+        models: dict[str, dict[str, float]] = {}
+        for name, (workers, env) in STACKS.items():
+            with geogate_stack(workers=workers, workspace=root, env=env) as urls:
+                calls: list[str] = []
+                runs_here = interleaved(runs, {**baselines, name: _through(urls[0], "raster_reproject", calls)})
+                for key, values in runs_here.items():
+                    warp.setdefault(key, []).extend(values)
+                if name == "tiled, 1 worker" and (cost := costs(urls.redis, calls[-1])):  # its tiles ran alone
+                    models["reproject"] = cost
+                if workers == 2:
+                    label = "stats tiled" if not env else "stats whole"
+                    summary[label] = interleaved(runs, {label: _through(urls[0], "raster_stats", calls)})[label]
+                    if not env and (cost := costs(urls.redis, calls[-1])):
+                        models["stats"] = cost
+    return report(warp, summary, models, size, stats_size)
 
-        def through(url: str, name: str, keep: bool = False) -> Callable[[], float]:
-            def run() -> float:
-                ms, call_id = asyncio.run(_call(url, "raster_reproject", reproject_args(name)))
-                if keep:  # the one-worker run's calls: the cost model's tiles ran alone
-                    ids.append(call_id)
-                return ms
 
-            return run
+def _through(url: str, tool: str, calls: list[str]) -> Callable[[], float]:
+    """One call of `tool` through the gateway at `url` (milliseconds); its call id is added to `calls`."""
+    args = reproject_args("out.tif") if tool == "raster_reproject" else {"uri": "big.tif"}
 
-        warp = interleaved(
-            runs,
-            {
-                "rasterio 1 thread": lambda: timed(lambda: rasterio_warp(root / "src.tif", root / "r1.tif", 1)),
-                "rasterio 2 threads": lambda: timed(lambda: rasterio_warp(root / "src.tif", root / "r2.tif", 2)),
-                "tiled, 2 workers": through(tiled[0], "tiled.tif"),
-                "whole, 2 workers": through(whole[0], "whole.tif"),
-                "tiled, 1 worker": through(single[0], "single.tif", keep=True),
-            },
-        )
+    def run() -> float:
+        ms, call_id = asyncio.run(_call(url, tool, args))
+        calls.append(call_id)
+        return ms
 
-        stats_ids: list[str] = []
-
-        def stats(url: str, keep: bool = False) -> Callable[[], float]:
-            def run() -> float:
-                ms, call_id = asyncio.run(_call(url, "raster_stats", {"uri": "big.tif"}))
-                if keep:
-                    stats_ids.append(call_id)
-                return ms
-
-            return run
-
-        summary = interleaved(runs, {"stats tiled": stats(tiled[0], keep=True), "stats whole": stats(whole[0])})
-        cost = costs(single.redis, ids[-1]) if ids and ids[-1] else None
-        if stats_ids and stats_ids[-1]:
-            print(
-                "  stats cost model (s): "
-                + ", ".join(f"{k} {v:.3f}" for k, v in costs(tiled.redis, stats_ids[-1]).items())
-            )
-    return report(warp, summary, cost, size, stats_size)
+    return run
 
 
 def report(
-    warp: dict[str, list[float]], summary: dict[str, list[float]], cost: dict[str, float] | None, size: int, big: int
+    warp: dict[str, list[float]],
+    summary: dict[str, list[float]],
+    models: dict[str, dict[str, float]],
+    size: int,
+    big: int,
 ) -> list[Row]:
     p50 = {name: statistics.median(values) for name, values in (warp | summary).items()}
     print(f"raster_reproject {size}² float32 4326→3857 bilinear; raster_stats {big}² float32 (medians)")
@@ -201,14 +201,15 @@ def report(
         print(f"  {name:<22} {value:10.1f} ms   ({', '.join(f'{v:.0f}' for v in (warp | summary)[name])})")
     efficiency = p50["tiled, 1 worker"] / p50["tiled, 2 workers"] / 2
     print(f"  parallel efficiency at 2 workers: {efficiency:.2f}")
-    if cost is not None:
-        print(
-            "  cost model, from the last run on one worker (s): " + ", ".join(f"{k} {v:.3f}" for k, v in cost.items())
-        )
+    if "reproject" in models:
+        cost = models["reproject"]
+        print("  reproject cost model, from a call on one worker (s): " + _shown(cost))
         serial = cost["plan_s"] + cost["fan_in_wait_s"] + cost["assembly_s"]
         print(f"  serial fraction: {serial / predict(cost, 1):.3f}")
         for workers in (1, 2, 4, 16, 64):
             print(f"  predicted on {workers:>2} workers: {predict(cost, workers):.2f} s")
+    if "stats" in models:
+        print("  stats call on two workers (s): " + _shown(models["stats"]))
     return [
         Row(f"tiled reproject {size}² vs rasterio num_threads=2", p50["tiled, 2 workers"], p50["rasterio 2 threads"],
             "ms", "ratio", 1.0, baseline_name="rasterio warp, num_threads=2, in the bench"),
@@ -221,6 +222,10 @@ def report(
         Row("tiled reproject, 2 workers vs 1", p50["tiled, 2 workers"], p50["tiled, 1 worker"], "ms", "speed-up",
             1.8, at_most=False, baseline_name="one worker process"),
     ]  # fmt: skip
+
+
+def _shown(cost: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.3f}" for k, v in cost.items())
 
 
 def main() -> None:
