@@ -70,6 +70,22 @@ def coarse_counts(values: np.ndarray) -> np.ndarray:
     return np.bincount(coarse(values), minlength=1 << COARSE_BITS)
 
 
+CHUNK = 1 << 18
+"""Values summarised at a time: their float64 copies and bin indexes stay in the CPU's cache. One pass over a 2048²
+float32 tile in chunks took 40% less time than whole-array passes, and two tiles at once on this machine's two
+cores slow each other less (the passes are bound by memory bandwidth)."""
+
+
+def summarise(values: np.ndarray) -> tuple[Moments, np.ndarray]:
+    """The moments and coarse-bin counts of `values`, chunk by chunk."""
+    moments, counts = Moments(0, 0.0, 0.0), np.zeros(1 << COARSE_BITS, dtype=np.int64)
+    for start in range(0, values.size, CHUNK):
+        chunk = values[start : start + CHUNK]
+        moments = moments.merge(Moments.of(chunk))
+        counts += np.bincount(coarse(chunk), minlength=1 << COARSE_BITS)
+    return moments, counts
+
+
 @dataclass(frozen=True)
 class Part:
     """One tile's valid values of one band (read when needed) and their counts per coarse bin."""

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import rasterio
+from rasterio.windows import Window
 
 from schemas.tools.raster import BandStats, HistogramBin, RasterStatsArgs, RasterStatsResult
-from schemas.tools.tiling import TileArgs, TileResult
+from schemas.tools.tiling import TileArgs, TileResult, TileWindow
 from workers.context import JobContext
 from workers.files import resolve_in_workspace
 from workers.gdal.errors import check_bands, open_raster, reading
-from workers.gdal.stats_merge import Moments, Part, coarse_counts, histogram, percentiles
+from workers.gdal.stats_merge import Moments, Part, histogram, percentiles, summarise
 from workers.tiling.declare import Plan, tiler
 from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth_tiling
 
@@ -44,33 +45,34 @@ def _part(folder: Path, band: int, index: int, kind: str = "values") -> Path:
 
 
 def run(args: TileArgs, ctx: JobContext) -> TileResult:
-    """Sort each band's valid values of the window into a part file; report their moments and extremes."""
-    path, folder, window = (
-        resolve_in_workspace(str(args.plan["source"]), ctx.roots),
-        Path(str(args.plan["folder"])),
-        args.window,
-    )
+    """Keep each band's valid values of the window and their coarse counts as part files; report their moments
+    and extremes."""
+    path = resolve_in_workspace(str(args.plan["source"]), ctx.roots)
+    folder, window = Path(str(args.plan["folder"])), args.window
     partial = {}
     with open_raster(path) as src:
         for band in args.plan["bands"]:  # type: ignore[union-attr]
-            with reading(path):
-                block = src.read(
-                    int(band),
-                    window=rasterio.windows.Window(window.col_off, window.row_off, window.width, window.height),
-                    masked=True,
-                )
-            values = block.compressed()
-            values = values[np.isfinite(values)] if values.dtype.kind == "f" else values
+            values = _valid(src, path, int(band), window)
             ctx.progress(0, 1, f"band {band}: {window.describe()}")
             if ctx.fence is not None:
                 ctx.fence.check()
+            moments, counts = summarise(values)
             _save(_part(folder, int(band), args.index), values)
-            _save(_part(folder, int(band), args.index, "counts"), coarse_counts(values))
-            moments = Moments.of(values)
+            _save(_part(folder, int(band), args.index, "counts"), counts)
             partial[str(band)] = {"count": moments.count, "mean": moments.mean, "m2": moments.m2}
             if values.size:
                 partial[str(band)] |= {"min": float(values.min()), "max": float(values.max())}
     return TileResult(index=args.index, window=window, partial=partial)
+
+
+def _valid(src: rasterio.DatasetReader, path: Path, band: int, window: TileWindow) -> np.ndarray:
+    """The band's unmasked, finite values in the window, as `workers.gdal.stats` reads them."""
+    with reading(path):
+        block = src.read(band, window=Window(window.col_off, window.row_off, window.width, window.height), masked=True)
+    values = block.compressed()
+    if values.dtype.kind == "f" and not np.isfinite(values).all():
+        values = values[np.isfinite(values)]
+    return values
 
 
 def _save(path: Path, values: np.ndarray) -> None:
