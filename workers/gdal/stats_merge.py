@@ -30,7 +30,8 @@ class Moments:
         deviations = values.astype(np.float64)
         mean = float(deviations.mean())
         deviations -= mean
-        return cls(int(values.size), mean, float(np.dot(deviations, deviations)))
+        np.square(deviations, out=deviations)  # not a dot product: BLAS threads would fight the other workers
+        return cls(int(values.size), mean, float(deviations.sum()))
 
     def merge(self, other: "Moments") -> "Moments":
         if other.count == 0:
