@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from eventlog import streams
 from eventlog.append import Expect, Readback
+from eventlog.projections.call_state import TERMINAL
 from eventlog.publish import follow
 from eventlog.reaper import fan_in_attempts_exhausted
 from eventlog.store import EventStore
@@ -30,7 +31,6 @@ from workers.tiling.declare import TILERS
 from workers.tiling.grid import remove_parts
 
 logger = logging.getLogger(__name__)
-TERMINAL = ("succeeded", "failed")
 
 
 @job(FAN_IN.name, own_lifecycle=True)
