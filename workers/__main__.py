@@ -20,7 +20,9 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--queues: unknown queue(s) {', '.join(unknown)}; expected some of {', '.join(tasks.QUEUES)}")
     settings = read_settings()
     from workers.app import configure, hold_lease, pool_processes_die_with_the_node, settle_memory_when_started
+    from workers.heap import keep_freed_memory
 
+    keep_freed_memory()
     app = configure(settings)
     pool_processes_die_with_the_node()
     hold_lease(settings, ns.queues.split(","), ns.pool, ns.concurrency)
