@@ -1,6 +1,7 @@
 """Files a job writes: their description (`OutputRef`), with the digest taken while they were written if it was."""
 
 import hashlib
+import mmap
 from pathlib import Path
 from typing import Any
 
@@ -9,15 +10,20 @@ from workers.files import WriteDigest
 
 
 def file_ref(path: Path, driver: str, sha256: str | None = None) -> OutputRef:
-    """Describe a written file: URI, path, size and sha256 (`sha256` when the writer digested it, else read back
-    in 1 MiB chunks)."""
+    """Describe a written file: URI, path, size and sha256 (`sha256` when the writer digested it, else read back).
+
+    Read back through a memory map: one `update` over the mapped file hashed a 259 MB output in 178 ms against
+    200-237 ms in 1 MiB reads (the copies into Python buffers), and a tiled call's fan-in is little else.
+    """
+    size = path.stat().st_size
     if sha256 is None:
-        digest = hashlib.sha256()
         with path.open("rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
-        sha256 = digest.hexdigest()
-    return OutputRef(uri=path.as_uri(), path=str(path), size=path.stat().st_size, sha256=sha256, driver=driver)
+            if size == 0:
+                sha256 = hashlib.sha256().hexdigest()
+            else:
+                with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                    sha256 = hashlib.sha256(mapped).hexdigest()
+    return OutputRef(uri=path.as_uri(), path=str(path), size=size, sha256=sha256, driver=driver)
 
 
 def streamed(profile: dict[str, Any], digest: WriteDigest) -> dict[str, Any]:

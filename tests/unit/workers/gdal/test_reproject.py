@@ -14,6 +14,7 @@ from eventlog.settings import Settings
 from schemas.tools.raster import RasterReprojectArgs
 from workers.context import JobContext
 from workers.errors import JobCancelled, JobFailed
+from workers.gdal.outputs import file_ref
 from workers.gdal.reproject import raster_reproject
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
@@ -236,3 +237,11 @@ def test_resampling_names_match_rasterios() -> None:
 def test_width_without_height_is_refused() -> None:
     with pytest.raises(ValidationError):
         reproject_args(width=10)
+
+
+@pytest.mark.parametrize("content", [b"", b"x" * 5, bytes(range(256)) * 4099], ids=["empty", "tiny", "1MB"])
+def test_an_output_read_back_is_described_by_its_size_and_sha256(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "out.bin"
+    path.write_bytes(content)
+    ref = file_ref(path, "GTiff")
+    assert (ref.size, ref.sha256, ref.path) == (len(content), hashlib.sha256(content).hexdigest(), str(path))
