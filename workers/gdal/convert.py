@@ -113,13 +113,14 @@ def raster_convert(args: RasterConvertArgs, ctx: JobContext) -> RasterConvertRes
     return converted(dst_path)
 
 
-def converted(dst_path: Path) -> RasterConvertResult:
-    """The tool's result for the file written at `dst_path` (whole or by tiles alike), as GDAL reads it back."""
+def converted(dst_path: Path, sha256: str | None = None) -> RasterConvertResult:
+    """The tool's result for the file written at `dst_path` (whole or by tiles alike), as GDAL reads it back (with
+    its sha256 when the writer took it)."""
     with open_raster(dst_path, "output") as out:
         compression = out.compression.value.lower() if out.compression else None
         driver, overviews = out.driver, out.overviews(1)
     return RasterConvertResult(
-        output=file_ref(dst_path, driver),
+        output=file_ref(dst_path, driver, sha256),
         driver=driver,
         compression=compression,
         size_bytes=dst_path.stat().st_size,

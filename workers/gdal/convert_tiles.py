@@ -12,6 +12,7 @@ from schemas.tools.raster import RasterConvertArgs, RasterConvertResult
 from schemas.tools.tiling import TileArgs, TileResult
 from workers.context import JobContext
 from workers.files import output_path, resolve_in_workspace
+from workers.gdal import staging_digest
 from workers.gdal.convert import check_driver, converted, copy_options, gtiff_profile
 from workers.gdal.errors import open_raster, reading, writing
 from workers.gdal.staging import create_staging, publish, write_window
@@ -34,8 +35,8 @@ def plan(args: RasterConvertArgs, ctx: JobContext) -> Plan | None:
     if not worth_tiling(ctx, profile["width"], profile["height"], side):
         return None
     folder = parts_folder(root_of(dst_path, ctx.roots), ctx.call_id)
-    staging = create_staging(folder, profile, tags)
     tiles, columns, rows = windows(profile["width"], profile["height"], side)
+    staging = create_staging(folder, profile, tiles, tags)
     shared = {"source": str(src_path), "staging": str(staging)}
     return Plan(tiles, columns, rows, side, profile["width"], profile["height"], folder, shared)
 
@@ -47,7 +48,7 @@ def run(args: TileArgs, ctx: JobContext) -> TileResult:
     with open_raster(src_path) as src, reading(src_path):
         data = src.read(window=rasterio.windows.Window(window.col_off, window.row_off, window.width, window.height))
     ctx.progress(0, 1, f"copied {window.describe()}")
-    write_window(Path(str(args.plan["staging"])), data, window, ctx)
+    write_window(Path(str(args.plan["staging"])), data, window, args.index, ctx)
     return TileResult(index=args.index, window=window)
 
 
@@ -61,8 +62,10 @@ def assemble(args: RasterConvertArgs, first: TileArgs, tiles: list[TileResult], 
             with writing(), rasterio.open(tmp, "r+") as dst:
                 dst.build_overviews(args.overviews, RioResampling[args.overview_resampling.value])
 
-    publish(staging, dst_path, ctx, copy=_copy(args, staging), then=overviews)
-    return converted(dst_path)
+    copy = _copy(args, staging)
+    publish(staging, dst_path, ctx, copy=copy, then=overviews)
+    renamed = copy is None and not (args.overviews and args.driver == "GTiff")  # the tiles' bytes, as they wrote them
+    return converted(dst_path, staging_digest.finish(staging, dst_path) if renamed else None)
 
 
 def _copy(args: RasterConvertArgs, staging: Path) -> dict | None:

@@ -13,6 +13,7 @@ from schemas.tools.raster import RasterReprojectArgs, RasterReprojectResult
 from schemas.tools.tiling import TileArgs, TileResult
 from workers.context import JobContext
 from workers.files import output_path, resolve_in_workspace
+from workers.gdal import staging_digest
 from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import open_raster
 from workers.gdal.outputs import file_ref
@@ -32,8 +33,8 @@ def plan(args: RasterReprojectArgs, ctx: JobContext) -> Plan | None:
     if not worth_tiling(ctx, profile["width"], profile["height"], side):
         return None
     folder = parts_folder(root_of(dst_path, ctx.roots), ctx.call_id)
-    staging = create_staging(folder, profile)
     tiles, columns, rows = windows(profile["width"], profile["height"], side)
+    staging = create_staging(folder, profile, tiles)
     shared = {"source": str(src_path), "staging": str(staging), "compress": profile.get("compress"), **spec.to_plan()}
     return Plan(tiles, columns, rows, side, profile["width"], profile["height"], folder, shared)
 
@@ -45,7 +46,7 @@ def run(args: TileArgs, ctx: JobContext) -> TileResult:
     with open_raster(src_path) as src:
         block = Warp.from_plan(plan).window(src, window)
     ctx.progress(0, 1, f"warped {window.describe()}")  # where a cancel of the parent lands
-    write_window(Path(str(plan["staging"])), block, window, ctx)
+    write_window(Path(str(plan["staging"])), block, window, args.index, ctx)
     return TileResult(index=args.index, window=window)
 
 
@@ -60,7 +61,8 @@ def assemble(
         profile = out.profile
     compress = plan.get("compress")
     publish(staging, dst_path, ctx, copy=None if compress is None else _gtiff_copy(profile, str(compress)))
-    return reprojected(args, Warp.from_plan(plan), profile, file_ref(dst_path, "GTiff"))
+    sha256 = staging_digest.finish(staging, dst_path) if compress is None else None  # renamed: the tiles' digest
+    return reprojected(args, Warp.from_plan(plan), profile, file_ref(dst_path, "GTiff", sha256))
 
 
 def _gtiff_copy(profile: dict, compress: str) -> dict:

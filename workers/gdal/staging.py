@@ -24,6 +24,7 @@ from schemas.tools.tiling import TileWindow
 from workers.confine import pinned
 from workers.context import JobContext
 from workers.files import atomic_output
+from workers.gdal import staging_digest
 from workers.gdal.errors import writing
 
 STAGING = "staging.tif"
@@ -35,14 +36,21 @@ def staging_profile(profile: dict[str, Any]) -> dict[str, Any]:
     return kept | {"driver": "GTiff", "tiled": True}
 
 
-def create_staging(folder: Path, profile: dict[str, Any], tags: dict[str, str] | None = None) -> Path:
-    """The call's staging file, created once: a plan made again (a re-dispatched parent) keeps what tiles wrote.
-
-    It appears under its name complete or not at all (written aside, then linked into place).
+def create_staging(
+    folder: Path, profile: dict[str, Any], windows: list[TileWindow], tags: dict[str, str] | None = None
+) -> Path:
+    """The call's staging file for tiles `windows`, created once: a plan made again (a re-dispatched parent) keeps
+    what tiles wrote. It appears under its name complete or not at all (written aside, then linked into place).
     """
     staging = folder / STAGING
-    if staging.exists():
-        return staging
+    if not staging.exists():
+        _create(staging, profile, tags)
+    staging_digest.lay_out(staging, windows)
+    return staging
+
+
+def _create(staging: Path, profile: dict[str, Any], tags: dict[str, str] | None) -> None:
+    folder = staging.parent
     aside = folder / f".{STAGING}.{os.getpid()}"
     with writing(), rasterio.open(aside, "w", **staging_profile(profile)) as dst:
         if tags:
@@ -53,16 +61,17 @@ def create_staging(folder: Path, profile: dict[str, Any], tags: dict[str, str] |
         pass  # another planner of this call got there first: its file is as good
     finally:
         aside.unlink(missing_ok=True)
-    return staging
 
 
-def write_window(staging: Path, data: np.ndarray, window: TileWindow, ctx: JobContext) -> None:
-    """Write one tile's pixels into the staging file, in place; only while this tile's attempt is current."""
+def write_window(staging: Path, data: np.ndarray, window: TileWindow, index: int, ctx: JobContext) -> None:
+    """Write tile `index`'s pixels into the staging file, in place, only while this tile's attempt is current; then
+    take the file's digest on as far as its bytes are final (`workers.gdal.staging_digest`)."""
     if ctx.fence is not None:
         ctx.fence.check()
     target = Window(window.col_off, window.row_off, window.width, window.height)
     with writing(), rasterio.open(pinned(staging, "output"), "r+") as dst:
         dst.write(data, window=target)
+    staging_digest.follow(staging, index)
 
 
 def publish(

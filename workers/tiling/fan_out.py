@@ -14,14 +14,13 @@ from workers.tiling.declare import Plan
 
 
 def tile_events(requested: Event, started: Event, plan: Plan) -> list[Event]:
-    """The `tool.requested` of every tile: the parent's actor and trace, caused by the parent's start; largest
-    windows first, so that the small ones at the grid's right and bottom edges fill the last gaps (longest job
-    first: the workers run out of tiles at nearly the same time). A tile keeps its grid index whatever the order."""
+    """The `tool.requested` of every tile: the parent's actor and trace, caused by the parent's start; in row-major
+    order, the order of a staging file's bytes, so that its digest follows the rows of tiles as they end
+    (`workers.gdal.staging_digest`); the grid's last row, often the shortest, ends the call."""
     data = requested.payload(ToolRequested)
     spec = SPECS[tile_tool(data.tool)]
     events = []
-    by_size = sorted(enumerate(plan.windows), key=lambda item: -item[1].width * item[1].height)
-    for index, window in by_size:
+    for index, window in enumerate(plan.windows):
         args = TileArgs(parent=data.call_id, index=index, window=window, plan=plan.shared)
         events.append(
             request_event(

@@ -3,6 +3,7 @@ whose sizes are not multiples of the tile, with nodata, several bands and two dt
 real lifecycle (`run_call`) on a fakeredis log: the plan appends its tiles, every queued message is run in turn,
 and the fan-in assembles."""
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +63,11 @@ def pixels(path: str) -> tuple[np.ndarray, dict]:
         return src.read(), {k: src.profile[k] for k in keep}
 
 
+def digested(result: dict) -> bool:
+    """The output's sha256 in the result is that of its file (taken while tiles ran, or read back)."""
+    return result["output"]["sha256"] == hashlib.sha256(Path(result["output"]["path"]).read_bytes()).hexdigest()
+
+
 def tile_types(store: EventStore, call_id: str) -> list[str]:
     return [e.type for e in store.read_aggregate(call_aggregate(call_id))]
 
@@ -78,6 +84,7 @@ def test_a_tiled_nearest_reprojection_equals_the_whole_one_pixel_for_pixel(
     (a, meta_a), (b, meta_b) = pixels(whole["output"]["path"]), pixels(tiled["output"]["path"])
     assert meta_a == meta_b
     assert np.array_equal(a, b)
+    assert digested(tiled) and digested(whole)
     assert "tool.fanned_out" in tile_types(fake_store, call_id)
     assert not (tmp_path / ".geogate").exists()
 
@@ -95,6 +102,7 @@ def test_a_tiled_bilinear_reprojection_equals_the_whole_one_pixel_for_pixel(
     (a, meta_a), (b, meta_b) = pixels(whole["output"]["path"]), pixels(tiled["output"]["path"])
     assert meta_a == meta_b
     assert np.array_equal(a, b)
+    assert digested(tiled) and digested(whole)
 
 
 @pytest.mark.parametrize(
@@ -110,6 +118,7 @@ def test_a_tiled_conversion_equals_the_whole_one(
 
     (a, meta_a), (b, meta_b) = pixels(whole["output"]["path"]), pixels(tiled["output"]["path"])
     assert meta_a == meta_b and np.array_equal(a, b)
+    assert digested(tiled) and digested(whole)
     assert (tiled["driver"], tiled["compression"], tiled["overviews_built"]) == (
         whole["driver"],
         whole["compression"],
