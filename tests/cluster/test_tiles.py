@@ -5,6 +5,7 @@ for the parent and for every tile, `geogate replay --check` clean, and no part l
 """
 
 import asyncio
+import hashlib
 import os
 import threading
 import time
@@ -126,6 +127,8 @@ def test_two_node_kills_during_one_tiled_job_cost_seconds_and_change_no_pixel(tm
         answer = faulted["answer"]
         assert not answer.is_error, answer.content  # type: ignore[attr-defined]
         assert np.array_equal(pixels(cluster.workspace / "calm.tif"), pixels(cluster.workspace / "faulted.tif"))
+        written = hashlib.sha256((cluster.workspace / "faulted.tif").read_bytes()).hexdigest()
+        assert answer.structured_content["output"]["sha256"] == written  # type: ignore[attr-defined]
         late = faulted["seconds"] - calm["seconds"]  # type: ignore[operator]
         print(f"\n[chaos] tiled job: calm {calm['seconds']:.2f} s, two kills {faulted['seconds']:.2f} s (+{late:.2f})")
         assert_every_call_ended_once(cluster, parent)
