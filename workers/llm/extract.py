@@ -53,7 +53,8 @@ def extract_calls(text: str, tools: Sequence[dict[str, Any]], *, blocked: Iterab
 
     Returns:
         Only calls whose (alias-normalised, schema-typed) arguments validate; everything else becomes an
-        error. A reply cut off inside a call (or inside its reasoning) yields no call at all.
+        error. A reply cut off inside a call yields the complete calls before it and a `truncated` error for
+        the unfinished one (as serving engines return them); cut off inside its reasoning, it yields none.
     """
     return extract_with_index(text, build_index(tools, blocked))
 
@@ -65,11 +66,10 @@ def extract_with_index(text: str, index: ToolIndex) -> Extraction:
     found.errors += parsed.errors
     for raw in parsed.calls:
         found.raw(raw)
-    calls = [] if parsed.truncated else found.calls
     fmt = parsed.format
     if fmt == "json" and not found.calls and not found.errors:
         fmt = "text"
-    return Extraction(calls, found.errors, fmt, parsed.content, parsed.reasoning)
+    return Extraction(found.calls, found.errors, fmt, parsed.content, parsed.reasoning)
 
 
 class _Found:

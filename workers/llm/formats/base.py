@@ -41,11 +41,6 @@ class Parsed:
     content: str = ""
     reasoning: str = ""
 
-    @property
-    def truncated(self) -> bool:
-        """True when the reply ends inside a call (or inside its reasoning): nothing in it is executed."""
-        return any(e.kind == "truncated" for e in self.errors)
-
 
 @dataclass
 class Block:

@@ -3,8 +3,9 @@ templates and documentation (not copied from any parser's tests).
 
 Each sample is a reply as an engine that does not parse tool calls passes it through, special tokens written
 out, with the calls a careful reader would execute. `kind` says what the reply is: `ok` (calls or a plain
-answer, no error), `truncated` / `malformed` (no call may come out, an error must), `reasoning` (calls
-written only inside reasoning: none may come out, no error).
+answer, no error), `truncated` / `malformed` (an error must come out, and only the labelled calls: the complete
+ones written before the cut or the broken call), `reasoning` (calls written only inside reasoning: none may come
+out, no error).
 `bench/llm_formats.py` measures the extractor on it; `test_corpus.py` keeps it passing.
 """
 
@@ -25,7 +26,7 @@ class Sample:
 
     @property
     def broken(self) -> bool:
-        """True when the reply is malformed or cut off: an error is expected, and no call."""
+        """True when the reply is malformed or cut off: an error is expected, and only the labelled calls."""
         return self.kind in ("truncated", "malformed")
 
 
@@ -36,14 +37,20 @@ class Verdict:
     exact: bool
     """The calls (names and arguments, in order) are the labelled ones, and errors came exactly when expected."""
     invented: int
-    """Calls that came out of a malformed or truncated reply, or out of reasoning."""
+    """Calls that are not in the label: made up from a broken call, from reasoning, or from prose."""
 
 
 def judge(sample: Sample, calls: list[tuple[str, dict[str, Any]]], errors: int) -> Verdict:
     """Compare what the extractor found with the label."""
     expected = [(name, params) for name, params in sample.calls]
     exact = calls == expected and (errors > 0) == sample.broken
-    invented = len(calls) if sample.kind in ("truncated", "malformed", "reasoning") else 0
+    unmatched = list(expected)
+    invented = 0
+    for call in calls:
+        if call in unmatched:
+            unmatched.remove(call)
+        else:
+            invented += 1
     return Verdict(exact, invented)
 
 

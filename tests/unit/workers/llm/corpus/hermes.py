@@ -73,7 +73,7 @@ SAMPLES = [
         "hermes-truncated-second",
         '<tool_call>\n{"name": "raster_info", "arguments": {"uri": "a.tif"}}\n</tool_call>\n'
         '<tool_call>\n{"name": "raster_info", "arguments": {"uri": "b.t',
-        (),
+        (("raster_info", {"uri": "a.tif"}),),
         "truncated",
     ),
     Sample(

@@ -49,7 +49,9 @@ def test_blocks_of_other_families_in_the_same_reply_are_routed_to_them() -> None
     assert [c.params["uri"] for c in found.calls] == ["x.tif", "a.tif", "y.tif"]
 
 
-def test_a_reply_cut_off_in_its_second_call_runs_neither() -> None:
-    assert kinds(f'<tool_call>{CALL}</tool_call>\n<tool_call>\n{{"name": "raster_info", "argu') == ["truncated"]
+def test_a_reply_cut_off_in_its_second_call_keeps_the_first_and_reports_the_cut() -> None:
+    found = extract(f'<tool_call>{CALL}</tool_call>\n<tool_call>\n{{"name": "raster_info", "argu')
+    assert [(c.tool, c.params) for c in found.calls] == [("raster_info", {"uri": "a.tif"})]
+    assert [e.kind for e in found.errors] == ["truncated"]
     assert kinds("<tool_call>\n") == ["truncated"]
     assert kinds("<tool_call>\n<functi") == ["truncated"]
