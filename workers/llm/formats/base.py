@@ -1,7 +1,7 @@
-"""What every format parser returns, and the helpers they share: JSON ends, structural value ends, block scans."""
+"""What every format parser returns, and the helpers they share: JSON ends, block scans, errors."""
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pydantic import JsonValue
@@ -78,55 +78,6 @@ def skip_marker(text: str, pos: int, *markers: str) -> int:
 def json_end(text: str, pos: int) -> int | None:
     """Index just past the JSON object or array starting at `pos` (strings skipped), None if the text ends first."""
     return match_object(text, pos)
-
-
-@dataclass(frozen=True)
-class ValueMarkup:
-    """How a text value ends in one markup format.
-
-    `closer` ends it when markup follows (`followers`, or the end of the text), so a closer written inside
-    the value does not. A value whose closer is missing (engines tolerate it) ends at the next `opens`
-    (the next argument's tag), or at an `ends` match (the call's end tag) unless the value's own closer
-    comes later in the same call, which means the end tag was text in the value (a `restarts` match in
-    between means a new call began, so the end tag was real).
-    """
-
-    closer: str
-    followers: tuple[str, ...]
-    opens: re.Pattern[str]
-    ends: re.Pattern[str] | None = None
-    restarts: re.Pattern[str] | None = None
-
-
-def value_end(text: str, pos: int, markup: ValueMarkup) -> tuple[int, int]:
-    """Where a text value that starts at `pos` ends: (end of value, resume index); (-1, -1) when it was cut off."""
-    structural = _structural(text, pos, markup.closer, markup.followers)
-    stops = [m.start() for m in (markup.opens.search(text, pos), _end_stop(text, pos, markup, structural)) if m]
-    stop = min(stops) if stops else None
-    if structural is not None and (stop is None or structural < stop):
-        return structural, structural + len(markup.closer)
-    if stop is not None:
-        return stop, stop
-    plain = text.find(markup.closer, pos)
-    return (plain, plain + len(markup.closer)) if plain != -1 else (-1, -1)
-
-
-def _end_stop(text: str, pos: int, markup: ValueMarkup, structural: int | None) -> re.Match[str] | None:
-    found = markup.ends.search(text, pos) if markup.ends else None
-    if found is None or structural is None or structural < found.start():
-        return found
-    restarted = markup.restarts.search(text, found.end(), structural) if markup.restarts else None
-    return found if restarted else None
-
-
-def _structural(text: str, pos: int, closer: str, followers: Sequence[str]) -> int | None:
-    at = text.find(closer, pos)
-    while at != -1:
-        after = skip_ws(text, at + len(closer))
-        if after == len(text) or text.startswith(tuple(followers), after):
-            return at
-        at = text.find(closer, at + len(closer))
-    return None
 
 
 def scan_blocks(text: str, start: re.Pattern[str], parse: BlockParser, fmt: str) -> Parsed:

@@ -8,12 +8,16 @@
     </｜DSML｜function_calls>
 
 `string="true"` values are the exact text; `string="false"` values are JSON; without the attribute the
-tool's schema decides. An invoke may hold one JSON object instead of parameters. The same markup
-without the `｜DSML｜` prefix (`<function_calls><invoke name=…>`) is read too.
+tool's schema decides. An invoke may hold one JSON object instead of parameters, or close itself
+(`<｜DSML｜invoke name="NAME"/>`: no arguments). The newest templates write a space after the second bar
+(`<｜DSML｜ calls>`, `<｜DSML｜ invoke name=…>`, `</｜DSML｜ parameter>`), V4 names the section `tool_calls`; the
+same markup without the `｜DSML｜` prefix (`<function_calls><invoke name=…>`) is read too.
 """
 
 import json
 import re
+from dataclasses import dataclass
+from functools import lru_cache
 
 from pydantic import JsonValue
 
@@ -21,65 +25,89 @@ from workers.llm.formats.base import (
     Block,
     Parsed,
     RawCall,
-    ValueMarkup,
     cut_at,
     json_end,
     malformed,
     scan_sections,
-    skip_marker,
     skip_ws,
     truncated,
-    value_end,
 )
+from workers.llm.formats.values import ValueMarkup, value_end
 
-START = re.compile(r"<(?P<prefix>[｜|]DSML[｜|])?invoke\s+name=\"(?P<name>[^\"]*)\"\s*>")
-_PARAM = re.compile(r"<(?:[｜|]DSML[｜|])?parameter\s+name=\"(?P<key>[^\"]*)\"(?:\s+string=\"(?P<string>\w+)\")?\s*>")
-_SECTIONS = re.compile(r"</?(?:[｜|]DSML[｜|])?(?:function_calls|tool_calls)>")
+_BARS = r"[｜|]DSML[｜|]"
+START = re.compile(rf"<(?P<prefix>{_BARS}\s*)?invoke\s+name=\"(?P<name>[^\"]*)\"\s*(?P<empty>/)?>")
+MARKERS = re.compile(rf"<{_BARS}|<function_calls>|<invoke\s+name=\"")
+"""What reveals DSML in a reply (the sniffer's pattern)."""
+_SECTIONS = re.compile(rf"</?(?:{_BARS}\s*(?:function_calls|tool_calls|calls)|function_calls|tool_calls)\s*>")
+_ATTR = re.compile(r"(\w+)\s*=\s*\"([^\"]*)\"")
 _WHAT = "DSML"
 
 
+@dataclass(frozen=True)
+class _Tags:
+    """The tags of one invoke, spelled with its prefix (none, `｜DSML｜`, or `｜DSML｜ ` with the space)."""
+
+    prefix: str
+    param: re.Pattern[str]
+    close: re.Pattern[str]
+    value: ValueMarkup
+
+
+@lru_cache(maxsize=16)
+def _tags(prefix: str) -> _Tags:
+    bars = prefix.strip()
+    head = rf"{re.escape(bars)}\s*" if bars else ""
+    param = re.compile(rf"<{head}parameter(?P<attrs>(?:\s+\w+\s*=\s*\"[^\"]*\")*)\s*>")
+    close = re.compile(rf"</{head}invoke\s*>")
+    value = ValueMarkup(
+        f"</{prefix}parameter>",
+        after=re.compile(rf"<{head}parameter\b|</{head}invoke\s*>"),
+        opens=param,
+        nests=param,
+        ends=close,
+        restarts=re.compile(rf"<{head}invoke\s+name="),
+    )
+    return _Tags(prefix, param, close, value)
+
+
 def parse(text: str) -> Parsed:
-    """Every `invoke` in `text`; the `function_calls` wrappers are dropped from the content."""
+    """Every `invoke` in `text`; the `function_calls` / `tool_calls` / `calls` wrappers are dropped from the content."""
     return scan_sections(text, START, _block, "deepseek_dsml", opened=_SECTIONS, markers=_SECTIONS, what=_WHAT)
 
 
 def _block(text: str, match: re.Match[str]) -> Block:
-    prefix, name = match["prefix"] or "", match["name"]
-    close = f"</{prefix}invoke>"
+    name = match["name"]
+    if match["empty"]:
+        return Block(match.end(), [RawCall(name, {})])
+    tags = _tags(match["prefix"] or "")
     at = skip_ws(text, match.end())
     if text.startswith("{", at):
         end = json_end(text, at)
         if end is None:
             return Block(len(text), errors=[truncated(_WHAT, name)])
-        return Block(skip_marker(text, end, close), [RawCall(name, text[at:end])])
-    return _parameters(text, match.end(), name, prefix)
+        closing = tags.close.match(text, skip_ws(text, end))
+        return Block(closing.end() if closing else end, [RawCall(name, text[at:end])])
+    return _parameters(text, match.end(), name, tags)
 
 
-def _parameters(text: str, pos: int, name: str, prefix: str) -> Block:
-    close = f"</{prefix}invoke>"
-    markup = ValueMarkup(
-        f"</{prefix}parameter>",
-        (f"<{prefix}parameter", close),
-        opens=re.compile(re.escape(f"<{prefix}parameter ")),
-        ends=re.compile(re.escape(close)),
-        restarts=re.compile(re.escape(f"<{prefix}invoke ")),
-    )
+def _parameters(text: str, pos: int, name: str, tags: _Tags) -> Block:
     args: dict[str, JsonValue] = {}
     textual: set[str] = set()
     while True:
         at = skip_ws(text, pos)
-        if text.startswith(close, at):
-            return Block(at + len(close), [RawCall(name, args, frozenset(textual))])
-        param = _PARAM.match(text, at)
+        if closing := tags.close.match(text, at):
+            return Block(closing.end(), [RawCall(name, args, frozenset(textual))])
+        param = tags.param.match(text, at)
         if param is None:
-            if cut_at(text, at, f"<{prefix}parameter", close):
+            if cut_at(text, at, f"<{tags.prefix}parameter", f"</{tags.prefix}invoke>"):
                 return Block(len(text), errors=[truncated(_WHAT, name)])
             return Block(at, errors=[malformed(f"unexpected text in the invoke of {name!r}: {text[at : at + 40]!r}")])
-        stop, pos = value_end(text, param.end(), markup)
+        stop, pos = value_end(text, param.end(), tags.value)
         if stop == -1:
             return Block(len(text), errors=[truncated(_WHAT, name)])
-        key, raw = param["key"], text[param.end() : stop]
-        args[key] = _value(raw, param["string"], key, textual)
+        attrs = dict(_ATTR.findall(param["attrs"]))
+        key = attrs.get("name", "")
+        args[key] = _value(text[param.end() : stop], attrs.get("string"), key, textual)
 
 
 def _value(raw: str, string: str | None, key: str, textual: set[str]) -> JsonValue:

@@ -2,7 +2,8 @@
 
 Values are text, written as the template renders them (strings raw, others as JSON), so a string keeps
 its exact characters and the tool's schema types the rest. An `</arg_value>` counts only when markup
-follows it; a value left open is closed by the next `<arg_key>`. A JSON object right after the name is
+follows it, so `<tool_call>`, `</tool_call>` or `<arg_key>` written in a value stay in it; a value left open is
+closed by the next `<arg_key>…</arg_key><arg_value>` (see `values`). A JSON object right after the name is
 accepted as the arguments.
 """
 
@@ -12,24 +13,25 @@ from workers.llm.formats.base import (
     NAME,
     Block,
     RawCall,
-    ValueMarkup,
     cut_at,
     json_end,
     malformed,
     skip_marker,
     skip_ws,
     truncated,
-    value_end,
 )
+from workers.llm.formats.values import ValueMarkup, value_end
 
 CLOSE = "</tool_call>"
 NAME_AT = re.compile(rf"\s*({NAME})")
+_KEY = r"<arg_key>[^<]*</arg_key>\s*<arg_value>"
 _VALUE = ValueMarkup(
     "</arg_value>",
-    ("<arg_key>", CLOSE),
-    opens=re.compile(r"<arg_key>"),
+    after=re.compile(rf"{_KEY}|</tool_call>"),
+    opens=re.compile(_KEY),
+    nests=re.compile(r"<arg_value>"),
     ends=re.compile(re.escape(CLOSE)),
-    restarts=re.compile(r"<tool_call>"),
+    restarts=re.compile(rf"<tool_call>\s*{NAME}\s*(?:{_KEY}|</tool_call>|\{{)"),
 )
 
 

@@ -4,7 +4,8 @@ Every value is text (the tool's schema types it later). Values keep their inner 
 newline after `<parameter=…>` and the one before `</parameter>` are markup. A `</parameter>` counts only
 when markup follows it, so a value may contain one; a parameter left open is closed by the next
 `<parameter=…>` or by `</function>`, as engines tolerate (an end tag followed by the parameter's own
-`</parameter>` in the same call is text in the value). Llama 3.1's
+`</parameter>` in the same call is text in the value, and so is a `<parameter=…>…</parameter>` pair written
+inside it; see `values`). Llama 3.1's
 `<function=NAME>{json}</function>` is the same tag with a JSON body.
 """
 
@@ -14,7 +15,6 @@ from workers.llm.formats.base import (
     Block,
     Parsed,
     RawCall,
-    ValueMarkup,
     cut_at,
     json_end,
     malformed,
@@ -23,17 +23,18 @@ from workers.llm.formats.base import (
     skip_ws,
     strip_newline,
     truncated,
-    value_end,
 )
+from workers.llm.formats.values import ValueMarkup, value_end
 
 START = re.compile(r"<function=([^>\n]+)>")
 _PARAM = re.compile(r"<parameter=([^>\n]+)>")
 _VALUE = ValueMarkup(
     "</parameter>",
-    ("<parameter=", "</function>", "</tool_call>"),
-    opens=re.compile(r"<parameter=[^>\n]+>"),
+    after=re.compile(r"<parameter=[^>\n]+>|</function>|</tool_call>"),
+    opens=_PARAM,
+    nests=_PARAM,
     ends=re.compile(r"</function>|</tool_call>"),
-    restarts=re.compile(r"<function=|<tool_call>"),
+    restarts=re.compile(r"<function=[^>\n]+>\s*(?:<parameter=|</function>|\{)|<tool_call>\s*<function="),
 )
 _ENDS = ("</function>", "</tool_call>")
 

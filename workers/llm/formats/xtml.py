@@ -8,11 +8,14 @@
     <|close|>tools<|sep|>
 
 `type="string"` values are exact text, other types are JSON, and without a type the tool's schema
-decides. `<|open|>json …<|sep|>{…}<|close|>json<|sep|>` gives all the arguments as one object. Reasoning
-(`<|open|>think<|sep|>`) is split off before this parser runs; the response and message wrappers are
-dropped from the content.
+decides. Attribute values are XML-escaped (`key="q&amp;a"` is the key `q&a`); a value's end is its
+`<|close|>argument` followed by the next argument or the call's end, so control-marker text inside a value
+stays in it (see `values`). `<|open|>json …<|sep|>{…}<|close|>json<|sep|>` gives all the arguments as one
+object. Reasoning (`<|open|>think<|sep|>`) is split off before this parser runs; the response and message
+wrappers are dropped from the content.
 """
 
+import html
 import json
 import re
 
@@ -22,7 +25,6 @@ from workers.llm.formats.base import (
     Block,
     Parsed,
     RawCall,
-    ValueMarkup,
     cut_at,
     json_end,
     malformed,
@@ -30,18 +32,19 @@ from workers.llm.formats.base import (
     skip_marker,
     skip_ws,
     truncated,
-    value_end,
 )
+from workers.llm.formats.values import ValueMarkup, value_end
 
 START = re.compile(r"<\|open\|>call(?P<attrs>[^<]*?)<\|sep\|>")
 _ARG = re.compile(r"<\|open\|>(?P<kind>argument|json)(?P<attrs>[^<]*?)<\|sep\|>")
 _ATTR = re.compile(r"(\w+)\s*=\s*\"([^\"]*)\"")
 _VALUE = ValueMarkup(
     "<|close|>argument",
-    ("<|sep|>", "<|open|>argument", "<|open|>json", "<|close|>call"),
-    opens=re.compile(r"<\|open\|>(?:argument|json)\b"),
-    ends=re.compile(r"<\|close\|>call"),
-    restarts=re.compile(r"<\|open\|>call\b"),
+    after=re.compile(r"(?:<\|sep\|>\s*)?(?:<\|open\|>(?:argument|json)\b|<\|close\|>call\b|$)"),
+    opens=_ARG,
+    nests=re.compile(r"<\|open\|>argument\b"),
+    ends=re.compile(r"<\|close\|>call\b"),
+    restarts=re.compile(r"<\|open\|>call\b[^<]*<\|sep\|>"),
 )
 _WRAPPERS = re.compile(r"<\|(?:open|close)\|>(?:tools|response|message)(?:\s[^<]*)?<\|sep\|>|<\|end_of_msg\|>")
 _CLOSE_CALL = "<|close|>call"
@@ -59,7 +62,7 @@ def parse(text: str) -> Parsed:
 
 
 def _block(text: str, match: re.Match[str]) -> Block:
-    attrs = dict(_ATTR.findall(match["attrs"]))
+    attrs = _attrs(match["attrs"])
     name = attrs.get("tool") or attrs.get("name") or ""
     args: dict[str, JsonValue] = {}
     textual: set[str] = set()
@@ -79,9 +82,13 @@ def _block(text: str, match: re.Match[str]) -> Block:
         if stop == -1:
             return Block(len(text), errors=[truncated(_WHAT, name)])
         pos = skip_marker(text, pos, _SEP)
-        part_attrs = dict(_ATTR.findall(part["attrs"]))
+        part_attrs = _attrs(part["attrs"])
         key = part_attrs.get("key") or part_attrs.get("name") or ""
         args[key] = _typed(text[part.end() : stop], part_attrs.get("type"), key, textual)
+
+
+def _attrs(written: str) -> dict[str, str]:
+    return {key: html.unescape(value) for key, value in _ATTR.findall(written)}
 
 
 def _typed(raw: str, kind: str | None, key: str, textual: set[str]) -> JsonValue:
