@@ -4,10 +4,13 @@
     <|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>
     <|start|>assistant<|channel|>final<|message|>the answer<|return|>
 
-`analysis` is reasoning, whatever it holds (a recipient there is not a call); `final` and `commentary`
-without a recipient are content, even when they look like JSON; a message with a recipient
-(`to=` in the header, before or after the channel) outside `analysis` is a call whose JSON ends where
-the decoder says, so a `<|call|>` inside a string argument stays in it.
+`analysis` is reasoning; `final` and `commentary` without a recipient are content, even when they look like
+JSON; a message with a recipient (`to=` in the header, before or after the channel, `<|constrain|>json` or the
+bare word `json` anywhere after it) is a call whose JSON ends where the decoder says, so a `<|call|>` inside a
+string argument stays in it. On `analysis` only a `functions.*` recipient is a call (vLLM and llama.cpp accept
+it there too); the built-in tools' recipients there (`browser.*`, `python`) are reasoning. A reply may begin
+inside its first header when the engine prefilled `<|start|>assistant` (` to=functions.NAME<|channel|>…`) or
+also the channel tag (`commentary to=functions.NAME <|constrain|>json<|message|>`).
 """
 
 import re
@@ -20,6 +23,11 @@ _TERMINATOR = re.compile(r"<\|(?:end|call|return)\|>|<\|start\|>")
 _CHANNEL = re.compile(r"<\|channel\|>\s*(\w+)")
 _RECIPIENT = re.compile(r"\bto=([^\s<]+)")
 _HEADER = re.compile(r"<\|start\|>|<\|channel\|>")
+_PREFILLED = re.compile(
+    r"\s*(?:assistant\b\s*)?(?P<channel>(?:analysis|commentary|final)\b)?\s*(?:to=[^\s<]+\s*)?"
+    r"(?:<\|constrain\|>\s*)?(?:json\s*)?"
+)
+"""The rest of a header whose start the engine prefilled: what may come before the first `<|message|>`."""
 _WHAT = "harmony"
 
 
@@ -32,15 +40,14 @@ def parse(text: str) -> Parsed:
     while pos < len(text):
         head_end = text.find(_MESSAGE, pos)
         if head_end == -1:
-            _tail(text[pos:], parsed, content)
+            _tail(text[pos:], parsed, content, prefilled=pos == 0)
             break
-        lead, header = _split_header(text[pos:head_end])
+        lead, header = _split_header(text[pos:head_end], prefilled=pos == 0)
         content.append(lead)
-        channel = found[1] if (found := _CHANNEL.search(header)) else ""
-        recipient = found[1] if (found := _RECIPIENT.search(header)) else None
+        channel, recipient = _channel(header), _recipient(header)
         body = head_end + len(_MESSAGE)
-        if recipient and channel != "analysis":
-            block = _call(text, body, recipient.removeprefix("functions."))
+        if _is_call(channel, recipient) or (recipient is None and "<|constrain|>" in header):
+            block = _call(text, body, recipient) if recipient else _no_recipient(text, body)
             parsed.calls += block.calls
             parsed.errors += block.errors
             pos = block.end
@@ -54,15 +61,43 @@ def parse(text: str) -> Parsed:
     return parsed
 
 
-def _split_header(header: str) -> tuple[str, str]:
-    """Plain text before a message's header (output outside any message), and the header itself."""
+def _split_header(header: str, *, prefilled: bool) -> tuple[str, str]:
+    """Plain text before a message's header (output outside any message), and the header itself.
+
+    At the start of the reply, header text before the first tag is the rest of a prefilled header.
+    """
     first = _HEADER.search(header)
+    start = first.start() if first else len(header)
+    if prefilled and header[:start].strip() and _PREFILLED.fullmatch(header[:start]):
+        return "", header
     if first is None:
         return "", header
-    return header[: first.start()], header[first.start() :]
+    return header[:start], header[start:]
 
 
-def _call(text: str, body: int, name: str) -> Block:
+def _channel(header: str) -> str:
+    found = _CHANNEL.search(header) or _PREFILLED.match(header)
+    return (found[1] if found else None) or ""
+
+
+def _recipient(header: str) -> str | None:
+    found = _RECIPIENT.search(header)
+    return found[1] if found else None
+
+
+def _is_call(channel: str, recipient: str | None) -> bool:
+    """A recipient makes a call, except the built-in tools' recipients on the analysis channel."""
+    return recipient is not None and (channel != "analysis" or recipient.startswith("functions."))
+
+
+def _no_recipient(text: str, body: int) -> Block:
+    stop = _TERMINATOR.search(text, body)
+    end = stop.end() if stop else len(text)
+    return Block(end, errors=[malformed("a harmony call header (<|constrain|>) names no recipient (to=functions.…)")])
+
+
+def _call(text: str, body: int, recipient: str) -> Block:
+    name = recipient.removeprefix("functions.")
     at = skip_ws(text, body)
     if at >= len(text):
         return Block(len(text), errors=[truncated(_WHAT, name)])
@@ -76,12 +111,10 @@ def _call(text: str, body: int, name: str) -> Block:
     return Block(skip_marker(text, end, "<|call|>", "<|end|>"), [RawCall(name, text[at:end])])
 
 
-def _tail(rest: str, parsed: Parsed, content: list[str]) -> None:
+def _tail(rest: str, parsed: Parsed, content: list[str], *, prefilled: bool) -> None:
     """Text after the last message: a header cut off before its message, or plain content."""
-    lead, header = _split_header(rest)
+    lead, header = _split_header(rest, prefilled=prefilled)
     content.append(lead)
-    recipient = _RECIPIENT.search(header)
-    if recipient and (channel := _CHANNEL.search(header)) and channel[1] == "analysis":
-        return
-    if recipient:
-        parsed.errors.append(truncated(_WHAT, recipient[1].removeprefix("functions.")))
+    recipient = _recipient(header)
+    if recipient and _is_call(_channel(header), recipient):
+        parsed.errors.append(truncated(_WHAT, recipient.removeprefix("functions.")))

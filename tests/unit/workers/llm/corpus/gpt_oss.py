@@ -11,6 +11,13 @@ SAMPLES = [
         (("raster_info", {"uri": "dem.tif"}),),
     ),
     Sample(
+        "harmony-builtin-recipient-in-analysis",
+        "<|channel|>analysis to=browser.search code<|message|>"
+        '{"query": "EPSG 2154 bounds"}<|call|><|start|>assistant<|channel|>final<|message|>France.<|return|>',
+        (),
+        "reasoning",
+    ),
+    Sample(
         "harmony-call-only",
         '<|channel|>commentary to=functions.raster_stats <|constrain|>json<|message|>{"uri": "a.tif", "bands": [1]}'
         "<|call|>",
@@ -38,10 +45,8 @@ SAMPLES = [
     ),
     Sample(
         "harmony-recipient-in-analysis",
-        "<|channel|>analysis to=functions.raster_info <|constrain|>json<|message|>"
-        '{"uri": "dem.tif"}<|call|><|start|>assistant<|channel|>final<|message|>Nothing to call.<|return|>',
-        (),
-        "reasoning",
+        '<|channel|>analysis to=functions.raster_info <|constrain|>json<|message|>{"uri": "dem.tif"}<|call|>',
+        (("raster_info", {"uri": "dem.tif"}),),
     ),
     Sample(
         "harmony-call-marker-inside-argument",
