@@ -151,6 +151,12 @@ def cut_at(text: str, pos: int, *markers: str) -> bool:
     return not rest or any(m.startswith(rest) or (rest.startswith(m) and ">" not in rest[len(m) :]) for m in markers)
 
 
+def in_prose(text: str, pos: int) -> bool:
+    """True when words precede `pos` on its line: a marker there is mentioned in a sentence, not written as markup."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    return bool(text[line_start:pos].strip())
+
+
 def skip_fence(text: str, pos: int) -> int:
     """`pos` moved past an opening Markdown fence (```` ```json ````) when one starts there."""
     at = skip_ws(text, pos)

@@ -28,6 +28,10 @@ _PREFILLED = re.compile(
     r"(?:<\|constrain\|>\s*)?(?:json\s*)?"
 )
 """The rest of a header whose start the engine prefilled: what may come before the first `<|message|>`."""
+_HEADER_ONLY = re.compile(
+    r"(?:\s+|<\|start\|>|<\|channel\|>|<\|constrain\|>|assistant|analysis|commentary|final|json|to=[^\s<]*|<\|?)*"
+)
+"""A header cut off before its `<|message|>`: tags, the role, a channel name, a recipient, a constraint."""
 _WHAT = "harmony"
 
 
@@ -118,3 +122,5 @@ def _tail(rest: str, parsed: Parsed, content: list[str], *, prefilled: bool) -> 
     recipient = _recipient(header)
     if recipient and _is_call(_channel(header), recipient):
         parsed.errors.append(truncated(_WHAT, recipient.removeprefix("functions.")))
+    elif not _HEADER_ONLY.fullmatch(header):
+        content.append(header)  # not a header cut short: text the model wrote after a stray tag

@@ -12,6 +12,7 @@ from workers.llm.formats.base import (
     Parsed,
     RawCall,
     cut_at,
+    in_prose,
     json_end,
     malformed,
     scan_blocks,
@@ -70,7 +71,10 @@ def _named_call(text: str, named: re.Match[str]) -> tuple[RawCall, int] | Block:
 
 
 def _mentioned(text: str, pos: int) -> bool:
-    """`[TOOL_CALLS] followed by …` in prose: a space, then a word that no `[ARGS]`, `[CALL_ID]` or JSON follows."""
+    """`… [TOOL_CALLS] followed by …` in a sentence: a space, then a word that no `[ARGS]`, `[CALL_ID]` or JSON
+    follows."""
+    if not in_prose(text, pos - len("[TOOL_CALLS]")):
+        return False
     named = _NAMED.match(text, skip_ws(text, pos))
     if named is None or not text[pos : pos + 1].isspace() or named[2] is not None or named[3]:
         return False

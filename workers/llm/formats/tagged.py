@@ -3,7 +3,7 @@
 import re
 
 from workers.llm.formats import glm, hermes, qwen_xml
-from workers.llm.formats.base import Block, Parsed, clip, cut_at, malformed, scan_blocks, skip_ws, truncated
+from workers.llm.formats.base import Block, Parsed, clip, cut_at, in_prose, malformed, scan_blocks, skip_ws, truncated
 
 START = re.compile(r"<tool_call>")
 
@@ -40,7 +40,7 @@ def _block(text: str, match: re.Match[str]) -> Block:
     if cut_at(text, skip_ws(text, pos), "<function=", "{"):
         return Block(len(text), errors=[truncated("<tool_call>")])
     close = text.find(hermes.CLOSE, pos)
-    if close == -1:  # a mention in prose ("wrap it in <tool_call> tags"), not a call
+    if close == -1 and in_prose(text, match.start()):  # a mention ("wrap it in <tool_call> tags"), not a call
         return Block(pos)
-    resume = close + len(hermes.CLOSE)
+    resume = close + len(hermes.CLOSE) if close != -1 else len(text)
     return Block(resume, errors=[malformed(f"a <tool_call> holds no call: {clip(text[pos:resume])!r}")])
