@@ -3,7 +3,8 @@
 Formats like Qwen3-Coder's `<parameter=…>`, GLM's `<arg_value>` and DSML without `string="true"` carry
 every value as text: the schema decides that `3` is an integer for one parameter and the string `"3"` for
 another. Strings stay exactly as written; a text that does not convert stays text, so validation reports
-the wrong type by name instead of the host guessing.
+the wrong type by name instead of the host guessing. The one literal a string may not keep is `null` for a
+property that also allows null: templates render None as `null`, and engines read it back as null.
 """
 
 import ast
@@ -49,7 +50,7 @@ def coerce_text(text: str, prop: Any, root: dict[str, Any]) -> JsonValue:
     if not kinds:
         return _guess(text)
     if "string" in kinds:
-        return text
+        return None if "null" in kinds and text.strip() == "null" else text  # Qwen3-Coder's null, as engines read it
     for kind, convert in _CONVERTERS:
         if kind in kinds and (value := convert(text.strip())) is not _NO:
             return value  # type: ignore[return-value]

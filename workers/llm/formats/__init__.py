@@ -10,7 +10,7 @@ reply, it gets an `invalid_markup` error naming the family, so the loop can tell
 """
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from workers.llm.formats import (
@@ -88,10 +88,10 @@ def _read(content: str) -> Parsed:
     tried: set[str] = set()
     fmt = sniff(content)
     parsed = fmt.parse(content)
-    while not parsed.calls and not parsed.errors and fmt.name not in tried and fmt.name != "harmony":
+    while not parsed.calls and not parsed.errors and fmt.name != "harmony":
         tried.add(fmt.name)
-        fmt = sniff(parsed.content)
-        if fmt is _JSON or fmt.name in tried:
+        fmt = sniff(parsed.content, skip=tried)
+        if fmt is _JSON:
             break
         again = fmt.parse(parsed.content)
         again.reasoning = "\n\n".join(part for part in (parsed.reasoning, again.reasoning) if part)
@@ -99,9 +99,11 @@ def _read(content: str) -> Parsed:
     return parsed
 
 
-def sniff(text: str) -> Format:
-    """The format whose marker comes first in `text`, or the JSON scan when there is none."""
-    found = [(m.start(), i) for i, f in enumerate(FORMATS) if (m := f.sniff.search(text)) is not None]
+def sniff(text: str, skip: Collection[str] = ()) -> Format:
+    """The format whose marker comes first in `text` (formats named in `skip` aside), or the JSON scan."""
+    found = [
+        (m.start(), i) for i, f in enumerate(FORMATS) if f.name not in skip and (m := f.sniff.search(text)) is not None
+    ]
     if not found:
         return _JSON
     pos, index = min(found)

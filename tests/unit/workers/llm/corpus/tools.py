@@ -46,6 +46,7 @@ TOOLS: list[dict[str, Any]] = [
             "query": {"type": "string"},
             "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
             "bbox": {"type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 4},
+            "collection": {"type": ["string", "null"]},
         },
         ["query"],
     ),

@@ -65,3 +65,40 @@ def test_dsml_cut_off() -> None:
         '<｜DSML｜function_calls>\n<｜DSML｜invoke name="raster_info">\n<｜DSML｜parameter name="uri" str'
     ) == ["truncated"]
     assert kinds("<｜DSML｜function_calls>\n<｜DSML｜invoke na") == ["truncated"]
+
+
+def spaced(params: str, name: str = "write_file") -> str:
+    invoke = f'<｜DSML｜ invoke name="{name}">\n{params}</｜DSML｜ invoke>'
+    return f"<｜DSML｜ calls>\n{invoke}\n</｜DSML｜ calls>"
+
+
+def spaced_param(key: str, value: str, string: str = "true") -> str:
+    return f'<｜DSML｜ parameter name="{key}" string="{string}">{value}</｜DSML｜ parameter>\n'
+
+
+def test_dsml_with_a_space_after_the_bars_is_read_like_the_plain_tags() -> None:
+    text = spaced(spaced_param("uri", "a") + spaced_param("band", "2", "false"), "raster_info")
+    found = extract("Reading it.\n\n" + text)
+    assert [(c.tool, c.params) for c in found.calls] == [("raster_info", {"uri": "a", "band": 2})]
+    assert found.errors == [] and found.content == "Reading it." and found.format == "deepseek_dsml"
+
+
+def test_a_self_closing_invoke_is_a_call_without_arguments() -> None:
+    for invoke in ('<｜DSML｜invoke name="workspace_summary"/>', '<｜DSML｜ invoke name="workspace_summary" />'):
+        assert calls(f"<｜DSML｜tool_calls>\n{invoke}\n</｜DSML｜tool_calls>") == [("workspace_summary", {})]
+
+
+def test_dsml_markup_that_yields_no_call_is_an_error_naming_the_family() -> None:
+    found = extract(
+        '<｜DSML｜ calls>\n<｜DSML｜ invoke name="raster_info"><uri>a</uri></｜DSML｜ invoke>\n</｜DSML｜ calls>'
+    )
+    assert found.calls == [] and [e.kind for e in found.errors] == ["invalid_markup"]
+    found = extract("<｜DSML｜ calls>\n<｜DSML｜ call raster_info>\n</｜DSML｜ calls>")
+    assert found.calls == [] and found.errors != []
+
+
+def test_dsml_cut_off_in_the_second_invoke_keeps_the_first() -> None:
+    first = '<｜DSML｜ invoke name="raster_info">\n' + spaced_param("uri", "a") + "</｜DSML｜ invoke>\n"
+    found = extract(f'<｜DSML｜ calls>\n{first}<｜DSML｜ invoke name="raster_info">\n<｜DSML｜ parameter name="uri" st')
+    assert [(c.tool, c.params) for c in found.calls] == [("raster_info", {"uri": "a"})]
+    assert [e.kind for e in found.errors] == ["truncated"]

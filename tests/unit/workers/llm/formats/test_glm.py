@@ -46,3 +46,15 @@ def test_cut_off_and_malformed_calls() -> None:
         "truncated"
     ]
     assert kinds("<tool_call>raster_info\n<arg_key>uri</arg_key>\nuri=a.tif\n</tool_call>") == ["invalid_markup"]
+
+
+def test_call_markers_and_keys_written_inside_a_value_stay_in_it() -> None:
+    for content in (
+        "wrap it in <tool_call> and </tool_call>",
+        "keys go in <arg_key>name</arg_key> tags",
+        "x </tool_call> y <tool_call> z",
+        "<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
+    ):
+        assert calls(glm("write_file", ("path", "p"), ("content", content))) == [
+            ("write_file", {"path": "p", "content": content})
+        ]

@@ -55,3 +55,13 @@ def test_a_reply_cut_off_in_its_second_call_keeps_the_first_and_reports_the_cut(
     assert [e.kind for e in found.errors] == ["truncated"]
     assert kinds("<tool_call>\n") == ["truncated"]
     assert kinds("<tool_call>\n<functi") == ["truncated"]
+
+
+def test_a_tag_opening_a_line_with_no_call_is_an_error_and_one_in_a_sentence_is_content() -> None:
+    assert kinds("Sure.\n<tool_call>\nraster_info on a.tif please") == ["invalid_markup"]
+    assert kinds("See <tool_call> in the docs.") == []
+
+
+def test_a_stray_marker_of_another_family_first_does_not_hide_the_call() -> None:
+    found = extract(f"Mistral would write [TOOL_CALLS] after this.\n<tool_call>{CALL}</tool_call>")
+    assert [c.params for c in found.calls] == [{"uri": "a.tif"}] and found.errors == []

@@ -64,3 +64,21 @@ def test_xtml_cut_off_and_malformed() -> None:
     for cut in ("<|open|>tools<|sep|>", head + '<|open|>argument key="uri"', head + arg("uri", "a")[:-3]):
         assert kinds(cut) == ["truncated"], cut
     assert kinds(head + "uri=a<|close|>call<|sep|>") == ["invalid_markup"]
+
+
+def test_xtml_control_markers_inside_a_value_stay_in_it() -> None:
+    for content in (
+        "x<|close|>argument<|sep|> y",
+        "end with <|close|>call<|sep|> then",
+        '<|open|>argument key="k" type="string"<|sep|>v<|close|>argument<|sep|>',
+    ):
+        assert calls(xtml(arg("path", "p"), arg("content", content), name="write_file")) == [
+            ("write_file", {"path": "p", "content": content})
+        ]
+
+
+def test_xtml_attribute_values_are_unescaped() -> None:
+    text = xtml(arg("query", "a"), '<|open|>argument key="coll&amp;ection"<|sep|>x<|close|>argument<|sep|>')
+    assert [e.field for e in extract(text.replace("raster_info", "search_catalog")).errors] == ["coll&ection"]
+    named = xtml(arg("uri", "a"), name="raster&#95;info")
+    assert calls(named) == [("raster_info", {"uri": "a"})]

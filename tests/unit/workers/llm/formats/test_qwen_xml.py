@@ -52,3 +52,18 @@ def test_cut_off_and_malformed_functions_yield_errors_only() -> None:
     assert kinds("<tool_call>\n<function=raster_info>\n<parameter=uri") == ["truncated"]
     assert kinds("<tool_call>\n<function=raster_info>\n<parameter=uri>\na\n</parameter>\n</func") == ["truncated"]
     assert kinds("<function=raster_info>\nuri: a.tif\n</function>") == ["invalid_markup"]
+
+
+def test_tags_written_as_text_inside_a_value_stay_in_it() -> None:
+    for content in (
+        "write <parameter=name>value</parameter> per argument",
+        "end the call with </function>\nthen </tool_call>",
+        "a </parameter> that text follows",
+        "<function=f>\n<parameter=a>\n1\n</parameter>\n</function>",
+    ):
+        assert calls(xml(("path", "p"), ("content", content))) == [("write_file", {"path": "p", "content": content})]
+
+
+def test_null_is_json_null_where_the_schema_allows_null_and_text_elsewhere() -> None:
+    text = xml(("query", "null"), ("collection", "null"), name="search_catalog")
+    assert calls(text) == [("search_catalog", {"query": "null", "collection": None})]
