@@ -115,8 +115,8 @@ _JSON = Format("json", re.compile(r"\{"), json_scan.parse)
 
 def _no_silent_drop(parsed: Parsed) -> None:
     """Call markup the parser left in the content, with no call and no error, becomes an `invalid_markup` error."""
-    if parsed.calls or parsed.errors:
-        return
+    if parsed.errors or any(call.required for call in parsed.calls):
+        return  # JSON that the fallback scan found in prose may be data, not a call
     for fmt in FORMATS:
         if fmt.markup is not None and (found := fmt.markup.search(parsed.content)) is not None:
             near = clip(parsed.content[found.start() :], 60)

@@ -110,16 +110,28 @@ def scan_sections(
     fmt: str,
     *,
     opened: re.Pattern[str],
+    closed: re.Pattern[str],
     markers: re.Pattern[str],
     what: str,
 ) -> Parsed:
     """`scan_blocks` for formats that wrap their calls in a section: a section `opened` with no call after it is a
-    truncated reply, and the section `markers` are not content."""
+    truncated reply (also after complete calls in an earlier section), and the section `markers` are not content."""
     parsed = scan_blocks(text, start, parse, fmt)
     if not parsed.calls and not parsed.errors and opened.search(text):
         parsed.errors.append(truncated(what))  # a section opened and nothing followed
+    elif left_open(text, start, opened, closed) and not any(e.kind == "truncated" for e in parsed.errors):
+        parsed.errors.append(truncated(what))
     parsed.content = markers.sub("", parsed.content)
     return parsed
+
+
+def left_open(text: str, start: re.Pattern[str], opened: re.Pattern[str], closed: re.Pattern[str]) -> bool:
+    """True when the last section `opened` holds no call `start` and is never `closed`: the reply ended in it."""
+    sections = list(opened.finditer(text))
+    if not sections:
+        return False
+    after = sections[-1].end()
+    return closed.search(text, after) is None and start.search(text, after) is None
 
 
 def truncated(what: str, name: str | None = None) -> ExtractionError:

@@ -26,13 +26,16 @@ START = re.compile(r"<｜tool[▁_]call[▁_]begin｜>")
 _SEP = re.compile(r"<｜tool[▁_]sep｜>")
 _END = re.compile(r"\s*<｜tool[▁_]call[▁_]end｜>")
 SECTION_BEGIN = re.compile(r"<｜tool[▁_]calls[▁_]begin｜>")
+SECTION_END = re.compile(r"<｜tool[▁_]calls[▁_]end｜>")
 SECTIONS = re.compile(r"<｜tool[▁_]calls[▁_](?:begin|end)｜>")
 _WHAT = "DeepSeek"
 
 
 def parse(text: str) -> Parsed:
     """Every DeepSeek V3/V3.1 call in `text`; section markers are dropped from the content."""
-    return scan_sections(text, START, _block, "deepseek", opened=SECTION_BEGIN, markers=SECTIONS, what=_WHAT)
+    return scan_sections(
+        text, START, _block, "deepseek", opened=SECTION_BEGIN, closed=SECTION_END, markers=SECTIONS, what=_WHAT
+    )
 
 
 def _block(text: str, match: re.Match[str]) -> Block:

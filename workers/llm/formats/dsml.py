@@ -38,7 +38,8 @@ _BARS = r"[｜|]DSML[｜|]"
 START = re.compile(rf"<(?P<prefix>{_BARS}\s*)?invoke\s+name=\"(?P<name>[^\"]*)\"\s*(?P<empty>/)?>")
 MARKERS = re.compile(rf"<{_BARS}|<function_calls>|<invoke\s+name=\"")
 """What reveals DSML in a reply (the sniffer's pattern)."""
-_SECTIONS = re.compile(rf"</?(?:{_BARS}\s*(?:function_calls|tool_calls|calls)|function_calls|tool_calls)\s*>")
+_SECTION = rf"(?:{_BARS}\s*(?:function_calls|tool_calls|calls)|function_calls|tool_calls)\s*>"
+_OPENED, _CLOSED, _SECTIONS = re.compile(f"<{_SECTION}"), re.compile(f"</{_SECTION}"), re.compile(f"</?{_SECTION}")
 _ATTR = re.compile(r"(\w+)\s*=\s*\"([^\"]*)\"")
 _WHAT = "DSML"
 
@@ -72,7 +73,9 @@ def _tags(prefix: str) -> _Tags:
 
 def parse(text: str) -> Parsed:
     """Every `invoke` in `text`; the `function_calls` / `tool_calls` / `calls` wrappers are dropped from the content."""
-    return scan_sections(text, START, _block, "deepseek_dsml", opened=_SECTIONS, markers=_SECTIONS, what=_WHAT)
+    return scan_sections(
+        text, START, _block, "deepseek_dsml", opened=_OPENED, closed=_CLOSED, markers=_SECTIONS, what=_WHAT
+    )
 
 
 def _block(text: str, match: re.Match[str]) -> Block:

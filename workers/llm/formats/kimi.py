@@ -26,6 +26,7 @@ from workers.llm.formats.base import (
 
 START = re.compile(r"<\|tool_call_begin\|>")
 SECTION_BEGIN = re.compile(r"<\|tool_calls_section_begin\|>")
+_SECTION_END = re.compile(r"<\|tool_calls_section_end\|>")
 _SECTIONS = re.compile(r"<\|tool_calls_section_(?:begin|end)\|>")
 _HEAD = re.compile(r"\s*(?P<id>[^\s<{`]+)\s*(?P<arg><\|tool_call_argument_begin\|>)?")
 _INDEX = re.compile(r":\d+$")
@@ -34,7 +35,9 @@ _WHAT = "Kimi"
 
 def parse(text: str) -> Parsed:
     """Every `<|tool_call_begin|>` call in `text`; section markers are dropped from the content."""
-    return scan_sections(text, START, _block, "kimi", opened=SECTION_BEGIN, markers=_SECTIONS, what=_WHAT)
+    return scan_sections(
+        text, START, _block, "kimi", opened=SECTION_BEGIN, closed=_SECTION_END, markers=_SECTIONS, what=_WHAT
+    )
 
 
 def tool_name(call_id: str) -> str:

@@ -27,12 +27,41 @@ def _block(text: str, match: re.Match[str]) -> Block:
     at = match.end()
     end = bracket_end(text, at)
     if end is None:
-        return Block(len(text), errors=[truncated("Python-syntax")])
+        return _cut_list(text, at)
     try:
         calls = python_calls(text[at:end])
     except (SyntaxError, ValueError) as exc:
         return Block(end, errors=[malformed(f"not a list of Python calls with literal arguments: {exc}")])
     return Block(skip_marker(text, end, "<|python_end|>"), calls)
+
+
+def _cut_list(text: str, at: int) -> Block:
+    """A list cut off by the end of the text: the calls complete before its last top-level comma, and the cut."""
+    comma = _last_item_end(text, at)
+    calls: list[RawCall] = []
+    if comma is not None:
+        try:
+            calls = python_calls(text[at:comma] + "]")
+        except (SyntaxError, ValueError):
+            calls = []
+    return Block(len(text), calls, [truncated("Python-syntax")])
+
+
+def _last_item_end(text: str, pos: int) -> int | None:
+    """Index of the last comma between the items of the list opened at `pos`, by Python's tokenizer."""
+    source = text[pos:]
+    starts = [0, *(i + 1 for i, ch in enumerate(source) if ch == "\n")]
+    depth, comma = 0, None
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.OP and token.string in _OPEN + _CLOSE:
+                depth += 1 if token.string in _OPEN else -1
+            elif token.type == tokenize.OP and token.string == "," and depth == 1:
+                row, col = token.start
+                comma = pos + starts[row - 1] + col
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return comma
 
 
 def bracket_end(text: str, pos: int) -> int | None:

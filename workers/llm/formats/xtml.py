@@ -27,6 +27,7 @@ from workers.llm.formats.base import (
     RawCall,
     cut_at,
     json_end,
+    left_open,
     malformed,
     scan_blocks,
     skip_marker,
@@ -47,6 +48,7 @@ _VALUE = ValueMarkup(
     restarts=re.compile(r"<\|open\|>call\b[^<]*<\|sep\|>"),
 )
 _WRAPPERS = re.compile(r"<\|(?:open|close)\|>(?:tools|response|message)(?:\s[^<]*)?<\|sep\|>|<\|end_of_msg\|>")
+_TOOLS, _TOOLS_END = re.compile(r"<\|open\|>tools\b"), re.compile(r"<\|close\|>tools\b")
 _CLOSE_CALL = "<|close|>call"
 _SEP = "<|sep|>"
 _WHAT = "XTML"
@@ -57,6 +59,8 @@ def parse(text: str) -> Parsed:
     parsed = scan_blocks(text, START, _block, "kimi_xtml")
     if not parsed.calls and not parsed.errors and "<|open|>tools" in text:
         parsed.errors.append(truncated(_WHAT))
+    elif left_open(text, START, _TOOLS, _TOOLS_END) and not any(e.kind == "truncated" for e in parsed.errors):
+        parsed.errors.append(truncated(_WHAT))  # a second tools section cut off before its first call
     parsed.content = _WRAPPERS.sub("", parsed.content)
     return parsed
 

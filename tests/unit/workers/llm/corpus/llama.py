@@ -65,7 +65,7 @@ SAMPLES = [
     Sample(
         "llama-pythonic-truncated",
         "[raster_info(uri='dem.tif'), raster_stats(uri='dem.tif', bands=[1,",
-        (),
+        (("raster_info", {"uri": "dem.tif"}),),
         "truncated",
     ),
     Sample(

@@ -44,9 +44,11 @@ def test_anything_but_keyword_literals_is_refused_without_evaluating_it(text: st
     assert kinds(text) == ["invalid_markup"]
 
 
-def test_a_list_cut_off_inside_a_string_or_a_bracket() -> None:
+def test_a_list_cut_off_inside_a_string_or_a_bracket_keeps_only_the_complete_calls() -> None:
     assert kinds("[raster_info(uri='a.t") == ["truncated"]
-    assert kinds("[raster_info(uri='a'), raster_stats(bands=[1,") == ["truncated"]
+    found = extract("[raster_info(uri='a'), raster_info(uri='b'), raster_stats(bands=[1,")
+    assert [(c.tool, c.params) for c in found.calls] == [("raster_info", {"uri": "a"}), ("raster_info", {"uri": "b"})]
+    assert [e.kind for e in found.errors] == ["truncated"]
 
 
 def test_python_tag_with_json_or_call_syntax() -> None:
