@@ -83,12 +83,12 @@ def parse_reply(text: str) -> Parsed:
 
 def _read(content: str) -> Parsed:
     """`content` read by the format its first marker reveals; when that yields nothing, the content it left is
-    read again by the next format whose marker it holds (a stray marker of another family came first). Harmony's
-    content is final: what a `final` message says is the answer, whatever it looks like."""
+    read again by the next format whose marker it holds (a stray marker of another family came first). JSON in
+    that content stays content: a harmony `final` message that looks like a call is the answer."""
     tried: set[str] = set()
     fmt = sniff(content)
     parsed = fmt.parse(content)
-    while not parsed.calls and not parsed.errors and fmt.name != "harmony":
+    while not parsed.calls and not parsed.errors:
         tried.add(fmt.name)
         fmt = sniff(parsed.content, skip=tried)
         if fmt is _JSON:
