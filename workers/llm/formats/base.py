@@ -117,12 +117,20 @@ def scan_sections(
     """`scan_blocks` for formats that wrap their calls in a section: a section `opened` with no call after it is a
     truncated reply (also after complete calls in an earlier section), and the section `markers` are not content."""
     parsed = scan_blocks(text, start, parse, fmt)
-    if not parsed.calls and not parsed.errors and opened.search(text):
-        parsed.errors.append(truncated(what))  # a section opened and nothing followed
+    if not parsed.calls and not parsed.errors and (section := opened.search(text)):
+        parsed.errors.append(_empty_section(text, section, closed, what))
     elif left_open(text, start, opened, closed) and not any(e.kind == "truncated" for e in parsed.errors):
         parsed.errors.append(truncated(what))
     parsed.content = markers.sub("", parsed.content)
     return parsed
+
+
+def _empty_section(text: str, section: re.Match[str], closed: re.Pattern[str], what: str) -> ExtractionError:
+    """A section with no call: cut off when it never closes, else broken markup."""
+    end = closed.search(text, section.end())
+    if end is None:
+        return truncated(what)
+    return malformed(f"a {what} tool-call section holds no call: {clip(text[section.end() : end.start()])!r}")
 
 
 def left_open(text: str, start: re.Pattern[str], opened: re.Pattern[str], closed: re.Pattern[str]) -> bool:

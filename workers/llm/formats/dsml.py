@@ -104,7 +104,9 @@ def _parameters(text: str, pos: int, name: str, tags: _Tags) -> Block:
         if param is None:
             if cut_at(text, at, f"<{tags.prefix}parameter", f"</{tags.prefix}invoke>"):
                 return Block(len(text), errors=[truncated(_WHAT, name)])
-            return Block(at, errors=[malformed(f"unexpected text in the invoke of {name!r}: {text[at : at + 40]!r}")])
+            return Block(
+                at, errors=[malformed(f"DSML: unexpected text in the invoke of {name!r}: {text[at : at + 40]!r}", name)]
+            )
         stop, pos = value_end(text, param.end(), tags.value)
         if stop == -1:
             return Block(len(text), errors=[truncated(_WHAT, name)])

@@ -60,7 +60,7 @@ def _block(text: str, match: re.Match[str]) -> Block:
     except _Bad as exc:
         close = text.find(end_marker, head.end())
         resume = close + len(end_marker) if close != -1 else len(text)
-        return Block(resume, errors=[malformed(f"the arguments of {name!r} do not parse: {exc}", name)])
+        return Block(resume, errors=[malformed(f"Gemma: the arguments of {name!r} do not parse: {exc}", name)])
     textual = frozenset(reader.bare_keys)
     return Block(skip_marker(text, reader.pos, end_marker), [RawCall(name, args, textual)])
 

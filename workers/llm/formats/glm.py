@@ -92,4 +92,6 @@ def _stray(text: str, at: int, name: str) -> Block:
         return Block(len(text), errors=[truncated("<tool_call>", name)])
     close = text.find(CLOSE, at)
     resume = close + len(CLOSE) if close != -1 else len(text)
-    return Block(resume, errors=[malformed(f"unexpected text in the <tool_call> of {name!r}: {text[at : at + 40]!r}")])
+    return Block(
+        resume, errors=[malformed(f"GLM: unexpected text in the <tool_call> of {name!r}: {text[at : at + 40]!r}", name)]
+    )

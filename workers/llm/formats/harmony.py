@@ -108,7 +108,7 @@ def _call(text: str, body: int, recipient: str) -> Block:
     if text[at] not in "{[":
         stop = _TERMINATOR.search(text, at)
         end = stop.end() if stop else len(text)
-        return Block(end, errors=[malformed(f"the arguments of {name!r} must be a JSON object", name)])
+        return Block(end, errors=[malformed(f"{_WHAT}: the arguments of {name!r} must be a JSON object", name)])
     end = json_end(text, at)
     if end is None:
         return Block(len(text), errors=[truncated(_WHAT, name)])

@@ -56,7 +56,7 @@ def _block(text: str, match: re.Match[str]) -> Block:
     if at >= len(text):
         return Block(len(text), errors=[truncated(_WHAT, name)])
     if text[at] != "{":
-        return Block(at, errors=[malformed(f"the arguments of {name!r} must be a JSON object", name)])
+        return Block(at, errors=[malformed(f"{_WHAT}: the arguments of {name!r} must be a JSON object", name)])
     end = json_end(text, at)
     if end is None:
         return Block(len(text), errors=[truncated(_WHAT, name)])

@@ -57,8 +57,9 @@ _WHAT = "XTML"
 def parse(text: str) -> Parsed:
     """Every `<|open|>call` in `text`."""
     parsed = scan_blocks(text, START, _block, "kimi_xtml")
-    if not parsed.calls and not parsed.errors and "<|open|>tools" in text:
-        parsed.errors.append(truncated(_WHAT))
+    if not parsed.calls and not parsed.errors and (section := _TOOLS.search(text)):
+        end = _TOOLS_END.search(text, section.end())
+        parsed.errors.append(malformed("an XTML tools section holds no call") if end else truncated(_WHAT))
     elif left_open(text, START, _TOOLS, _TOOLS_END) and not any(e.kind == "truncated" for e in parsed.errors):
         parsed.errors.append(truncated(_WHAT))  # a second tools section cut off before its first call
     parsed.content = _WRAPPERS.sub("", parsed.content)
@@ -79,7 +80,9 @@ def _block(text: str, match: re.Match[str]) -> Block:
         if part is None:
             if cut_at(text, at, _SEP, "<|open|>argument", "<|open|>json", _CLOSE_CALL + _SEP):
                 return Block(len(text), errors=[truncated(_WHAT, name)])
-            return Block(at, errors=[malformed(f"unexpected text in the call to {name!r}: {text[at : at + 40]!r}")])
+            return Block(
+                at, errors=[malformed(f"XTML: unexpected text in the call to {name!r}: {text[at : at + 40]!r}", name)]
+            )
         if part["kind"] == "json":
             return _json_arguments(text, part.end(), name)
         stop, pos = value_end(text, part.end(), _VALUE)
