@@ -96,3 +96,26 @@ SAMPLES = [
         "malformed",
     ),
 ]
+
+SAMPLES += [
+    # issue 30: cut off in the second call; markup that yields no call is an error
+    Sample(
+        "gemma-cut-in-second",
+        f"<|tool_call>call:raster_info{{uri:{Q}a.tif{Q}}}<tool_call|><|tool_call>call:raster_stats{{uri:{Q}a.t",
+        (("raster_info", {"uri": "a.tif"}),),
+        "truncated",
+    ),
+    Sample(
+        "gemma-cut-in-second-end-marker-in-first",
+        f"<|tool_call>call:write_file{{path:{Q}g.md{Q},content:{Q}ends with <tool_call|>{Q}}}<tool_call|>"
+        "<|tool_call>call:raster_info{band:",
+        (("write_file", {"path": "g.md", "content": "ends with <tool_call|>"}),),
+        "truncated",
+    ),
+    Sample(
+        "gemma-python-syntax-inside-markers",
+        '<|tool_call>raster_info(uri="dem.tif")<tool_call|>',
+        (),
+        "malformed",
+    ),
+]

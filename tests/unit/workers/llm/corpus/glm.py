@@ -103,3 +103,69 @@ SAMPLES = [
         "malformed",
     ),
 ]
+
+
+def _glm(name: str, *pairs: tuple[str, str]) -> str:
+    body = "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n" for k, v in pairs)
+    return f"<tool_call>{name}\n{body}{END}"
+
+
+SAMPLES += [
+    # issue 30: call markers and keys written inside an <arg_value>
+    Sample(
+        "glm-tool-call-tags-in-value",
+        _glm("write_file", ("path", "glm.md"), ("content", "each call sits in <tool_call> … </tool_call>")),
+        (("write_file", {"path": "glm.md", "content": "each call sits in <tool_call> … </tool_call>"}),),
+    ),
+    Sample(
+        "glm-arg-key-in-value",
+        _glm("write_file", ("path", "keys.md"), ("content", "name keys as <arg_key>uri</arg_key> first")),
+        (("write_file", {"path": "keys.md", "content": "name keys as <arg_key>uri</arg_key> first"}),),
+    ),
+    Sample(
+        "glm-whole-call-in-value",
+        _glm(
+            "write_file",
+            ("path", "example.txt"),
+            ("content", "<tool_call>raster_info\n<arg_key>uri</arg_key>\n<arg_value>a.tif</arg_value>\n</tool_call>"),
+        ),
+        (
+            (
+                "write_file",
+                {
+                    "path": "example.txt",
+                    "content": "<tool_call>raster_info\n<arg_key>uri</arg_key>\n"
+                    "<arg_value>a.tif</arg_value>\n</tool_call>",
+                },
+            ),
+        ),
+    ),
+    Sample(
+        "glm-end-tag-then-text-in-value",
+        _glm("write_file", ("path", "t.txt"), ("content", "x </tool_call> y <tool_call> z")),
+        (("write_file", {"path": "t.txt", "content": "x </tool_call> y <tool_call> z"}),),
+    ),
+    Sample(
+        "glm-markers-in-value-then-second-call",
+        _glm("write_file", ("path", "a.md"), ("content", "</arg_value> is the closer"))
+        + "\n"
+        + _glm("raster_info", ("uri", "a.tif")),
+        (
+            ("write_file", {"path": "a.md", "content": "</arg_value> is the closer"}),
+            ("raster_info", {"uri": "a.tif"}),
+        ),
+    ),
+    # issue 30: null where the schema allows null
+    Sample(
+        "glm-null-for-nullable-string",
+        _glm("search_catalog", ("query", "null island"), ("collection", "null")),
+        (("search_catalog", {"query": "null island", "collection": None}),),
+    ),
+    # issue 30: cut off in the second call
+    Sample(
+        "glm-cut-in-second",
+        _glm("raster_info", ("uri", "a.tif")) + "\n<tool_call>raster_stats\n<arg_key>uri</arg_key>\n<arg_value>a.t",
+        (("raster_info", {"uri": "a.tif"}),),
+        "truncated",
+    ),
+]

@@ -89,3 +89,87 @@ SAMPLES = [
         "malformed",
     ),
 ]
+
+SAMPLES += [
+    # issue 30: replies that begin inside a header the engine prefilled, recipients in the channel header
+    Sample(
+        "harmony-prefilled-recipient",
+        ' to=functions.raster_info<|channel|>commentary <|constrain|>json<|message|>{"uri": "dem.tif"}<|call|>',
+        (("raster_info", {"uri": "dem.tif"}),),
+    ),
+    Sample(
+        "harmony-prefilled-constrain-after-channel",
+        " to=functions.raster_stats<|channel|>commentary<|constrain|>json<|message|>"
+        '{"uri": "ndvi.tif", "percentiles": [5, 95]}<|call|>',
+        (("raster_stats", {"uri": "ndvi.tif", "percentiles": [5, 95]}),),
+    ),
+    Sample(
+        "harmony-prefilled-bare-json",
+        ' to=functions.search_catalog<|channel|>commentary json<|message|>{"query": "flood extent", "limit": 5}'
+        "<|call|>",
+        (("search_catalog", {"query": "flood extent", "limit": 5}),),
+    ),
+    Sample(
+        "harmony-prefilled-channel-too",
+        'commentary to=functions.vector_buffer <|constrain|>json<|message|>{"uri": "wells.gpkg", "distance": 50}'
+        "<|call|>",
+        (("vector_buffer", {"uri": "wells.gpkg", "distance": 50}),),
+    ),
+    Sample(
+        "harmony-recipient-in-analysis-header",
+        "<|channel|>analysis<|message|>Need it in UTM 32N first.<|end|>"
+        "<|start|>assistant<|channel|>analysis to=functions.raster_reproject <|constrain|>json<|message|>"
+        '{"uri": "dem.tif", "dst_crs": "EPSG:32632"}<|call|>',
+        (("raster_reproject", {"uri": "dem.tif", "dst_crs": "EPSG:32632"}),),
+    ),
+    Sample(
+        "harmony-constrain-glued-to-recipient",
+        "<|start|>assistant<|channel|>commentary to=functions.raster_info<|constrain|>json<|message|>"
+        '{"uri": "ortho.tif", "band": 3}<|call|>',
+        (("raster_info", {"uri": "ortho.tif", "band": 3}),),
+    ),
+    Sample(
+        "harmony-prefilled-markers-in-argument",
+        " to=functions.write_file<|channel|>commentary <|constrain|>json<|message|>"
+        '{"path": "h.md", "content": "a header: to=functions.x<|channel|>commentary<|message|> ends with <|call|>"}'
+        "<|call|>",
+        (
+            (
+                "write_file",
+                {
+                    "path": "h.md",
+                    "content": "a header: to=functions.x<|channel|>commentary<|message|> ends with <|call|>",
+                },
+            ),
+        ),
+    ),
+    Sample(
+        "harmony-prefilled-truncated",
+        ' to=functions.raster_info<|channel|>commentary <|constrain|>json<|message|>{"uri": "dem',
+        (),
+        "truncated",
+    ),
+    Sample(
+        "harmony-prefilled-builtin-on-analysis",
+        ' to=browser.search<|channel|>analysis<|message|>{"query": "EPSG:32632"}<|call|>'
+        "<|start|>assistant<|channel|>final<|message|>UTM zone 32N.<|return|>",
+        (),
+        "reasoning",
+    ),
+    # issue 30: cut off in the second call
+    Sample(
+        "harmony-cut-in-second-call",
+        '<|channel|>commentary to=functions.raster_info <|constrain|>json<|message|>{"uri": "a.tif"}<|call|>'
+        "<|start|>assistant<|channel|>commentary to=functions.raster_stats <|constrain|>json<|message|>"
+        '{"uri": "a.tif", "ban',
+        (("raster_info", {"uri": "a.tif"}),),
+        "truncated",
+    ),
+    # issue 30: a call header that names no recipient is an error
+    Sample(
+        "harmony-constrain-without-recipient",
+        '<|channel|>commentary <|constrain|>json<|message|>{"uri": "dem.tif"}<|call|>',
+        (),
+        "malformed",
+    ),
+]

@@ -114,3 +114,33 @@ SAMPLES = [
         "<think>\nThe tool result says EPSG:32632.\n</think>\n\nThe raster uses UTM zone 32N (EPSG:32632).",
     ),
 ]
+
+SAMPLES += [
+    # issue 30: cut off in the second call; markup that yields no call is an error
+    Sample(
+        "hermes-cut-in-second-after-end-tag-in-string",
+        '<tool_call>\n{"name": "write_file", "arguments": {"path": "t.md", "content": "</tool_call><tool_call>"}}\n'
+        '</tool_call>\n<tool_call>\n{"name": "raster_info", "arguments": {"uri": "a.tif", "band": ',
+        (("write_file", {"path": "t.md", "content": "</tool_call><tool_call>"}),),
+        "truncated",
+    ),
+    Sample(
+        "hermes-cut-in-third",
+        '<tool_call>\n{"name": "raster_info", "arguments": {"uri": "a.tif"}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "raster_info", "arguments": {"uri": "b.tif"}}\n</tool_call>\n<tool_call>\n{"na',
+        (("raster_info", {"uri": "a.tif"}), ("raster_info", {"uri": "b.tif"})),
+        "truncated",
+    ),
+    Sample(
+        "hermes-tag-without-call",
+        "I'll look it up.\n<tool_call>\nraster_info for dem.tif please",
+        (),
+        "malformed",
+    ),
+    Sample(
+        "hermes-after-a-stray-mistral-marker",
+        "Mistral models would write [TOOL_CALLS] here; I use the tag.\n"
+        '<tool_call>\n{"name": "raster_info", "arguments": {"uri": "dem.tif"}}\n</tool_call>',
+        (("raster_info", {"uri": "dem.tif"}),),
+    ),
+]

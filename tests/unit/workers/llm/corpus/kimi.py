@@ -129,3 +129,116 @@ SAMPLES = [
         "truncated",
     ),
 ]
+
+
+def _xtml(name: str, *args: str) -> str:
+    call = f'<|open|>call tool="{name}" index="1"<|sep|>{"".join(args)}<|close|>call<|sep|>'
+    return f"<|open|>tools<|sep|>{call}<|close|>tools<|sep|>"
+
+
+def _arg(key: str, value: str, kind: str | None = "string") -> str:
+    typed = f' type="{kind}"' if kind else ""
+    return f'<|open|>argument key="{key}"{typed}<|sep|>{value}<|close|>argument<|sep|>'
+
+
+SAMPLES += [
+    # issue 30: control-marker text inside an XTML value
+    Sample(
+        "kimi-xtml-close-argument-in-value",
+        _xtml(
+            "write_file", _arg("path", "x.md"), _arg("content", "each value ends with <|close|>argument<|sep|> here")
+        ),
+        (("write_file", {"path": "x.md", "content": "each value ends with <|close|>argument<|sep|> here"}),),
+    ),
+    Sample(
+        "kimi-xtml-close-call-in-value",
+        _xtml(
+            "write_file", _arg("path", "y.md"), _arg("content", "then <|close|>call<|sep|> and <|close|>tools<|sep|>.")
+        ),
+        (("write_file", {"path": "y.md", "content": "then <|close|>call<|sep|> and <|close|>tools<|sep|>."}),),
+    ),
+    Sample(
+        "kimi-xtml-argument-example-in-value",
+        _xtml(
+            "write_file",
+            _arg("path", "z.md"),
+            _arg("content", 'e.g. <|open|>argument key="city" type="string"<|sep|>Paris<|close|>argument<|sep|>'),
+        ),
+        (
+            (
+                "write_file",
+                {
+                    "path": "z.md",
+                    "content": 'e.g. <|open|>argument key="city" type="string"<|sep|>Paris<|close|>argument<|sep|>',
+                },
+            ),
+        ),
+    ),
+    Sample(
+        "kimi-xtml-call-example-in-value",
+        _xtml(
+            "write_file",
+            _arg("path", "w.md"),
+            _arg("content", '<|open|>call tool="raster_info" index="1"<|sep|> opens a call.'),
+        ),
+        (
+            (
+                "write_file",
+                {"path": "w.md", "content": '<|open|>call tool="raster_info" index="1"<|sep|> opens a call.'},
+            ),
+        ),
+    ),
+    # issue 30: XTML attribute values are escaped
+    Sample(
+        "kimi-xtml-escaped-key",
+        _xtml("tag_feature", _arg("uri", "parcels.gpkg"), _arg("q&amp;a", "checked by R&D")),
+        (("tag_feature", {"uri": "parcels.gpkg", "q&a": "checked by R&D"}),),
+    ),
+    Sample(
+        "kimi-xtml-escaped-lt-typed",
+        _xtml("tag_feature", _arg("uri", "p.gpkg"), _arg("a&lt;b", "true", "boolean")),
+        (("tag_feature", {"uri": "p.gpkg", "a<b": True}),),
+    ),
+    Sample(
+        "kimi-xtml-numeric-reference",
+        _xtml("tag_feature", _arg("uri", "p.gpkg"), _arg("q&#38;a", "ok")),
+        (("tag_feature", {"uri": "p.gpkg", "q&a": "ok"}),),
+    ),
+    Sample(
+        "kimi-xtml-value-text-is-not-unescaped",
+        _xtml("tag_feature", _arg("uri", "a&amp;b.gpkg"), _arg("q&amp;a", "&lt;none&gt;")),
+        (("tag_feature", {"uri": "a&amp;b.gpkg", "q&a": "&lt;none&gt;"}),),
+    ),
+    # issue 30: cut off in the second call
+    Sample(
+        "kimi-k2-cut-in-second",
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.raster_info:0<|tool_call_argument_begin|>"
+        '{"uri": "a.tif"}<|tool_call_end|><|tool_call_begin|>functions.raster_stats:1<|tool_call_argument_begin|>'
+        '{"uri": "a.tif", "approx": tr',
+        (("raster_info", {"uri": "a.tif"}),),
+        "truncated",
+    ),
+    Sample(
+        "kimi-xtml-cut-in-second",
+        "<|open|>tools<|sep|>"
+        '<|open|>call tool="raster_info" index="1"<|sep|>'
+        '<|open|>argument key="uri" type="string"<|sep|>a.tif<|close|>argument<|sep|><|close|>call<|sep|>'
+        '<|open|>call tool="raster_info" index="2"<|sep|><|open|>argument key="uri" type="string"<|sep|>b.t',
+        (("raster_info", {"uri": "a.tif"}),),
+        "truncated",
+    ),
+    # issue 30: markup that yields no call is an error
+    Sample(
+        "kimi-k2-arguments-not-json",
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.raster_info:0<|tool_call_argument_begin|>"
+        "uri=dem.tif<|tool_call_end|><|tool_calls_section_end|>",
+        (),
+        "malformed",
+    ),
+    Sample(
+        "kimi-xtml-call-without-arguments-markup",
+        "<|open|>tools<|sep|><|open|>call raster_info<|sep|>uri=dem.tif<|close|>call<|sep|><|close|>tools<|sep|>",
+        (),
+        "malformed",
+    ),
+]

@@ -91,3 +91,20 @@ SAMPLES = [
         'The metadata is {"crs": "EPSG:4326", "width": 1024}. The raster is in WGS 84.',
     ),
 ]
+
+SAMPLES += [
+    # issue 30: cut off in the second call
+    Sample(
+        "llama-python-tag-json-cut-in-second",
+        '<|python_tag|>{"name": "raster_info", "parameters": {"uri": "a.tif"}}; '
+        '{"name": "raster_stats", "parameters": {"uri": "a.t',
+        (("raster_info", {"uri": "a.tif"}),),
+        "truncated",
+    ),
+    Sample(
+        "llama-pythonic-cut-in-third-string-with-bracket",
+        "[write_file(path='b.txt', content='x), y]'), raster_info(uri='a.tif'), raster_stats(uri='a.tif', approx=Tr",
+        (("write_file", {"path": "b.txt", "content": "x), y]"}), ("raster_info", {"uri": "a.tif"})),
+        "truncated",
+    ),
+]

@@ -88,3 +88,19 @@ SAMPLES = [
         (("workspace_summary", {}),),
     ),
 ]
+
+SAMPLES += [
+    # issue 30: cut off in the second call
+    Sample(
+        "mistral-cut-in-second",
+        '[TOOL_CALLS]raster_info[ARGS]{"uri": "a.tif"}[TOOL_CALLS]raster_stats[ARGS]{"uri": "a.tif", "bands": [1',
+        (("raster_info", {"uri": "a.tif"}),),
+        "truncated",
+    ),
+    Sample(
+        "mistral-cut-in-second-marker-in-first",
+        '[TOOL_CALLS]write_file[ARGS]{"path": "m.md", "content": "[TOOL_CALLS]x[ARGS]{}"}[TOOL_CALLS]raster_in',
+        (("write_file", {"path": "m.md", "content": "[TOOL_CALLS]x[ARGS]{}"}),),
+        "truncated",
+    ),
+]

@@ -110,3 +110,73 @@ SAMPLES = [
         "malformed",
     ),
 ]
+
+
+def _xml(name: str, *params: tuple[str, str]) -> str:
+    body = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in params)
+    return f"<tool_call>\n<function={name}>\n{body}</function>\n</tool_call>"
+
+
+SAMPLES += [
+    # issue 30: end tags and parameter tags written inside a value
+    Sample(
+        "qwen-xml-parameter-pair-in-value",
+        _xml("write_file", ("path", "doc.md"), ("content", "pass it as <parameter=uri>\ndem.tif\n</parameter> below")),
+        (("write_file", {"path": "doc.md", "content": "pass it as <parameter=uri>\ndem.tif\n</parameter> below"}),),
+    ),
+    Sample(
+        "qwen-xml-function-end-in-value",
+        _xml("write_file", ("path", "end.md"), ("content", "finish with\n</function>\n</tool_call>\nand stop.")),
+        (("write_file", {"path": "end.md", "content": "finish with\n</function>\n</tool_call>\nand stop."}),),
+    ),
+    Sample(
+        "qwen-xml-closer-then-text-in-value",
+        _xml("write_file", ("path", "c.md"), ("content", "a </parameter> closes a value")),
+        (("write_file", {"path": "c.md", "content": "a </parameter> closes a value"}),),
+    ),
+    Sample(
+        "qwen-xml-whole-function-in-value",
+        _xml(
+            "write_file",
+            ("path", "example.xml"),
+            ("content", "<function=raster_info>\n<parameter=uri>\na.tif\n</parameter>\n</function>"),
+        ),
+        (
+            (
+                "write_file",
+                {
+                    "path": "example.xml",
+                    "content": "<function=raster_info>\n<parameter=uri>\na.tif\n</parameter>\n</function>",
+                },
+            ),
+        ),
+    ),
+    # issue 30: null is JSON null where the schema allows null
+    Sample(
+        "qwen-xml-null-for-nullable-string",
+        _xml("search_catalog", ("query", "wetlands"), ("collection", "null")),
+        (("search_catalog", {"query": "wetlands", "collection": None}),),
+    ),
+    Sample(
+        "qwen-xml-null-for-nullable-integer",
+        _xml("search_catalog", ("query", "wetlands"), ("limit", "null")),
+        (("search_catalog", {"query": "wetlands", "limit": None}),),
+    ),
+    Sample(
+        "qwen-xml-null-text-for-a-string",
+        _xml("search_catalog", ("query", "null"), ("collection", "sentinel-2")),
+        (("search_catalog", {"query": "null", "collection": "sentinel-2"}),),
+    ),
+    Sample(
+        "qwen-xml-null-word-in-nullable-string",
+        _xml("search_catalog", ("query", "x"), ("collection", "null island")),
+        (("search_catalog", {"query": "x", "collection": "null island"}),),
+    ),
+    # issue 30: cut off in the second call
+    Sample(
+        "qwen-xml-cut-in-second",
+        _xml("raster_info", ("uri", "a.tif")) + "\n<tool_call>\n<function=raster_stats>\n<parameter=uri>\na.t",
+        (("raster_info", {"uri": "a.tif"}),),
+        "truncated",
+    ),
+]

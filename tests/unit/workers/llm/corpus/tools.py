@@ -1,4 +1,5 @@
-"""The tools the labelled samples call: geospatial, with every JSON type a value can need."""
+"""The tools the labelled samples call: geospatial, with every JSON type a value can need (and keys that need
+escaping in attribute syntax: `tag_feature`)."""
 
 from typing import Any
 
@@ -52,6 +53,11 @@ TOOLS: list[dict[str, Any]] = [
     ),
     _tool("write_file", {"path": {"type": "string"}, "content": {"type": "string"}}, ["path", "content"]),
     _tool("workspace_summary", {}, []),
+    _tool(
+        "tag_feature",
+        {"uri": {"type": "string"}, "q&a": {"type": "string"}, "a<b": {"type": "boolean"}},
+        ["uri"],
+    ),
 ]
 TOOLS[1]["inputSchema"]["$defs"] = {"Resampling": {"type": "string", "enum": ["nearest", "bilinear", "cubic"]}}
 """`resampling` is a `$ref`, as pydantic writes enums: coercion must follow it."""
