@@ -91,3 +91,29 @@ def test_a_call_abandoned_midway_and_followed_by_prose_is_never_run(
     rendered = RENDERERS[fmt](*call)
     cut = data.draw(st.integers(rendered.recognised, rendered.complete - 1))
     assert extract(rendered.text[:cut] + prose).calls == []
+
+
+NESTED_PAIRS = {
+    "qwen3_xml": ("<parameter=k>", "</parameter>", "</function>"),
+    "glm": ("<arg_key>k</arg_key><arg_value>", "</arg_value>", "</tool_call>"),
+    "deepseek_dsml": ('<｜DSML｜parameter name="k" string="true">', "</｜DSML｜parameter>", "</｜DSML｜invoke>"),
+    "kimi_xtml": ('<|open|>argument key="k" type="string"<|sep|>', "<|close|>argument<|sep|>", "<|close|>call<|sep|>"),
+}
+"""Per markup family: a whole argument written as text (opening tag, closer) and the call's end tag."""
+words = st.text("ab <>/=\n", max_size=5)
+
+
+@st.composite
+def tagged_values(draw: st.DrawFn, fmt: str) -> str:
+    opener, closer, end = NESTED_PAIRS[fmt]
+    pieces = st.one_of(words, words.map(lambda w: f"{opener}{w}{closer}"), words.map(lambda w: f"{end} {w}x"))
+    return "".join(draw(st.lists(pieces, min_size=1, max_size=5))) + "."
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(NESTED_PAIRS)), st.data())
+def test_markup_values_keep_whole_arguments_and_end_tags_written_inside_them(fmt: str, data: st.DataObject) -> None:
+    content = data.draw(tagged_values(fmt))
+    call = ("write_file", {"path": "p.txt", "content": content})
+    found = extract(RENDERERS[fmt](*call).text)
+    assert [(c.tool, c.params) for c in found.calls] == [call], found.errors
