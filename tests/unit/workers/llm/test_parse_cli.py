@@ -54,3 +54,17 @@ def test_output_depends_on_each_line_alone() -> None:
     _, reversed_run = run(LINES[::-1])
 
     assert together == alone == reversed_run[::-1]
+
+
+def test_a_line_cut_in_its_second_call_yields_one_line_with_the_first_call_and_the_cut() -> None:
+    text = (
+        '<｜DSML｜ calls>\n<｜DSML｜ invoke name="raster_info">\n'
+        '<｜DSML｜ parameter name="uri" string="true">a.tif</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n'
+        '<｜DSML｜ invoke name="raster_info">\n<｜DSML｜ parameter name="uri" string="true">b.t'
+    )
+    status, results = run([json.dumps({"text": text, "tools": [RASTER_INFO]})])
+
+    assert status == 1 and len(results) == 1
+    assert results[0]["format"] == "deepseek_dsml"
+    assert results[0]["calls"] == [{"tool": "raster_info", "params": {"uri": "a.tif"}}]
+    assert [e["kind"] for e in results[0]["errors"]] == ["truncated"]
