@@ -17,7 +17,6 @@ same markup without the `｜DSML｜` prefix (`<function_calls><invoke name=…>`
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from pydantic import JsonValue
 
@@ -46,29 +45,28 @@ _WHAT = "DSML"
 
 @dataclass(frozen=True)
 class _Tags:
-    """The tags of one invoke, spelled with its prefix (none, `｜DSML｜`, or `｜DSML｜ ` with the space)."""
+    """The tags of the invokes with the `｜DSML｜` prefix (a space after it or not, tag by tag) or without it."""
 
-    prefix: str
     param: re.Pattern[str]
     close: re.Pattern[str]
     value: ValueMarkup
 
 
-@lru_cache(maxsize=16)
-def _tags(prefix: str) -> _Tags:
-    bars = prefix.strip()
-    head = rf"{re.escape(bars)}\s*" if bars else ""
+def _tags(head: str) -> _Tags:
     param = re.compile(rf"<{head}parameter(?P<attrs>(?:\s+\w+\s*=\s*\"[^\"]*\")*)\s*>")
     close = re.compile(rf"</{head}invoke\s*>")
     value = ValueMarkup(
-        f"</{prefix}parameter>",
+        re.compile(rf"</{head}parameter\s*>"),
         after=re.compile(rf"<{head}parameter\b|</{head}invoke\s*>"),
         opens=param,
         nests=param,
         ends=close,
         restarts=re.compile(rf"<{head}invoke\s+name="),
     )
-    return _Tags(prefix, param, close, value)
+    return _Tags(param, close, value)
+
+
+_PREFIXED, _PLAIN = _tags(rf"{_BARS}\s*"), _tags("")
 
 
 def parse(text: str) -> Parsed:
@@ -82,7 +80,7 @@ def _block(text: str, match: re.Match[str]) -> Block:
     name = match["name"]
     if match["empty"]:
         return Block(match.end(), [RawCall(name, {})])
-    tags = _tags(match["prefix"] or "")
+    tags = _PREFIXED if match["prefix"] else _PLAIN
     at = skip_ws(text, match.end())
     if text.startswith("{", at):
         end = json_end(text, at)
@@ -90,10 +88,10 @@ def _block(text: str, match: re.Match[str]) -> Block:
             return Block(len(text), errors=[truncated(_WHAT, name)])
         closing = tags.close.match(text, skip_ws(text, end))
         return Block(closing.end() if closing else end, [RawCall(name, text[at:end])])
-    return _parameters(text, match.end(), name, tags)
+    return _parameters(text, match.end(), name, tags, match["prefix"] or "")
 
 
-def _parameters(text: str, pos: int, name: str, tags: _Tags) -> Block:
+def _parameters(text: str, pos: int, name: str, tags: _Tags, prefix: str) -> Block:
     args: dict[str, JsonValue] = {}
     textual: set[str] = set()
     while True:
@@ -102,7 +100,7 @@ def _parameters(text: str, pos: int, name: str, tags: _Tags) -> Block:
             return Block(closing.end(), [RawCall(name, args, frozenset(textual))])
         param = tags.param.match(text, at)
         if param is None:
-            if cut_at(text, at, f"<{tags.prefix}parameter", f"</{tags.prefix}invoke>"):
+            if cut_at(text, at, *_spellings(prefix.strip())):
                 return Block(len(text), errors=[truncated(_WHAT, name)])
             return Block(
                 at, errors=[malformed(f"DSML: unexpected text in the invoke of {name!r}: {text[at : at + 40]!r}", name)]
@@ -113,6 +111,12 @@ def _parameters(text: str, pos: int, name: str, tags: _Tags) -> Block:
         attrs = dict(_ATTR.findall(param["attrs"]))
         key = attrs.get("name", "")
         args[key] = _value(text[param.end() : stop], attrs.get("string"), key, textual)
+
+
+def _spellings(bars: str) -> tuple[str, ...]:
+    """How the next tag inside an invoke may begin, with the invoke's prefix spaced or not."""
+    heads = (bars, f"{bars} ") if bars else ("",)
+    return tuple(tag for head in heads for tag in (f"<{head}parameter", f"</{head}invoke>"))
 
 
 def _value(raw: str, string: str | None, key: str, textual: set[str]) -> JsonValue:

@@ -26,7 +26,7 @@ CLOSE = "</tool_call>"
 NAME_AT = re.compile(rf"\s*({NAME})")
 _KEY = r"<arg_key>[^<]*</arg_key>\s*<arg_value>"
 _VALUE = ValueMarkup(
-    "</arg_value>",
+    re.compile("</arg_value>"),
     after=re.compile(rf"{_KEY}|</tool_call>"),
     opens=re.compile(_KEY),
     nests=re.compile(r"<arg_value>"),

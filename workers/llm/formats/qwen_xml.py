@@ -29,7 +29,7 @@ from workers.llm.formats.values import ValueMarkup, value_end
 START = re.compile(r"<function=([^>\n]+)>")
 _PARAM = re.compile(r"<parameter=([^>\n]+)>")
 _VALUE = ValueMarkup(
-    "</parameter>",
+    re.compile("</parameter>"),
     after=re.compile(r"<parameter=[^>\n]+>|</function>|</tool_call>"),
     opens=_PARAM,
     nests=_PARAM,

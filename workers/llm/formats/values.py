@@ -21,7 +21,7 @@ from workers.llm.formats.base import skip_ws
 class ValueMarkup:
     """How a text value ends in one markup format (see the module docstring)."""
 
-    closer: str
+    closer: re.Pattern[str]
     after: re.Pattern[str]
     opens: re.Pattern[str]
     nests: re.Pattern[str] | None = None
@@ -30,12 +30,12 @@ class ValueMarkup:
     _tokens: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        closer = f"(?P<close>{re.escape(self.closer)})"
+        closer = f"(?P<close>{self.closer.pattern})"
         tokens = f"{closer}|(?P<nest>{self.nests.pattern})" if self.nests else closer
         object.__setattr__(self, "_tokens", re.compile(tokens))
 
-    def closes(self, text: str, pos: int) -> int | None:
-        """Where the value from `pos` is closed by structure, counting nested pairs; None if it never is."""
+    def closes(self, text: str, pos: int) -> tuple[int, int] | None:
+        """The closer that ends the value from `pos` by structure, counting nested pairs; None if none does."""
         depth = 0
         for token in self._tokens.finditer(text, pos):
             if token["close"] is None:
@@ -43,7 +43,7 @@ class ValueMarkup:
             elif depth:
                 depth -= 1
             elif self._followed(text, token.end()):
-                return token.start()
+                return token.span("close")
         return None
 
     def _followed(self, text: str, pos: int) -> bool:
@@ -54,14 +54,14 @@ class ValueMarkup:
 def value_end(text: str, pos: int, markup: ValueMarkup) -> tuple[int, int]:
     """Where a text value that starts at `pos` ends: (end of value, resume index); (-1, -1) when it was cut off."""
     closed = markup.closes(text, pos)
-    end = _end_stop(text, pos, markup, closed)
-    if closed is not None and (end is None or closed < end.start()):
-        return closed, closed + len(markup.closer)
+    end = _end_stop(text, pos, markup, closed[0] if closed else None)
+    if closed is not None and (end is None or closed[0] < end.start()):
+        return closed
     stops = [m.start() for m in (markup.opens.search(text, pos), end) if m]
     if stops:
         return min(stops), min(stops)
-    plain = text.find(markup.closer, pos)
-    return (plain, plain + len(markup.closer)) if plain != -1 else (-1, -1)
+    plain = markup.closer.search(text, pos)
+    return plain.span() if plain else (-1, -1)
 
 
 def _end_stop(text: str, pos: int, markup: ValueMarkup, closed: int | None) -> re.Match[str] | None:

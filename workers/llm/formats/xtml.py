@@ -40,7 +40,7 @@ START = re.compile(r"<\|open\|>call(?P<attrs>[^<]*?)<\|sep\|>")
 _ARG = re.compile(r"<\|open\|>(?P<kind>argument|json)(?P<attrs>[^<]*?)<\|sep\|>")
 _ATTR = re.compile(r"(\w+)\s*=\s*\"([^\"]*)\"")
 _VALUE = ValueMarkup(
-    "<|close|>argument",
+    re.compile(r"<\|close\|>argument"),
     after=re.compile(r"(?:<\|sep\|>\s*)?(?:<\|open\|>(?:argument|json)\b|<\|close\|>call\b|$)"),
     opens=_ARG,
     nests=re.compile(r"<\|open\|>argument\b"),

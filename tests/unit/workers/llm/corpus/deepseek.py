@@ -202,6 +202,14 @@ SAMPLES += [
         (("write_file", {"path": "w.txt", "content": "\n  indented\n\n\ttab "}),),
     ),
     Sample(
+        "dsml-spacing-mixed-tag-by-tag",
+        f'{S}<｜DSML｜ invoke name="raster_info">\n'
+        '<｜DSML｜parameter name="uri" string="true">dem.tif</｜DSML｜ parameter>\n'
+        '<｜DSML｜ parameter name="band" string="false">2</｜DSML｜parameter>\n'
+        f"</｜DSML｜invoke>\n{E}",
+        (("raster_info", {"uri": "dem.tif", "band": 2}),),
+    ),
+    Sample(
         "dsml-spaced-in-think-only",
         f'<think>I could run {S}<｜DSML｜ invoke name="raster_info">\n'
         f"{_spaced('uri', 'dem.tif')}</｜DSML｜ invoke>\n{E}"

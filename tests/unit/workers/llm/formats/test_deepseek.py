@@ -83,6 +83,14 @@ def test_dsml_with_a_space_after_the_bars_is_read_like_the_plain_tags() -> None:
     assert found.errors == [] and found.content == "Reading it." and found.format == "deepseek_dsml"
 
 
+def test_dsml_tags_may_mix_the_two_spellings() -> None:
+    text = (
+        '<｜DSML｜ calls>\n<｜DSML｜ invoke name="raster_info">\n'
+        '<｜DSML｜parameter name="uri" string="true">a</｜DSML｜ parameter>\n</｜DSML｜invoke>\n</｜DSML｜calls>'
+    )
+    assert calls(text) == [("raster_info", {"uri": "a"})]
+
+
 def test_a_self_closing_invoke_is_a_call_without_arguments() -> None:
     for invoke in ('<｜DSML｜invoke name="workspace_summary"/>', '<｜DSML｜ invoke name="workspace_summary" />'):
         assert calls(f"<｜DSML｜tool_calls>\n{invoke}\n</｜DSML｜tool_calls>") == [("workspace_summary", {})]
