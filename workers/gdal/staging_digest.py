@@ -9,10 +9,12 @@ written and hashes on from the last checkpoint up to the first byte of a tile no
 checkpoint (the offset and SHA-256's running state) in the parts folder. Tiles go to the queue in row-major order
 (`workers.tiling.fan_out`), so the prefix grows as rows of tiles end, and the fan-in hashes only what is left.
 
-A checkpoint is only ever a state of bytes that no longer change (a tile written again, by a re-dispatch, writes the
-same bytes), so two tiles advancing at once, or a lost checkpoint, cost time, never a wrong digest. One tile hashes
-at a time (`flock` on the parts folder's lock file); the others go on. Nothing here fails a tile: without libcrypto,
-or on any error, the fan-in reads what is missing.
+A checkpoint is only ever a state of bytes that no longer change, so two tiles advancing at once, or a lost
+checkpoint, cost time, never a wrong digest. A window written a second time (a re-dispatched tile whose first attempt
+had finished its write, or a stalled attempt that resumes) voids every checkpoint: its bytes should be the same, but
+a source changed in between would make them differ, and the fan-in then reads the whole file. One tile hashes at a
+time (`flock` on the parts folder's lock file); the others go on. Nothing here fails a tile: without libcrypto, or
+on any error, the fan-in reads what is missing.
 
 hashlib cannot save a running state, nor can `rehash` (no OpenSSL 3 support), so the state is OpenSSL's SHA256_CTX
 through ctypes: the same assembly hashlib runs (0.172 s for 256 MiB either way, measured), 112 bytes of plain data.
@@ -36,7 +38,7 @@ from schemas.tools.tiling import TileWindow
 
 logger = logging.getLogger(__name__)
 
-LAYOUT, CHECKPOINT, LOCK, WRITTEN = "digest.json", "digest.state", "digest.lock", "written"
+LAYOUT, CHECKPOINT, LOCK, WRITTEN, VOID = "digest.json", "digest.state", "digest.lock", "written", "digest.void"
 _CTX_SIZE = 112
 """sizeof(SHA256_CTX): h[8], Nl, Nh, data[16], num, md_len, all 32-bit."""
 
@@ -114,7 +116,11 @@ def follow(staging: Path, index: int) -> None:
     try:
         if not (folder / LAYOUT).exists():
             return
-        (folder / WRITTEN / str(index)).touch()
+        try:
+            os.close(os.open(folder / WRITTEN / str(index), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            (folder / VOID).touch()  # this window was written before: what was hashed of it may have changed
+            return
         with _lock(folder) as held:
             if held:
                 _advance(staging, folder)
@@ -129,7 +135,8 @@ def finish(staging: Path, output: Path) -> str | None:
         return None
     folder, offset, digest = staging.parent, 0, None
     try:
-        if json.loads((folder / LAYOUT).read_text())["size"] == output.stat().st_size:
+        size_kept = json.loads((folder / LAYOUT).read_text())["size"] == output.stat().st_size
+        if size_kept and not (folder / VOID).exists():
             offset, digest = _checkpoint(folder)
     except (OSError, ValueError, KeyError):
         pass

@@ -130,6 +130,20 @@ def test_an_output_changed_after_the_tiles_is_hashed_whole(tmp_path: Path, grid:
     assert staging_digest.finish(staging, output) == sha256_of(output)
 
 
+def test_a_window_written_twice_voids_the_checkpoints(tmp_path: Path, grid: list[TileWindow]) -> None:
+    """A re-dispatched tile writes its window again: were its bytes to differ (its source changed in between), what
+    was hashed of the first write would not be the file; the fan-in then reads the whole file."""
+    staging = create_staging(tmp_path, profile(), grid)
+    ctx = JobContext(call_id="c", roots=[tmp_path])
+    for index in range(len(grid)):
+        write_window(staging, tile_data(grid[index], index), grid[index], index, ctx)
+    assert staging_digest._checkpoint(tmp_path)[0] == staging.stat().st_size
+    write_window(staging, tile_data(grid[0], 99), grid[0], 0, ctx)  # tile 0 again, other bytes
+    output = tmp_path / "out.tif"
+    os.rename(staging, output)
+    assert staging_digest.finish(staging, output) == sha256_of(output)
+
+
 def test_a_tile_whose_parts_folder_was_removed_still_ends(tmp_path: Path, grid: list[TileWindow]) -> None:
     """A cancel removes the parts folder while tiles run: following the digest fails quietly, never the tile."""
     (tmp_path / "parts").mkdir()
