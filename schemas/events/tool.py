@@ -1,6 +1,6 @@
 """Events of the tool-call aggregate (`call:<id>`): requested → started → progress* → succeeded | failed."""
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -143,19 +143,23 @@ class ToolRedispatched(EventData):
     reason: str
 
 
+GridCount = Annotated[int, Field(ge=1, le=2**31 - 1)]
+"""A raster grid's size or count of tiles: GDAL's raster sizes are 32-bit integers."""
+
+
 class ToolFannedOut(EventData):
     """A large call was planned as a grid of tiles, each appended as a child call (`<id>.<index>`) with its
     message; the parent holds no worker until its tiles have ended and the fan-in runs."""
 
     type: Literal["tool.fanned_out"] = "tool.fanned_out"
     call_id: CallId
-    tiles: int = Field(ge=1)
-    columns: int = Field(ge=1)
-    rows: int = Field(ge=1)
-    tile_size: int = Field(ge=1)
-    width: int = Field(ge=1)
+    tiles: GridCount
+    columns: GridCount
+    rows: GridCount
+    tile_size: GridCount
+    width: GridCount
     """Pixels across the grid the tiles cover (the output's, or the source's for a tool without output)."""
-    height: int = Field(ge=1)
+    height: GridCount
     folder: str
     """The hidden per-call folder of the workspace where the tiles leave their parts."""
 
