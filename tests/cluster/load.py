@@ -4,12 +4,15 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import httpx2
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from eventlog.store import EventStore
 from schemas.ids import call_aggregate, new_id
@@ -39,6 +42,8 @@ class Load:
     args: dict[str, Any]
     calls: int
     concurrency: int
+    token: str | None = None
+    """A bearer token, for gateways that authenticate (the compose cluster's)."""
     answers: list[Answer] = field(default_factory=list)
 
     async def run(self) -> list[Answer]:
@@ -55,7 +60,7 @@ class Load:
                 answer.tries = attempt + 1
                 urls = self.gateways()
                 try:
-                    async with Client(urls[attempt % len(urls)]) as client:
+                    async with connect(urls[attempt % len(urls)], self.token) as client:
                         result = await client.call_tool(self.tool, self.args, meta={IDEMPOTENCY: key})
                 except Exception:  # the gateway died under the call (any transport error): retry, same key
                     await anyio.sleep(0.5)  # the client's own back-off before its retry, not a test wait
@@ -68,6 +73,20 @@ class Load:
                 break
             answer.at_ms = time.time() * 1000
             self.answers.append(answer)
+
+
+@asynccontextmanager
+async def connect(url: str, token: str | None = None, **options: Any) -> AsyncIterator[Client]:
+    """The SDK client on `url`, sending `token` as a bearer token when given."""
+    if token is None:
+        async with Client(url, **options) as client:
+            yield client
+        return
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=120) as http,
+        Client(streamable_http_client(url, http_client=http), **options) as client,
+    ):
+        yield client
 
 
 def run_load(load: Load) -> list[Answer]:
@@ -102,8 +121,15 @@ def replay_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )
 
 
-def assert_log_is_whole(store: EventStore, env: dict[str, str], answers: list[Answer], calls: int) -> None:
-    """Every call answered, exactly one outcome each in the log, one `tool.requested` each, replay identical."""
+def assert_log_is_whole(
+    store: EventStore,
+    env: dict[str, str],
+    answers: list[Answer],
+    calls: int,
+    replay: Callable[[], subprocess.CompletedProcess[str]] | None = None,
+) -> None:
+    """Every call answered, exactly one outcome each in the log, one `tool.requested` each, replay identical
+    (`geogate replay --check` here with `env`, or through `replay`: in a container, say)."""
     assert len(answers) == calls and all(a.call_id for a in answers), [a for a in answers if not a.call_id]
     call_ids = [a.call_id for a in answers]
     assert len(set(call_ids)) == calls
@@ -111,5 +137,5 @@ def assert_log_is_whole(store: EventStore, env: dict[str, str], answers: list[An
     assert set(per_call.values()) == {1}, {c: n for c, n in per_call.items() if n != 1}
     requested = {c: [e.type for e in store.read_aggregate(call_aggregate(c))].count("tool.requested") for c in call_ids}
     assert set(requested.values()) == {1}
-    done = replay_check(env)
+    done = replay() if replay is not None else replay_check(env)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,223 @@
+"""The compose cluster under podman: Geogate's image built from deploy/Dockerfile, docker-compose.yml brought up with
+a test override (tokens, 2 gateways, 2 gdal workers, loopback ports), and everything it created removed afterwards.
+
+`make compose-test` installs podman and builds the base images first (deploy/podman/engine.sh); this module fails,
+naming the reason, when the engine cannot run. Figures (build, up-to-healthy, recoveries) are printed, never asserted.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+
+from eventlog.store import EventStore
+from eventlog.streams import Keys
+from tests.cluster.conftest import write_raster
+from tests.support import wait_for
+
+pytestmark = pytest.mark.compose
+
+ROOT = Path(__file__).resolve().parents[2]
+CONTAINERS_CONF = ROOT / "deploy" / "podman" / "containers.conf"
+PROJECT = "geogate-compose-test"
+IMAGE = "geogate:latest"
+TOKEN = "compose-test-token-0123456789abcdef"
+"""The test client's bearer token (scopes read, write and admin: /ops and /metrics too)."""
+
+OVERRIDE = """\
+# the test's only changes to docker-compose.yml: two gateways and two gdal workers, ports on loopback only
+services:
+  redis:
+    ports: ["127.0.0.1::6379"]
+  gateway:
+    scale: 2
+    ports: !override ["127.0.0.1::8000"]
+  worker-gdal:
+    scale: 2
+"""
+
+
+def report(name: str, figures: dict[str, object]) -> None:
+    print(f"\n[compose] {name}: {json.dumps(figures)}")
+
+
+def podman(*args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(["podman", *args], capture_output=True, text=True, timeout=timeout, env=engine_env())
+    if check and done.returncode != 0:
+        raise RuntimeError(f"podman {' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return done
+
+
+def engine_env() -> dict[str, str]:
+    return {**os.environ, "CONTAINERS_CONF": str(CONTAINERS_CONF)}
+
+
+def require_engine() -> None:
+    """Fail (never skip) with the reason when podman is missing or cannot start a container."""
+    if shutil.which("podman") is None:
+        pytest.fail("podman is not installed: `make compose-test` installs it (deploy/podman/engine.sh)")
+    info = podman("info", "--format", "{{.Host.OCIRuntime.Name}}", check=False)
+    if info.returncode != 0:
+        pytest.fail(f"the container engine cannot start: {info.stderr.strip()}")
+    missing = [b for b in ("python:3.11-slim", "node:20-slim", "redis:7.2") if not _image_exists(b)]
+    if missing:
+        pytest.fail(f"base images {missing} are missing: `make compose-test` builds them (deploy/podman/engine.sh)")
+
+
+def _image_exists(name: str) -> bool:
+    return podman("image", "exists", name, check=False).returncode == 0
+
+
+@dataclass
+class Container:
+    name: str
+    service: str
+    hostname: str
+
+    def pid(self) -> int:
+        return int(podman("inspect", "--format", "{{.State.Pid}}", self.name).stdout)
+
+    def running(self) -> bool:
+        state = podman("inspect", "--format", "{{.State.Running}}", self.name, check=False).stdout.strip()
+        return state == "true"
+
+    def host_port(self, port: int) -> int:
+        return int(podman("port", self.name, str(port)).stdout.strip().rsplit(":", 1)[1])
+
+    def healthy(self) -> bool:
+        return podman("healthcheck", "run", self.name, check=False).returncode == 0
+
+    def has_healthcheck(self) -> bool:
+        config = podman("inspect", "--format", "{{json .Config.Healthcheck}}", self.name).stdout.strip()
+        return config not in ("", "null", "{}")
+
+
+@dataclass
+class Compose:
+    """The project as podman-compose runs it, and what the test created around it."""
+
+    workdir: Path
+    images_before: set[str]
+    figures: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def tokens(self) -> Path:
+        return self.workdir / "tokens"
+
+    def run(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        files = ["-f", str(ROOT / "docker-compose.yml"), "-f", str(self.workdir / "override.yml")]
+        argv = [str(Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin" / "podman-compose")]
+        argv += ["--in-pod=false", "-p", PROJECT, *files, *args]
+        env = engine_env() | {"GEOGATE_TOKENS_FILE": str(self.tokens)}
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
+        if done.returncode != 0:
+            raise RuntimeError(f"podman-compose {' '.join(args)} failed: {done.stdout[-2000:]}{done.stderr[-2000:]}")
+        return done
+
+    def containers(self, service: str | None = None) -> list[Container]:
+        found = json.loads(podman("ps", "-a", "--filter", f"label=io.podman.compose.project={PROJECT}", "--format",
+                                  "json").stdout or "[]")  # fmt: skip
+        out = [Container(c["Names"][0], c["Labels"]["com.docker.compose.service"], c["Id"][:12]) for c in found]
+        return sorted((c for c in out if service in (None, c.service)), key=lambda c: c.name)
+
+    def gateway_urls(self, path: str = "/mcp") -> list[str]:
+        return [f"http://127.0.0.1:{c.host_port(8000)}{path}" for c in self.containers("gateway") if c.running()]
+
+    def store(self) -> EventStore:
+        port = self.containers("redis")[0].host_port(6379)
+        return EventStore(redis.Redis.from_url(f"redis://127.0.0.1:{port}/0"), Keys("geogate"))
+
+    def workspace(self) -> Path:
+        volume = f"{PROJECT}_workspace"
+        return Path(podman("volume", "inspect", "--format", "{{.Mountpoint}}", volume).stdout.strip())
+
+    def geogate(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """`geogate ARGS` in a container of its own on the cluster's network, against the cluster's Redis."""
+        network = f"{PROJECT}_default"
+        argv = ["run", "--rm", "--network", network, "-e", "REDIS_URL=redis://redis:6379/0", IMAGE, *args]
+        return podman(*argv, check=False)
+
+    def leftovers(self) -> dict[str, list[str]]:
+        label = f"label=io.podman.compose.project={PROJECT}"
+        return {
+            "containers": podman("ps", "-a", "-q", "--filter", label).stdout.split(),
+            "volumes": [v for v in podman("volume", "ls", "-q").stdout.split() if v.startswith(PROJECT)],
+            "networks": [n for n in podman("network", "ls", "-q").stdout.split() if n.startswith(PROJECT)],
+        }
+
+
+def image_ids() -> set[str]:
+    return set(podman("images", "-a", "-q", "--no-trunc").stdout.split())
+
+
+def build_image() -> dict[str, float]:
+    """Geogate's image from deploy/Dockerfile as `docker compose build` would, then again from the layer cache."""
+    figures = {}
+    for label in ("build_s", "rebuild_cached_s"):
+        start = time.monotonic()
+        podman("build", "--pull=never", "-t", IMAGE, "-f", str(ROOT / "deploy" / "Dockerfile"), str(ROOT), timeout=1800)
+        figures[label] = round(time.monotonic() - start, 1)
+    return figures
+
+
+def wait_healthy(compose: Compose) -> None:
+    """Every container running, every compose healthcheck passing (run here: podman 4.3 runs none without
+    systemd), every gateway answering /health and every worker node holding its lease."""
+    wait_for(lambda: all(c.running() for c in compose.containers()), what="every container to run", timeout_s=120)
+    checked = [c for c in compose.containers() if c.has_healthcheck()]
+    assert {c.service for c in checked} == {"redis", "gateway"}
+    wait_for(lambda: all(c.healthy() for c in checked), what="every healthcheck", timeout_s=180, interval_s=1)
+    workers = [c for c in compose.containers() if c.service.startswith("worker-")]
+    wait_for(lambda: leased(compose) >= {w.hostname for w in workers}, what="every worker's lease", timeout_s=120)
+
+
+def leased(compose: Compose) -> set[str]:
+    """Hosts (container hostnames) holding a worker lease now."""
+    return {k.decode().split(":")[2] for k in compose.store().redis.scan_iter(match="geogate:lease:*")}
+
+
+def seed_workspace(compose: Compose) -> None:
+    """The test rasters, written into the workspace volume as an operator would (readable by the image's user)."""
+    workspace = compose.workspace()
+    for name, px in (("dem.tif", 256), ("big.tif", 2048)):
+        write_raster(workspace / name, px)
+        (workspace / name).chmod(0o644)
+
+
+def remove_created(compose: Compose) -> None:
+    compose.run("down", "-v", "--timeout", "60")
+    for image in sorted(image_ids() - compose.images_before):
+        podman("rmi", "-f", image, check=False)
+
+
+@pytest.fixture(scope="session")
+def compose(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Compose]:
+    require_engine()
+    workdir = tmp_path_factory.mktemp("compose")
+    (workdir / "override.yml").write_text(OVERRIDE)
+    built = Compose(workdir, image_ids())
+    built.tokens.write_text(f"tester {TOKEN} read,write,admin\n")
+    built.tokens.chmod(0o644)  # a bind-mounted secret keeps its mode: the image's user must read it
+    try:
+        built.figures |= build_image()
+        start = time.monotonic()
+        built.run("up", "-d")
+        wait_healthy(built)
+        built.figures["up_to_healthy_s"] = round(time.monotonic() - start, 1)
+        seed_workspace(built)
+        report("bring-up", built.figures)
+        yield built
+    finally:
+        remove_created(built)
+
+
+def http(timeout: float = 30) -> httpx.Client:
+    return httpx.Client(timeout=timeout, headers={"Authorization": f"Bearer {TOKEN}"})

@@ -1,0 +1,204 @@
+"""docker-compose.yml brought up for real (issue 34): images built, the cluster started under podman, driven through
+the SDK client on every gateway, a worker container killed and a gateway stopped mid-load, the log checked, and
+`down` leaving nothing behind. The tests run in this order on one cluster; the last one takes it down.
+"""
+
+import hashlib
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import pytest
+import rasterio
+
+from eventlog.projections.running import RunningEntry
+from schemas.events import ToolRedispatched
+from schemas.ids import call_aggregate
+from tests.cluster.load import Answer, Load, assert_log_is_whole, connect, outcome_at_ms, run_load
+from tests.compose.conftest import TOKEN, Compose, Container, http, leased, podman, report
+from tests.support import JUSTIFICATION, wait_for
+
+pytestmark = [pytest.mark.compose, pytest.mark.timeout(1800)]
+
+CALLS = 20
+
+
+def reproject_args(output: str) -> dict[str, object]:
+    return {"uri": "dem.tif", "output": output, "dst_crs": "EPSG:4326", "resampling": "bilinear", "overwrite": True}
+
+
+async def _drive(url: str, output: str) -> dict[str, Any]:
+    """On one gateway: the tools, `raster_info` with a Python handler (the sandbox in the worker's container), and a
+    gated `raster_reproject`: the preflight hint, the justifications persisted, then the call itself."""
+    async with connect(url, TOKEN) as client:
+        tools = {t.name for t in (await client.list_tools()).tools}
+        info = await client.call_tool("raster_info", {"uri": "dem.tif"})
+        handled = await client.call_tool(
+            "raster_info", {"uri": "dem.tif", "result_handler": {"script": "tool_output['width'] * 2"}}
+        )
+        gate = await client.call_tool("raster_reproject", reproject_args(output))
+        required = (gate.structured_content or {}).get("preflight", {}).get("required", [])
+        items = [{"hash": r["hash"], "domain": r["domain"], "justification": JUSTIFICATION} for r in required]
+        if items:
+            saved = await client.call_tool("persist_justifications", {"items": items})
+            assert not saved.is_error, saved.content
+        done = await client.call_tool("raster_reproject", reproject_args(output))
+    return {"tools": tools, "info": info, "handled": handled, "gate": gate, "required": required, "done": done}
+
+
+def test_every_gateway_lists_tools_and_runs_info_a_sandboxed_handler_and_a_justified_reproject(
+    compose: Compose,
+) -> None:
+    urls = compose.gateway_urls()
+    assert len(urls) == 2
+    seen = [anyio.run(_drive, url, f"warped-{n}.tif") for n, url in enumerate(urls)]
+
+    for n, run in enumerate(seen):
+        assert {"raster_info", "raster_reproject", "persist_justifications"} <= run["tools"]
+        assert not run["info"].is_error and run["info"].structured_content["width"] == 256, run["info"].content
+        assert not run["handled"].is_error, run["handled"].content
+        assert run["handled"].structured_content["result"] == 512
+        assert run["handled"].meta["io.geogate/result_handler"]["isolation"] == "bwrap"
+        assert not run["done"].is_error, run["done"].content
+        written = compose.workspace() / f"warped-{n}.tif"  # the volume every gateway and worker shares
+        expected = run["done"].structured_content["output"]["sha256"]
+        assert hashlib.sha256(written.read_bytes()).hexdigest() == expected
+        with rasterio.open(written) as warped:
+            assert warped.crs.to_epsg() == 4326
+    # the first gateway gated the call; the justifications it persisted are the second one's cache hit
+    assert seen[0]["gate"].is_error and {r["domain"] for r in seen[0]["required"]} == {"crs_datum", "resampling"}
+    assert not seen[1]["gate"].is_error and seen[1]["required"] == []
+
+
+def test_ops_and_metrics_answer_on_every_gateway_with_the_admin_token(compose: Compose) -> None:
+    with http() as client:
+        for base in compose.gateway_urls(""):
+            assert client.get(f"{base}/ops/api/summary", headers={"Authorization": ""}).status_code == 401
+            assert client.get(f"{base}/ops").status_code == 200
+            assert client.get(f"{base}/ops/static/vendor/htmx.min.js").status_code == 200  # the image's build stage
+            assert isinstance(client.get(f"{base}/ops/api/summary").json(), dict)
+            metrics = client.get(f"{base}/metrics")
+            assert metrics.status_code == 200 and "geogate_events" in metrics.text
+
+
+def in_flight(compose: Compose) -> list[RunningEntry]:
+    store = compose.store()
+    return [RunningEntry.parse(k, v) for k, v in store.redis.hgetall(store.live.running()).items()]
+
+
+def running_on(compose: Compose, hosts: set[str]) -> list[RunningEntry]:
+    return [e for e in in_flight(compose) if e.stage == "tool" and e.lease.split(":")[0] in hosts]
+
+
+def during(fault: Callable[[threading.Event], None], load: Load) -> list[Answer]:
+    """Run `load` while `fault(done)` acts from a thread; `done` is set once the load has finished."""
+    done = threading.Event()
+    thread = threading.Thread(target=fault, args=(done,))
+    thread.start()
+    try:
+        return run_load(load)
+    finally:
+        done.set()
+        thread.join()
+
+
+def stats_load(compose: Compose, urls: Callable[[], list[str]], concurrency: int) -> Load:
+    return Load(urls, "raster_stats", {"uri": "big.tif"}, CALLS, concurrency, token=TOKEN)
+
+
+def assert_whole(compose: Compose, answers: list[Answer]) -> None:
+    """Every call answered without error, one outcome and one request each, and `geogate replay --check` clean,
+    run in a container of the image against the cluster's Redis."""
+    assert_log_is_whole(compose.store(), {}, answers, CALLS, replay=lambda: compose.geogate("replay", "--check"))
+    assert all(a.error is None for a in answers), [a.error for a in answers if a.error]
+
+
+def test_a_worker_container_killed_mid_load_is_restarted_by_its_policy_and_every_call_answered_once(
+    compose: Compose,
+) -> None:
+    workers = {c.hostname: c for c in compose.containers("worker-gdal")}
+    assert len(workers) == 2
+    kill: dict[str, Any] = {}
+
+    def fault(done: threading.Event) -> None:
+        wait_for(lambda: bool(running_on(compose, set(workers))) or done.is_set(), what="a call on a gdal worker")
+        runs = running_on(compose, set(workers))
+        if not runs:
+            return
+        victim: Container = workers[runs[0].lease.split(":")[0]]
+        pid = victim.pid()
+        kill.update(lease=runs[0].lease, victim=victim, held=[e.call_id for e in runs if e.lease == runs[0].lease])
+        kill["at_ms"] = time.time() * 1000
+        os.kill(pid, signal.SIGKILL)  # the container's main process (its init), as `kill -9` from the host
+        # nothing here starts it again: the compose file's `restart: unless-stopped` must
+        wait_for(lambda: victim.running() and victim.pid() not in (0, pid), what="the restart", timeout_s=120)
+        kill["restarted_ms"] = time.time() * 1000
+
+    answers = during(fault, stats_load(compose, compose.gateway_urls, concurrency=4))
+
+    assert kill, "the load ended before the fault"
+    assert_whole(compose, answers)
+    store = compose.store()
+    recovery = []
+    for call_id in kill["held"]:
+        events = store.read_aggregate(call_aggregate(call_id))
+        lost = [e for e in events if isinstance(e.data, ToolRedispatched) and e.data.lost_lease == kill["lease"]]
+        finished = any(e.type == "tool.succeeded" and e.ts.timestamp() * 1000 < kill["at_ms"] for e in events)
+        assert lost or finished, f"call {call_id} held by the killed container was not re-dispatched"
+        recovery.append(outcome_at_ms(store, call_id) - kill["at_ms"])
+    wait_for(lambda: kill["victim"].hostname in leased(compose), what="the restarted worker's lease", timeout_s=60)
+    figures = {"calls": CALLS, "held_by_the_killed_container": len(kill["held"])}
+    figures |= {"container_restarted_s": round((kill["restarted_ms"] - kill["at_ms"]) / 1000, 1)}
+    report("worker kill -9", figures | {"slowest_held_call_answered_s": round(max(recovery) / 1000, 1)})
+
+
+def test_a_gateway_stopped_with_calls_in_flight_loses_none_and_its_clients_retry_through_the_other(
+    compose: Compose,
+) -> None:
+    first = compose.containers("gateway")[0]
+    urls = compose.gateway_urls()
+    first_url = f"http://127.0.0.1:{first.host_port(8000)}/mcp"
+    stop: dict[str, float] = {}
+
+    def live() -> list[str]:
+        return [u for u in urls if u != first_url] if "begun_ms" in stop else urls
+
+    def fault(done: threading.Event) -> None:
+        wait_for(lambda: len(in_flight(compose)) >= 2, what="calls in flight")
+        stop["begun_ms"] = time.time() * 1000
+        compose_stop(first)
+        stop["stopped_ms"] = time.time() * 1000
+
+    urls = [first_url, *[u for u in urls if u != first_url]]  # every call's first try goes to the one stopped
+    answers = during(fault, stats_load(compose, live, concurrency=6))
+
+    assert stop, "the load ended before the fault"
+    assert_whole(compose, answers)
+    retried = [a for a in answers if a.tries > 1]
+    assert retried, "no call had to go through the other gateway"
+    figures = {"calls": CALLS, "retried_through_the_other": len(retried)}
+    figures |= {"stop_s": round((stop["stopped_ms"] - stop["begun_ms"]) / 1000, 1)}
+    slowest = max(a.at_ms for a in retried) - stop["begun_ms"]
+    report("gateway stop", figures | {"slowest_retried_call_answered_s": round(slowest / 1000, 1)})
+    first_start(first)
+
+
+def compose_stop(container: Container) -> None:
+    """`podman stop` with the compose file's grace period (`stop_grace_period: 60s`), as `compose stop` sends it."""
+    podman("stop", "-t", "60", container.name)
+
+
+def first_start(container: Container) -> None:
+    podman("start", container.name)
+    wait_for(container.healthy, what="the stopped gateway to answer again", timeout_s=120, interval_s=1)
+
+
+def test_down_stops_and_removes_every_container_volume_and_network_it_made(compose: Compose) -> None:
+    start = time.monotonic()
+    compose.run("down", "-v")
+    report("down", {"down_s": round(time.monotonic() - start, 1)})
+    assert compose.leftovers() == {"containers": [], "volumes": [], "networks": []}
