@@ -14,7 +14,10 @@ import socket
 import threading
 from datetime import UTC, datetime
 
+import redis
+from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
+from redis.retry import Retry
 
 from eventlog.reaper import Reaper
 from eventlog.settings import Settings
@@ -24,6 +27,10 @@ from schemas.ids import new_id
 logger = logging.getLogger(__name__)
 
 _LEASE = ""
+LAST_WORD_TIMEOUT_S = 1.0
+"""How long a stopping node waits for its heartbeat's last beat and for Redis to take the lease back: the store's
+client retries a command for ~15 s through a Redis restart, which a node being stopped must not wait out (a compose
+`down` stops Redis alongside; the lease lapses by itself after `lease_ttl_s` anyway)."""
 
 
 def current() -> str:
@@ -63,13 +70,26 @@ class Heartbeat(threading.Thread):
             logger.exception("heartbeat: reaper pass failed")
 
     def stop(self) -> None:
-        """Stop beating and give the lease up: nothing runs here any more after a drained shutdown."""
+        """Stop beating and give the lease up: nothing runs here any more after a drained shutdown. One try, briefly:
+        with Redis gone the lease lapses by itself, and the node stops at once all the same."""
         self._stopped.set()
-        self.join(timeout=self.settings.heartbeat_s + 5)
+        self.join(timeout=LAST_WORD_TIMEOUT_S)  # a beat stuck retrying an absent Redis is left to die with the node
+        client = once(self.store.redis)
         try:
-            self.store.redis.delete(self.store.keys.lease(self.lease))
+            client.delete(self.store.keys.lease(self.lease))
         except RedisError:
             logger.warning("heartbeat: could not delete lease %s; it lapses by itself", self.lease)
+        finally:
+            client.close()
+
+
+def once(client: redis.Redis) -> redis.Redis:
+    """A client of the same server that tries each command once and waits at most `LAST_WORD_TIMEOUT_S`."""
+    pool = client.connection_pool
+    options = {"retry": Retry(NoBackoff(), 0), "socket_connect_timeout": LAST_WORD_TIMEOUT_S}
+    options["socket_timeout"] = LAST_WORD_TIMEOUT_S
+    kwargs = {**pool.connection_kwargs, **options}
+    return redis.Redis(connection_pool=redis.ConnectionPool(connection_class=pool.connection_class, **kwargs))
 
 
 def start(settings: Settings, queues: list[str], pool: str, concurrency: int) -> Heartbeat:
