@@ -22,6 +22,10 @@ from schemas.events import Event
 logger = logging.getLogger(__name__)
 
 _CALL_PREFIX = b"call:"
+LAST_WORD_TIMEOUT_S = 1.0
+"""How long a stopping gateway tries to give its checkpoints back: the client retries a command for ~15 s through a
+Redis restart, which a gateway being stopped must not wait out (a compose `down` stops Redis alongside); checkpoints
+left behind go stale by themselves (`GEOGATE_RETENTION_CONSUMER_STALE_S`)."""
 
 
 class OutcomeReader:
@@ -78,8 +82,9 @@ class OutcomeReader:
                 logger.warning("the outcome reader had stopped on %r", error)
         if self._checkpoints is not None:
             fields = [f"{self._consumer}|{name}" for name in (*self._streams, checkpoints.SEEN)]
-            with contextlib.suppress(RedisError):
-                await self._redis.hdel(self._checkpoints, *fields)
+            with contextlib.suppress(RedisError, TimeoutError):
+                async with asyncio.timeout(LAST_WORD_TIMEOUT_S):
+                    await self._redis.hdel(self._checkpoints, *fields)
 
     def watch(self, call_id: str) -> asyncio.Queue[Event]:
         """Register interest in a call's events; call before publishing it."""

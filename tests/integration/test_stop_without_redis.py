@@ -1,5 +1,8 @@
-"""A worker node's last word (issue 34): it gives its lease back when Redis answers, and stops at once when not."""
+"""A role's last word (issue 34): a worker node gives its lease back and a gateway its checkpoints when Redis
+answers, and each stops at once when Redis is gone (a compose `down` stops Redis alongside them)."""
 
+import os
+import signal
 import threading
 from pathlib import Path
 
@@ -7,7 +10,8 @@ import pytest
 import redis
 
 from eventlog.settings import Settings
-from tests.support import redis_server
+from tests.integration.conftest import start_gateway
+from tests.support import free_port, redis_server
 from workers import lease
 
 pytestmark = pytest.mark.integration
@@ -31,3 +35,13 @@ def test_a_stopping_node_whose_redis_is_gone_stops_without_riding_out_the_reconn
     stopping.start()
     stopping.join(timeout=10)  # a bound, not a speed: the retried delete alone took ~15 s
     assert not stopping.is_alive()
+
+
+def test_a_gateway_whose_redis_is_gone_stops_on_sigterm_without_riding_out_the_reconnect_retries(
+    tmp_path: Path,
+) -> None:
+    port = free_port()
+    with redis_server(tmp_path) as url:
+        gateway = start_gateway({**os.environ, "REDIS_URL": url}, port)
+    gateway.send_signal(signal.SIGTERM)  # what the container engine sends
+    gateway.wait(timeout=10)  # a bound, not a speed: giving the checkpoints back alone took ~15 s
