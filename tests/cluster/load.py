@@ -30,6 +30,8 @@ class Answer:
     error: str | None = None
     at_ms: float = 0.0
     tries: int = 0
+    faults: list[str] = field(default_factory=list)
+    """What broke each try before the answer (exception type and seconds into the call), for the report."""
 
 
 @dataclass
@@ -55,14 +57,15 @@ class Load:
 
     async def _one(self, key: str, limit: anyio.Semaphore) -> None:
         async with limit:
-            answer = Answer(key)
+            answer, started = Answer(key), time.time()
             for attempt in range(12):
                 answer.tries = attempt + 1
                 urls = self.gateways()
                 try:
                     async with connect(urls[attempt % len(urls)], self.token) as client:
                         result = await client.call_tool(self.tool, self.args, meta={IDEMPOTENCY: key})
-                except Exception:  # the gateway died under the call (any transport error): retry, same key
+                except Exception as exc:  # the gateway died under the call (any transport error): retry, same key
+                    answer.faults.append(f"{type(_first(exc)).__name__}@{time.time() - started:.1f}s")
                     await anyio.sleep(0.5)  # the client's own back-off before its retry, not a test wait
                     continue
                 if not (result.meta or {}).get("io.geogate/call"):
@@ -73,6 +76,13 @@ class Load:
                 break
             answer.at_ms = time.time() * 1000
             self.answers.append(answer)
+
+
+def _first(exc: BaseException) -> BaseException:
+    """The first error inside (nested) exception groups: what actually broke."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 @asynccontextmanager

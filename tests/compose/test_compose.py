@@ -183,6 +183,7 @@ def test_a_gateway_stopped_with_calls_in_flight_loses_none_and_its_clients_retry
     figures = {"calls": CALLS, "retried_through_the_other": len(retried)}
     figures |= {"stop_s": round((stop["stopped_ms"] - stop["begun_ms"]) / 1000, 1)}
     slowest = max(a.at_ms for a in retried) - stop["begun_ms"]
+    figures |= {"faults_seen_by_retried_calls": sorted({f for a in retried for f in a.faults})}
     report("gateway stop", figures | {"slowest_retried_call_answered_s": round(slowest / 1000, 1)})
     first_start(first)
 
