@@ -7,7 +7,6 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
-RECIPE=$(cat engine.sh containers.conf | sha256sum | cut -c1-16)
 SUITE=bookworm
 
 fail() { echo "compose-test: the container engine cannot run here: $*" >&2; exit 1; }
@@ -17,6 +16,7 @@ install_missing() {
   command -v podman >/dev/null || missing+=" podman"
   command -v runc >/dev/null || missing+=" runc"
   command -v mmdebstrap >/dev/null || missing+=" mmdebstrap"
+  [ -x /usr/libexec/podman/catatonit ] || missing+=" catatonit"  # the init of `init: true`
   [ -z "$missing" ] && return
   command -v apt-get >/dev/null || fail "missing:$missing, and no apt-get to install them"
   echo "installing$missing with apt"
@@ -50,6 +50,7 @@ build_base() {
     --customize-hook="$(add_ca_hook)" --customize-hook="$hook" \
     --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \
     "$SUITE" "$tar" || { rm -f "$tar"; fail "mmdebstrap could not build $name"; }
+  podman rmi "$name" >/dev/null 2>&1 || true  # the image of an older recipe, unless something still uses it
   podman import --quiet --change "LABEL io.geogate.recipe=$RECIPE" \
     --change "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" --change "ENV LANG=C.UTF-8" \
     "$@" "$tar" "$name" >/dev/null || { rm -f "$tar"; fail "podman import of $name failed"; }
@@ -92,9 +93,13 @@ if [ \"\$1\" = redis-server ]; then set -- \"\$@\" --protected-mode no; \
     --change 'ENTRYPOINT ["docker-entrypoint.sh"]' --change 'CMD ["redis-server"]'
 }
 
+# the images are rebuilt when what builds them changes, not when the rest of this script does
+RECIPE=$( (declare -f add_ca_hook build_base python_image node_image redis_image; echo "$SUITE") | sha256sum | cut -c1-16)
+
 install_missing
 check_engine
 up_to_date python:3.11-slim || python_image
 up_to_date node:20-slim || node_image
 up_to_date redis:7.2 || redis_image
+out=$(podman run --rm --network none python:3.11-slim true 2>&1) || fail "a container does not start: $out"
 echo "base images ready: python:3.11-slim node:20-slim redis:7.2 (recipe $RECIPE)"

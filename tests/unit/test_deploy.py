@@ -1,4 +1,4 @@
-"""The compose file and the Dockerfile are checked here, since no Docker engine runs in CI."""
+"""The compose file and the Dockerfile, checked without a container engine (`make compose-test` runs them)."""
 
 from pathlib import Path
 
@@ -38,6 +38,15 @@ def test_compose_environment_names_are_settings_geogate_reads() -> None:
     env = compose()["x-geogate"]["environment"]
     known = {f"GEOGATE_{name.upper()}" for name in Settings.model_fields} | {"REDIS_URL"}
     assert set(env) <= known
+
+
+def test_geogate_roles_run_under_an_init_and_sandbox_workers_may_mount_a_proc_of_their_own() -> None:
+    """What the bring-up under a container engine found (issue 34): Python as PID 1 reaps no orphan, and bubblewrap
+    cannot mount /proc under the runtime's masks."""
+    services = compose()["services"]
+    assert compose()["x-geogate"]["init"] is True
+    for name in ("worker-gdal", "worker-sandbox"):
+        assert {"seccomp=unconfined", "systempaths=unconfined"} <= set(services[name]["security_opt"]), name
 
 
 def test_the_dockerfile_copies_every_package_the_distribution_installs() -> None:
