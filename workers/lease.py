@@ -74,6 +74,15 @@ class Heartbeat(threading.Thread):
         with Redis gone the lease lapses by itself, and the node stops at once all the same."""
         self._stopped.set()
         self.join(timeout=LAST_WORD_TIMEOUT_S)  # a beat stuck retrying an absent Redis is left to die with the node
+        # from a thread of its own: resolving the name of a Redis container that is gone can take the resolver's
+        # whole timeout, which no socket timeout bounds
+        last_word = threading.Thread(target=self._give_up, name="geogate-lease-give-up", daemon=True)
+        last_word.start()
+        last_word.join(timeout=2 * LAST_WORD_TIMEOUT_S)
+        if last_word.is_alive():
+            logger.warning("heartbeat: Redis did not answer; lease %s lapses by itself", self.lease)
+
+    def _give_up(self) -> None:
         client = once(self.store.redis)
         try:
             client.delete(self.store.keys.lease(self.lease))

@@ -19,7 +19,7 @@ from eventlog.projections.running import RunningEntry
 from schemas.events import ToolRedispatched
 from schemas.ids import call_aggregate
 from tests.cluster.load import Answer, Load, assert_log_is_whole, connect, outcome_at_ms, run_load
-from tests.compose.conftest import TOKEN, Compose, Container, http, leased, podman, report
+from tests.compose.conftest import PROJECT, TOKEN, Compose, Container, http, leased, podman, report
 from tests.support import JUSTIFICATION, wait_for
 
 pytestmark = [pytest.mark.compose, pytest.mark.timeout(1800)]
@@ -199,7 +199,23 @@ def first_start(container: Container) -> None:
 
 
 def test_down_stops_and_removes_every_container_volume_and_network_it_made(compose: Compose) -> None:
+    names = [c.name for c in compose.containers()]
+    running_until: dict[str, float] = {}
     start = time.monotonic()
-    compose.run("down", "-v")
-    report("down", {"down_s": round(time.monotonic() - start, 1)})
+
+    def watch(done: threading.Event) -> None:  # when each container was last seen running, for the report
+        while not done.wait(0.5):
+            seen = round(time.monotonic() - start, 1)
+            for name in set(podman("ps", "--format", "{{.Names}}").stdout.split()) & set(names):
+                running_until[name.removeprefix(f"{PROJECT}_")] = seen
+
+    done = threading.Event()
+    watcher = threading.Thread(target=watch, args=(done,))
+    watcher.start()
+    try:
+        compose.run("down", "-v")
+    finally:
+        done.set()
+        watcher.join()
+    report("down", {"down_s": round(time.monotonic() - start, 1), "last_seen_running_s": running_until})
     assert compose.leftovers() == {"containers": [], "volumes": [], "networks": []}
