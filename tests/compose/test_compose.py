@@ -106,7 +106,7 @@ def during(fault: Callable[[threading.Event], None], load: Load) -> list[Answer]
         thread.join()
 
 
-def stats_load(compose: Compose, urls: Callable[[], list[str]], concurrency: int) -> Load:
+def stats_load(urls: Callable[[], list[str]], concurrency: int) -> Load:
     return Load(urls, "raster_stats", {"uri": "big.tif"}, CALLS, concurrency, token=TOKEN)
 
 
@@ -138,7 +138,7 @@ def test_a_worker_container_killed_mid_load_is_restarted_by_its_policy_and_every
         wait_for(lambda: victim.running() and victim.pid() not in (0, pid), what="the restart", timeout_s=120)
         kill["restarted_ms"] = time.time() * 1000
 
-    answers = during(fault, stats_load(compose, compose.gateway_urls, concurrency=4))
+    answers = during(fault, stats_load(compose.gateway_urls, concurrency=4))
 
     assert kill, "the load ended before the fault"
     assert_whole(compose, answers)
@@ -160,12 +160,12 @@ def test_a_gateway_stopped_with_calls_in_flight_loses_none_and_its_clients_retry
     compose: Compose,
 ) -> None:
     first = compose.containers("gateway")[0]
-    urls = compose.gateway_urls()
     first_url = f"http://127.0.0.1:{first.host_port(8000)}/mcp"
+    others = [u for u in compose.gateway_urls() if u != first_url]
     stop: dict[str, float] = {}
 
-    def live() -> list[str]:
-        return [u for u in urls if u != first_url] if "begun_ms" in stop else urls
+    def live() -> list[str]:  # every call's first try goes to the gateway that is stopped
+        return others if "begun_ms" in stop else [first_url, *others]
 
     def fault(done: threading.Event) -> None:
         wait_for(lambda: len(in_flight(compose)) >= 2, what="calls in flight")
@@ -173,8 +173,7 @@ def test_a_gateway_stopped_with_calls_in_flight_loses_none_and_its_clients_retry
         compose_stop(first)
         stop["stopped_ms"] = time.time() * 1000
 
-    urls = [first_url, *[u for u in urls if u != first_url]]  # every call's first try goes to the one stopped
-    answers = during(fault, stats_load(compose, live, concurrency=6))
+    answers = during(fault, stats_load(live, concurrency=6))
 
     assert stop, "the load ended before the fault"
     assert_whole(compose, answers)
