@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
@@ -101,6 +102,18 @@ async def connect(url: str, token: str | None = None, **options: Any) -> AsyncIt
 
 def run_load(load: Load) -> list[Answer]:
     return anyio.run(load.run)
+
+
+def during_faults(fault: Callable[[threading.Event], None], load: Load) -> list[Answer]:
+    """Run `load` while `fault(done)` injects faults from a thread; `done` is set once the load has finished."""
+    done = threading.Event()
+    thread = threading.Thread(target=fault, args=(done,))
+    thread.start()
+    try:
+        return run_load(load)
+    finally:
+        done.set()
+        thread.join()
 
 
 def outcomes_per_call(store: EventStore, call_ids: list[str]) -> Counter[str]:

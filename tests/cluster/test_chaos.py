@@ -18,7 +18,7 @@ from eventlog.projections.running import RunningEntry
 from schemas.events import ToolRedispatched, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate
 from tests.cluster.conftest import FULL, LOAD, Cluster, make_cluster, monotonic_ms, write_raster
-from tests.cluster.load import Answer, Load, assert_log_is_whole, outcome_at_ms, requested_at_ms, run_load
+from tests.cluster.load import Load, assert_log_is_whole, during_faults, outcome_at_ms, requested_at_ms, run_load
 from tests.support import wait_for
 
 pytestmark = pytest.mark.cluster
@@ -38,18 +38,6 @@ def live_runs(cluster: Cluster) -> list[RunningEntry]:
 
 def stats_load(gateways: Callable[[], list[str]]) -> Load:
     return Load(gateways, "raster_stats", {"uri": "big.tif"}, LOAD.calls, LOAD.concurrency)
-
-
-def during_faults(fault: Callable[[threading.Event], None], load: Load) -> list[Answer]:
-    """Run `load` while `fault(done)` injects faults from a thread; `done` is set once the load has finished."""
-    done = threading.Event()
-    thread = threading.Thread(target=fault, args=(done,))
-    thread.start()
-    try:
-        return run_load(load)
-    finally:
-        done.set()
-        thread.join()
 
 
 def report(name: str, figures: dict[str, object]) -> None:

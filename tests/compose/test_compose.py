@@ -18,7 +18,7 @@ import rasterio
 from eventlog.projections.running import RunningEntry
 from schemas.events import ToolRedispatched
 from schemas.ids import call_aggregate
-from tests.cluster.load import Answer, Load, assert_log_is_whole, connect, outcome_at_ms, run_load
+from tests.cluster.load import Answer, Load, assert_log_is_whole, connect, during_faults, outcome_at_ms
 from tests.compose.conftest import PROJECT, TOKEN, Compose, Container, http, leased, podman, report
 from tests.support import JUSTIFICATION, wait_for
 
@@ -94,18 +94,6 @@ def running_on(compose: Compose, hosts: set[str]) -> list[RunningEntry]:
     return [e for e in in_flight(compose) if e.stage == "tool" and e.lease.split(":")[0] in hosts]
 
 
-def during(fault: Callable[[threading.Event], None], load: Load) -> list[Answer]:
-    """Run `load` while `fault(done)` acts from a thread; `done` is set once the load has finished."""
-    done = threading.Event()
-    thread = threading.Thread(target=fault, args=(done,))
-    thread.start()
-    try:
-        return run_load(load)
-    finally:
-        done.set()
-        thread.join()
-
-
 def stats_load(urls: Callable[[], list[str]], concurrency: int) -> Load:
     return Load(urls, "raster_stats", {"uri": "big.tif"}, CALLS, concurrency, token=TOKEN)
 
@@ -138,7 +126,7 @@ def test_a_worker_container_killed_mid_load_is_restarted_by_its_policy_and_every
         wait_for(lambda: victim.running() and victim.pid() not in (0, pid), what="the restart", timeout_s=120)
         kill["restarted_ms"] = time.time() * 1000
 
-    answers = during(fault, stats_load(compose.gateway_urls, concurrency=4))
+    answers = during_faults(fault, stats_load(compose.gateway_urls, concurrency=4))
 
     assert kill, "the load ended before the fault"
     assert_whole(compose, answers)
@@ -173,7 +161,7 @@ def test_a_gateway_stopped_with_calls_in_flight_loses_none_and_its_clients_retry
         compose_stop(first)
         stop["stopped_ms"] = time.time() * 1000
 
-    answers = during(fault, stats_load(live, concurrency=6))
+    answers = during_faults(fault, stats_load(live, concurrency=6))
 
     assert stop, "the load ended before the fault"
     assert_whole(compose, answers)
