@@ -6,7 +6,7 @@ Real Redis; the three paths are the production entry points, not the gate called
 """
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,12 +14,14 @@ import pytest
 import redis
 import redis.asyncio as aredis
 
+from eventlog.celery_message import message_args
 from eventlog.settings import Settings
 from eventlog.store import AsyncEventStore, EventStore
-from eventlog.streams import Keys
+from eventlog.streams import Keys, celery_queue_key
 from gateway.reflection.flow import preflight
 from gateway.reflection.gate import Gate
 from schemas.call_plan import plan_call
+from schemas.codec import decode
 from schemas.events import Event, ToolRequested, ToolSucceeded
 from schemas.events.justification import JustificationPersisted, justification_aggregate
 from schemas.ids import call_aggregate, new_id
@@ -101,8 +103,9 @@ def _requested(store: EventStore) -> list[str]:
 
 
 @pytest.fixture
-def aged(redis_url: str) -> tuple[EventStore, str]:
-    """A store whose cache holds the call's justification, persisted two minutes ago."""
+def aged(redis_url: str) -> Iterator[tuple[EventStore, str]]:
+    """A store whose cache holds the call's justification, persisted two minutes ago; the calls it lets through
+    are taken off the session Redis's queue afterwards."""
     store = EventStore(redis.Redis.from_url(redis_url), Keys(f"t{new_id()[-8:]}"))
     needed = needed_for(SPEC, ARGS)[0]
     data = JustificationPersisted(
@@ -111,7 +114,19 @@ def aged(redis_url: str) -> tuple[EventStore, str]:
     )  # fmt: skip
     then = datetime.now(UTC) - timedelta(seconds=AGE_S)
     store.append(_event(justification_aggregate(needed.hash), data, then), f"persisted-{needed.hash}")
-    return store, needed.hash
+    yield store, needed.hash
+    unqueue(store)
+
+
+def unqueue(store: EventStore) -> None:
+    """Take this store's calls off the queue they were published to. The queue is a plain list of the session's
+    Redis, shared with every later test: the integration stack's worker would run them under its own prefix, and
+    its log would hold outcomes of calls it never saw requested."""
+    mine = {e.event.data.call_id for e in store.read("calls") if isinstance(e.event.data, ToolRequested)}
+    queue = celery_queue_key(SPEC.queue)
+    for raw in store.redis.lrange(queue, 0, -1):
+        if decode(message_args(raw)[0]).data.call_id in mine:  # type: ignore[index, arg-type, union-attr]
+            store.redis.lrem(queue, 1, raw)
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
