@@ -76,7 +76,7 @@ class Sha256:
         return self._ctx.raw
 
     def update_at(self, address: int, size: int) -> None:
-        """Hash `size` bytes at memory `address` (OpenSSL releases nothing; ctypes releases the GIL)."""
+        """Hash `size` bytes at memory `address` (ctypes releases the GIL for the call)."""
         _LIB.SHA256_Update(self._ctx, address, size)  # type: ignore[union-attr]
 
     def hexdigest(self) -> str:
