@@ -12,7 +12,6 @@ from schemas.tools.raster import RasterConvertArgs, RasterConvertResult
 from schemas.tools.tiling import TileArgs, TileResult
 from workers.context import JobContext
 from workers.files import output_path, resolve_in_workspace
-from workers.gdal import staging_digest
 from workers.gdal.convert import check_driver, converted, copy_options, gtiff_profile
 from workers.gdal.errors import open_raster, reading, writing
 from workers.gdal.staging import create_staging, publish, write_window
@@ -58,14 +57,11 @@ def assemble(args: RasterConvertArgs, first: TileArgs, tiles: list[TileResult], 
     staging = Path(str(first.plan["staging"]))
 
     def overviews(tmp: Path) -> None:
-        if args.overviews and args.driver == "GTiff":
-            with writing(), rasterio.open(tmp, "r+") as dst:
-                dst.build_overviews(args.overviews, RioResampling[args.overview_resampling.value])
+        with writing(), rasterio.open(tmp, "r+") as dst:
+            dst.build_overviews(args.overviews, RioResampling[args.overview_resampling.value])
 
-    copy = _copy(args, staging)
-    publish(staging, dst_path, ctx, copy=copy, then=overviews)
-    renamed = copy is None and not (args.overviews and args.driver == "GTiff")  # the tiles' bytes, as they wrote them
-    return converted(dst_path, staging_digest.finish(staging, dst_path) if renamed else None)
+    then = overviews if args.overviews and args.driver == "GTiff" else None
+    return converted(dst_path, publish(staging, dst_path, ctx, copy=_copy(args, staging), then=then))
 
 
 def _copy(args: RasterConvertArgs, staging: Path) -> dict | None:

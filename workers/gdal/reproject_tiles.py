@@ -13,7 +13,6 @@ from schemas.tools.raster import RasterReprojectArgs, RasterReprojectResult
 from schemas.tools.tiling import TileArgs, TileResult
 from workers.context import JobContext
 from workers.files import output_path, resolve_in_workspace
-from workers.gdal import staging_digest
 from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import open_raster
 from workers.gdal.outputs import file_ref
@@ -60,8 +59,7 @@ def assemble(
     with rasterio.open(staging) as out:
         profile = out.profile
     compress = plan.get("compress")
-    publish(staging, dst_path, ctx, copy=None if compress is None else _gtiff_copy(profile, str(compress)))
-    sha256 = staging_digest.finish(staging, dst_path) if compress is None else None  # renamed: the tiles' digest
+    sha256 = publish(staging, dst_path, ctx, copy=None if compress is None else _gtiff_copy(profile, str(compress)))
     return reprojected(args, Warp.from_plan(plan), profile, file_ref(dst_path, "GTiff", sha256))
 
 

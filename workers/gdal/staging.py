@@ -81,10 +81,11 @@ def publish(
     *,
     copy: dict[str, Any] | None = None,
     then: Callable[[Path], None] | None = None,
-) -> None:
+) -> str | None:
     """The staging file becomes `target`: renamed as it is, or (`copy`: GDAL creation options, with `driver`)
     copied into the requested format first, and `then` given the file before it takes the target's name. Only
-    while the fan-in is the call's current attempt.
+    while the fan-in is the call's current attempt. Returns the output's sha256 when it is the tiles' bytes as they
+    wrote them (renamed, nothing done after), whose digest followed them; else None (the caller reads it back).
 
     Raises:
         JobFailed: `gdal.write_failed`; JobSuperseded: a re-dispatch made another fan-in current.
@@ -97,3 +98,4 @@ def publish(
                 rasterio.shutil.copy(staging, tmp, **copy)
         if then is not None:
             then(tmp)
+    return staging_digest.finish(staging, target) if copy is None and then is None else None
