@@ -7,12 +7,12 @@ SYSTEM_PACKAGES := redis-server bubblewrap chromium npm wrk
 OPS_ASSETS := gateway/ops/assets
 OPS_VENDOR := gateway/ops/static/vendor
 
-.PHONY: run test bench chaos compose-test fuzz lint system-deps ops-assets conformance-deps conformance clean
+.PHONY: run test docs bench chaos compose-test fuzz lint system-deps ops-assets conformance-deps conformance clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e ".[test]"
+	$(BIN)/pip install -q -e ".[test,docs]"
 	touch $@
 
 system-deps:
@@ -58,9 +58,14 @@ run: $(BIN)/.installed system-deps ops-assets
 test: $(BIN)/.installed system-deps ops-assets conformance-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	$(BIN)/pytest
 
-# Every row of issue 17's table against its baseline in the same run (a few minutes; BENCH_ARGS=--quick for less).
+# The docs site (mkdocs.yml, docs/) into the ignored site/; --strict turns a broken link or anchor into a failure.
+docs: $(BIN)/.installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# Every row of docs/benchmarks.md's main table against its baseline in the same run (a few minutes; BENCH_ARGS=--quick for less).
 BENCH_ARGS ?=
 bench: $(BIN)/.installed system-deps
 	$(BIN)/python bench/run.py --json .bench/results.json $(BENCH_ARGS)
@@ -87,4 +92,4 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) .geogate .bench .fuzz-report.txt $(CONFORMANCE)/node_modules $(OPS_ASSETS)/node_modules $(OPS_VENDOR)
+	rm -rf $(VENV) site .geogate .bench .fuzz-report.txt $(CONFORMANCE)/node_modules $(OPS_ASSETS)/node_modules $(OPS_VENDOR)
