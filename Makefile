@@ -58,11 +58,15 @@ run: $(BIN)/.installed system-deps ops-assets
 test: $(BIN)/.installed system-deps ops-assets conformance-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(README_FITS)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	$(BIN)/pytest
 
 # The docs site (mkdocs.yml, docs/) into the ignored site/; --strict turns a broken link or anchor into a failure.
+# The README stays a front door: depth goes to docs/.
+README_FITS = @test $$(wc -l < README.md) -le 250 || { echo "README.md has over 250 lines: move depth to docs/"; exit 1; }
 docs: $(BIN)/.installed
+	$(README_FITS)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # Every row of docs/benchmarks.md's main table against its baseline in the same run (a few minutes; BENCH_ARGS=--quick for less).
