@@ -69,7 +69,7 @@ docs: $(BIN)/.installed
 	$(README_FITS)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-# Every row of docs/benchmarks.md's main table against its baseline in the same run (a few minutes; BENCH_ARGS=--quick for less).
+# docs/benchmarks.md's main table, each row against its baseline in the same run (BENCH_ARGS=--quick for less).
 BENCH_ARGS ?=
 bench: $(BIN)/.installed system-deps
 	$(BIN)/python bench/run.py --json .bench/results.json $(BENCH_ARGS)
