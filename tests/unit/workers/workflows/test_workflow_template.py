@@ -140,3 +140,57 @@ def test_a_parsed_template_renders_many_times_with_different_contexts() -> None:
     lists: list[JsonValue] = [[1, 2], [], ["z"]]
 
     assert [template.render({"xs": xs}) for xs in lists] == ["12", "", "z"]
+
+
+def test_the_message_of_an_undefined_variable_names_it_and_where_it_is() -> None:
+    with pytest.raises(UndefinedVariable) as caught:
+        render("${foreach s in steps}\n  ok ${s} ${ghost.field}\n${/foreach}", {"steps": ["a"]})
+
+    assert str(caught.value) == "undefined variable 'ghost' (line 2, column 11)"
+
+
+def test_a_loop_variable_shadows_a_context_variable_only_inside_its_loop() -> None:
+    template = "${x}|${foreach x in xs}${x}${foreach x in x}<${x}>${/foreach}${/foreach}|${x}"
+    context: dict[str, JsonValue] = {"x": "outer", "xs": [["a", "b"], ["c"]]}
+
+    assert render(template, context) == "outer|- a\n- b<a><b>- c<c>|outer"
+    assert parse(template).names() == {"x", "xs"}
+
+
+def test_dollar_escapes_and_jinja_syntax_in_text_are_written_as_they_are() -> None:
+    source = "$$${x} {{ x }} {% if x %} {# note #} %} #} }} $ {$} ${foreach i in xs}$${i}${/foreach}"
+
+    assert render(source, {"x": "y", "xs": [1, 2]}) == "$${x} {{ x }} {% if x %} {# note #} %} #} }} $ {$} ${i}${i}"
+
+
+def test_a_whole_string_variable_renders_as_text_in_the_format_of_the_value() -> None:
+    rendered = [render("${v}", {"v": v}) for v in (3, 2.5, False, None, ["a", ["b"]], {"k": [1]}, "")]
+
+    assert rendered == ["3", "2.5", "false", "", "- a\n- - b", '{"k": [1]}', ""]
+
+
+@pytest.mark.parametrize("name", ["loop", "none", "true", "range", "in", "namespace", "items"])
+def test_names_that_jinja_reserves_are_plain_variables(name: str) -> None:
+    assert render(f"<${{{name}}}>${{foreach i in {name}}}${{i}}${{/foreach}}", {name: ["v"]}) == "<- v>v"
+    with pytest.raises(UndefinedVariable) as caught:
+        render(f"${{{name}}}", {})
+    assert caught.value.name == name
+
+
+def test_fields_are_dict_keys_never_python_attributes() -> None:
+    class Secret:
+        token = "s3cret"
+
+    context: dict[str, JsonValue] = {"d": {"a": 1}, "with_items": {"items": "listed"}}
+
+    for source in ("${d.items}", "${d.__class__}", "${d.keys}", "${d[0]}"):
+        with pytest.raises(MissingValue):
+            render(source, context)
+        assert render(source, context, missing="empty") == ""
+    assert render("${with_items.items}", context) == "listed"
+    assert render("<${o.token}>", {"o": Secret()}, missing="empty") == "<>"  # type: ignore[dict-item]
+
+
+def test_line_breaks_and_the_trailing_newline_are_kept_as_written() -> None:
+    assert render("a\r\n${x}\r\n\n", {"x": "y"}) == "a\r\ny\r\n\n"
+    assert render("${foreach i in xs}\r\n${i}\r\n${/foreach}\r\n", {"xs": [1]}) == "1\r\n"
