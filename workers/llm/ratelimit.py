@@ -1,4 +1,7 @@
-"""Per-client requests-per-minute limit in Redis: INCR and EXPIRE on a key the caller names."""
+"""Per-client requests-per-minute limit in Redis: INCR and EXPIRE on a key the caller names.
+
+This limits Geogate's own clients; the provider's 429s and `Retry-After` are retried in `providers/backoff.py`.
+"""
 
 from dataclasses import dataclass
 

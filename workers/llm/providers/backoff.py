@@ -1,4 +1,14 @@
-"""Back off on provider failures with exponential delays and full jitter; these are never model mistakes."""
+"""Back off on provider failures with exponential delays and full jitter; these are never model mistakes.
+
+Kept here rather than taken from the official `openai`/`anthropic` clients (checked against openai-python's
+`_base_client.py`; the anthropic client is generated from the same base). They retry inside one `create()` call
+with a sleep of their own and raise the last error without saying how many retries came before it (a count,
+`retries_taken`, rides only on a successful raw response); they take `Retry-After` up to 60 s and ignore a longer
+one. The loop records the retries on every `llm.attempted` event, the `provider_error` one included, and no wait
+here passes `BackoffPolicy.max_s`, whatever the server asks (both shown in tests/unit/workers/llm/test_providers.py).
+With the clients that would still need `max_retries=0` and this loop, plus two dependencies to send request
+bodies the providers already build over httpx.
+"""
 
 import random
 from collections.abc import Awaitable, Callable

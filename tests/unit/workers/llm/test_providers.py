@@ -24,7 +24,8 @@ class Sleeps:
 
 def provider_for(script: Script, sleeps: Sleeps, **config: object) -> tuple[object, httpx.AsyncClient]:
     client = httpx.AsyncClient(transport=mock_transport(script))
-    settings = LLMConfig(base_url="http://llm.test/v1", api_key="k", backoff=BackoffPolicy(max_retries=3), **config)
+    config = {"backoff": BackoffPolicy(max_retries=3), **config}
+    settings = LLMConfig(base_url="http://llm.test/v1", api_key="k", **config)
     return build_provider(settings, client, sleep=sleeps), client
 
 
@@ -107,6 +108,30 @@ async def test_timeouts_are_retryable_provider_errors() -> None:
             )
 
     assert (caught.value.code, caught.value.retries, len(sleeps.delays)) == ("llm.timeout", 2, 2)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_a_failure_after_retries_says_how_many_retries_came_before_it(provider: str) -> None:
+    """What keeps the retries here (providers/backoff.py): the count reaches the `provider_error` attempt event."""
+    script, sleeps = Script(), Sleeps()
+    script.load([failure(429), failure(503), failure(401), text("never sent")])
+    provider, client = provider_for(script, sleeps, provider=provider)
+    async with client:
+        with pytest.raises(ProviderError) as caught:
+            await provider.complete([Message("user", "q")], temperature=0.7, max_tokens=10)
+
+    assert (caught.value.code, caught.value.retries) == ("llm.http_401", 2)
+    assert len(script.requests) == caught.value.retries + 1 == len(sleeps.delays) + 1
+
+
+async def test_a_retry_after_longer_than_the_policy_allows_waits_only_max_s() -> None:
+    script, sleeps = Script(), Sleeps()
+    script.load([failure(429, retry_after=600), failure(429, retry_after=30), text("ok")])
+    provider, client = provider_for(script, sleeps, backoff=BackoffPolicy(max_retries=3, max_s=12.5))
+    async with client:
+        completion = await provider.complete([Message("user", "q")], temperature=0.7, max_tokens=10)
+
+    assert (completion.provider_retries, sleeps.delays) == (2, [12.5, 12.5])
 
 
 def test_backoff_delay_is_jittered_exponential_and_capped() -> None:
