@@ -1,4 +1,4 @@
--- Idempotent append + projection update in one atomic step (DESIGN.md: "Append is idempotent").
+-- Idempotent append + projection update in one atomic step (docs/event-log.md).
 -- KEYS[1] stream, KEYS[2] dedupe key, KEYS[3] aggregate index, KEYS[4..] keys the ops touch.
 -- ARGV: mode ("append" | "project"), dedupe ttl (0 = none), entry id (used in "project" mode),
 --       nfields, field/value pairs,

@@ -7,7 +7,7 @@ from schemas import tasks
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
-    """Celery settings for Geogate (gateways-eventlog.md §3.4): acks late, requeue on worker loss, no backend."""
+    """Celery settings for Geogate (docs/recovery.md): acks late, requeue on worker loss, no result backend."""
     return {
         "broker_url": settings.require_redis_url(),
         "broker_connection_retry_on_startup": True,

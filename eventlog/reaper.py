@@ -1,7 +1,7 @@
 """The reaper: runs whose worker's lease lapsed go back on their queue, as an event and a fresh message in one append.
 
 Celery's Redis transport gives a dead worker's messages back only after the visibility timeout (20 minutes here),
-so the log does the detecting (DESIGN.md, "When a machine dies"; Temporal's activity heartbeat timeout is the
+so the log does the detecting (docs/recovery.md; Temporal's activity heartbeat timeout is the
 model). Every worker node renews a lease key; `*.started` records the lease in the running index; any process may
 run the reaper, and a lock lets one act at a time. A lost run is re-dispatched with `tool.redispatched`, fenced on
 the lost attempt so that two reapers, or a reaper and a worker that woke up, cannot both act on it. A run that was

@@ -77,7 +77,7 @@ D = TypeVar("D", bound=EventData)
 
 
 class Event(BaseModel):
-    """The envelope appended to a stream (DESIGN.md, "The event log")."""
+    """The envelope appended to a stream (docs/event-log.md)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

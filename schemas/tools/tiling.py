@@ -2,8 +2,7 @@
 
 A tool whose `ToolSpec.tiled` is set may be planned as a grid of windows when it is large. Each window runs as a
 child call of its own (`<tool>.tile`, id `<parent>.<index>`), and the fan-in job (`tiles.fan_in`) assembles the
-parent's output once every tile has succeeded, or fails the parent when one failed (DESIGN.md, "One job across many
-workers").
+parent's output once every tile has succeeded, or fails the parent when one failed (docs/tiles.md).
 """
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue

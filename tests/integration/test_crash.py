@@ -1,4 +1,4 @@
-"""Crash safety (DESIGN: reliability settings): a worker SIGKILLed mid-job; the call still completes, once."""
+"""Crash safety (docs/recovery.md): a worker SIGKILLed mid-job; the call still completes, once."""
 
 import os
 import signal

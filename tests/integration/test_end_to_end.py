@@ -1,4 +1,4 @@
-"""A tool call end to end over real HTTP with the SDK client, in both protocol eras (DESIGN: "A tool call")."""
+"""A tool call end to end over real HTTP with the SDK client, in both protocol eras (docs/architecture.md)."""
 
 import anyio
 import pytest

@@ -1,4 +1,4 @@
-"""Dependency rule (STYLE.md): gateway and workers never import each other; schemas imports neither nor eventlog."""
+"""Import rule (docs/layout.md): gateway and workers never import each other; schemas imports neither nor eventlog."""
 
 import ast
 from pathlib import Path

@@ -1,6 +1,6 @@
 """Fan-out on the log: a planned call's tiles, each a `tool.requested` with its queue message in one append, then
 the parent's `tool.fanned_out`; all fenced on the planning attempt and keyed, so planning again appends nothing
-twice. The parent's worker is free as soon as this returns (DESIGN.md: a parent waiting in a slot starves its pool).
+twice. The parent's worker is free as soon as this returns (a parent waiting in a slot would starve its pool).
 """
 
 from eventlog import streams

@@ -1,4 +1,4 @@
-"""The event-store contract (DESIGN: "The event log"), run against fakeredis and against a real redis-server."""
+"""The event-store contract (docs/event-log.md), run against fakeredis and against a real redis-server."""
 
 import time
 

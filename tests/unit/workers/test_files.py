@@ -1,4 +1,4 @@
-"""Workspace scoping and atomic outputs (DESIGN: outputs written to a temp file and renamed into place)."""
+"""Workspace scoping and atomic outputs (written to a temp file and renamed into place)."""
 
 import hashlib
 import os

@@ -61,7 +61,7 @@ def test_several_calls_in_one_reply_come_back_in_order() -> None:
 
 
 def test_nested_params_and_braces_inside_strings_do_not_confuse_the_scanner() -> None:
-    """seed-anchors §2: the Rust host's regex broke on nested params."""
+    """The seed's Rust host (mcp-host) found calls with a regex that broke on nested params."""
     text = (
         'x {"tool": "raster_reproject", "params": {"uri": "a}{b.tif", "dst_crs": "EPSG:3857", '
         '"options": {"tiled": true}}} y'

@@ -303,7 +303,7 @@ async def test_empty_tool_results_are_handed_back_as_no_data(llm_server: Scripte
 
 
 async def test_citations_come_from_results_not_arguments(llm_server: ScriptedServer) -> None:
-    """seed-anchors §5: translation-helps built citations from arguments; ours come from what tools returned."""
+    """translation-helps-mcp built citations from arguments; ours come from what tools returned."""
     script = [text('{"tool": "raster_info", "params": {"uri": "arg-only.tif"}}'), text("ok")]
     answer = await ask(llm_server, script, tools=Tools(result={"source": "https://data.example/dem"}))
 

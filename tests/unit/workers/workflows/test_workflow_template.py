@@ -1,4 +1,4 @@
-"""The `${…}` meta-language of seed 002, parsed rather than regex-replaced (seed-anchors §3 weakness)."""
+"""The workflows' `${…}` template language (docs/workflows.md), parsed by its grammar rather than regex-replaced."""
 
 import pytest
 from pydantic import JsonValue
