@@ -10,9 +10,10 @@ keyword, constant or global (`loop`, `none`, `in`, `range`); lookups read JSON o
 index a list item, never a Python attribute).
 
 Cost against the hand-written engine this replaced (`python bench/workflow_template.py`, same run, the bundled
-definitions): rendering ~4× slower (3 → 12 µs a template; a step renders one instruction and a few arguments),
-parsing ~250× slower (24 µs → 6 ms a template, once per process: definitions are loaded once and cached). Neither
-is a reason to keep 342 hand-written lines beside a step that goes through Celery and appends to the event log.
+definitions, 2 shared cores at load 4 to 10): rendering 4 to 7× slower (3 → 12 to 21 µs a template; a step renders
+one instruction and a few arguments), parsing 135 to 250× slower (25 µs → 6 ms a template, once per process:
+definitions are loaded once and cached). Neither is a reason to keep 342 hand-written lines beside a step that goes
+through Celery and appends to the event log.
 """
 
 import json
