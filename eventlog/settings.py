@@ -93,8 +93,9 @@ class Settings(BaseSettings):
     """The `pollIntervalMs` a task handle suggests."""
     task_ttl_s: int = Field(default=86400, ge=1)
     """The `ttlMs` of a task: how long `tasks/get` answers for it after it was created."""
-    conformance: bool = False
-    """Serve the MCP conformance suite's fixture tools, resources and prompts (`GEOGATE_CONFORMANCE=1`)."""
+    extra_tools: str | None = None
+    """A module adding tools beside Geogate's own (`schemas.tools.extra`), loaded by the gateway and the workers at
+    start-up; the test harness names its fixtures here. None in a normal run."""
     retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
     """Authentication, limits, allowed hosts and origins, sandbox strength (issue 14)."""

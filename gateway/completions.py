@@ -40,7 +40,7 @@ CATALOG_KINDS = ("all", "raster", "vector")
 
 Completer = Callable[[str, dict[str, str]], Awaitable[list[str]]]
 EXTRA: dict[tuple[str, str], Completer] = {}
-"""More completers by (prompt name or template URI, argument), e.g. the conformance fixtures'."""
+"""More completers by (prompt name or template URI, argument), for prompts and templates added beside ours."""
 
 
 def completion(values: list[str]) -> Completion:

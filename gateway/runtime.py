@@ -170,7 +170,7 @@ class Gateway:
         self, spec: ToolSpec, queue: Any, wait: "_Wait", resumed: bool = False
     ) -> CallToolResult | InputRequiredResult:
         """The call's outcome, or a task handle once the wait passes the task threshold (clients that declared it)."""
-        task_after_s = None if wait.handled else wait_before_task(spec.name, self.settings.task_after_s, resumed)
+        task_after_s = None if wait.handled else wait_before_task(spec, self.settings.task_after_s, resumed)
         if task_after_s is None:
             return await self._await_outcome(queue, wait)
         with anyio.move_on_after(task_after_s):  # a client that declared tasks gets a handle past this wait

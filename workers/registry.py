@@ -7,7 +7,6 @@ from workers.jobs import JOBS, Job
 
 FAMILIES = (
     "workers.ping",
-    "workers.conformance",
     "workers.gdal.catalog",
     "workers.gdal.convert",
     "workers.gdal.convert_tiles",

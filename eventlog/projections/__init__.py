@@ -4,37 +4,12 @@ A projector reads only the event (never the clock, never Redis), so applying the
 gives the same state: that is what lets `geogate replay` rebuild every read model from the log alone.
 """
 
-from collections.abc import Callable
-
 from eventlog.append import Op
+from eventlog.projections.registry import _PROJECTORS, Projector, expire_finished, projector
 from eventlog.streams import ProjectionKeys
 from schemas.events import Event
 
-Projector = Callable[[Event, ProjectionKeys], list[Op]]
-
-_PROJECTORS: dict[str, list[Projector]] = {}
-
-
-def projector(*event_types: str) -> Callable[[Projector], Projector]:
-    """Register a projector for the given event types."""
-
-    def register(fn: Projector) -> Projector:
-        for kind in event_types:
-            _PROJECTORS.setdefault(kind, []).append(fn)
-        return fn
-
-    return register
-
-
-def expire_finished(event: Event, keys: ProjectionKeys, *names: str) -> list[Op]:
-    """Expiry of a finished run's keys (`names`, with the event's aggregate index) `finished_ttl_s` after `event`.
-
-    The deadline comes from the event's own time, so a rebuild sets the same one (and drops what already lapsed).
-    """
-    if keys.finished_ttl_s is None:
-        return []
-    at_ms = int(event.ts.timestamp() * 1000) + keys.finished_ttl_s * 1000
-    return [Op("PEXPIREAT", name, (at_ms,)) for name in (*names, keys.index(event.aggregate))]
+__all__ = ["Projector", "expire_finished", "ops_for", "projector"]
 
 
 def ops_for(event: Event, keys: ProjectionKeys) -> list[Op]:

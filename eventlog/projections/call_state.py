@@ -6,7 +6,7 @@ from typing import Any
 from pydantic import BaseModel, Field, JsonValue
 
 from eventlog.append import Op, hset, hset_unless
-from eventlog.projections import expire_finished, projector
+from eventlog.projections.registry import expire_finished, projector
 from eventlog.projections.running import running_value
 from eventlog.streams import ProjectionKeys, handler_run
 from schemas.content import ContentBlock

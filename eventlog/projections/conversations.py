@@ -1,7 +1,7 @@
 """LLM conversations keep no projection of their own but their event index, which expires with the conversation."""
 
 from eventlog.append import Op
-from eventlog.projections import expire_finished, projector
+from eventlog.projections.registry import expire_finished, projector
 from eventlog.streams import ProjectionKeys
 from schemas.events import Event
 

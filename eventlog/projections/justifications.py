@@ -6,7 +6,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from eventlog.append import Op, hset
-from eventlog.projections import projector
+from eventlog.projections.registry import projector
 from eventlog.streams import ProjectionKeys
 from schemas.events import (
     Event,

@@ -1,8 +1,8 @@
 """The metrics projection: counters folded from the log (events by type, outcomes, failure codes, run time)."""
 
 from eventlog.append import Op
-from eventlog.projections import projector
 from eventlog.projections.ops import whole_us
+from eventlog.projections.registry import projector
 from eventlog.streams import ProjectionKeys
 from schemas.events import Event, ToolFailed, ToolSucceeded
 

@@ -12,8 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from eventlog.append import Op, hset_unless
-from eventlog.projections import projector
 from eventlog.projections.call_state import TERMINAL, CallState
+from eventlog.projections.registry import projector
 from eventlog.streams import ProjectionKeys
 from schemas.events import Event, ToolInputProvided, ToolInputRequested
 

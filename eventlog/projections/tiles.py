@@ -3,7 +3,7 @@
 `tool.fan_in_started`. The fan-in's enqueue rides on these counts (`eventlog.fan_in`)."""
 
 from eventlog.append import Op, hset, hset_unless
-from eventlog.projections import expire_finished, projector
+from eventlog.projections.registry import expire_finished, projector
 from eventlog.projections.running import running_value
 from eventlog.streams import ProjectionKeys, fan_in_run
 from schemas.events import (

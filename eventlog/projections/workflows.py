@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from eventlog.append import Arg, Op, hset
-from eventlog.projections import projector
+from eventlog.projections.registry import projector
 from eventlog.streams import ProjectionKeys
 from schemas.events import (
     Event,

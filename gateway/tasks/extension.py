@@ -20,10 +20,11 @@ from eventlog.publish import new_event
 from eventlog.redaction import redact_text
 from gateway import results
 from gateway.identity import caller
-from gateway.tasks.policy import MODERN, REQUIRED_TOOLS, SLOT, TASKS, TaskSlot
+from gateway.tasks.policy import MODERN, SLOT, TASKS, TaskSlot
 from schemas.events import Event, ToolCancelRequested, ToolInputProvided
 from schemas.events.base import EventData
 from schemas.ids import call_aggregate
+from schemas.tools import SPECS
 
 if TYPE_CHECKING:
     from gateway.runtime import Gateway
@@ -75,7 +76,7 @@ class TasksExtension(Extension):
         self, params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
         if not _declared(ctx):
-            if params.name in REQUIRED_TOOLS:
+            if (spec := SPECS.get(params.name)) is not None and spec.task_only:
                 require_client_extension(ctx, TASKS)  # raises -32021 naming the extension
             return await call_next(ctx)
         slot = TaskSlot()

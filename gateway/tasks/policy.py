@@ -5,32 +5,11 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from schemas.tools.base import ToolSpec
+
 TASKS = "io.modelcontextprotocol/tasks"
 MODERN = "2026-07-28"
 """The first protocol revision with the extension; legacy (handshake-era) clients always get synchronous results."""
-
-LONG_TOOLS = frozenset(
-    {
-        "raster_reproject",
-        "raster_convert",
-        "raster_stats",
-        "vector_reproject",
-        "vector_convert",
-        "vector_clip",
-        "vector_buffer",
-        "vector_simplify",
-        "ask",
-        "slow_compute",
-        "failing_job",
-        "protocol_error_job",
-        "confirm_delete",
-        "multi_input",
-    }
-)
-"""Tools that can run long: a client that declared tasks gets a task handle at once."""
-
-REQUIRED_TOOLS = frozenset({"failing_job", "test_tool_with_task", "confirm_delete", "multi_input"})
-"""Tools that run only as tasks: a client that did not declare the extension gets `-32021`."""
 
 
 @dataclass
@@ -43,15 +22,16 @@ class TaskSlot:
 SLOT: ContextVar[TaskSlot | None] = ContextVar("geogate_task_slot", default=None)
 
 
-def wait_before_task(tool: str, after_s: float, resumed: bool = False) -> float | None:
+def wait_before_task(spec: ToolSpec, after_s: float, resumed: bool = False) -> float | None:
     """How long the current call may wait for its outcome before it becomes a task; None: never a task.
 
-    A tool that runs only as a task but first asks the client synchronously (MRTR) becomes one as soon as its
-    answers are in: on the retry that resumes it (`resumed`).
+    A tool that runs long (`ToolSpec.runs_long`) becomes a task at once. A tool that runs only as a task
+    (`ToolSpec.task_only`) but first asks the client synchronously (MRTR) becomes one as soon as its answers are in:
+    on the retry that resumes it (`resumed`).
     """
     if SLOT.get() is None:
         return None
-    return 0.0 if tool in LONG_TOOLS or (resumed and tool in REQUIRED_TOOLS) else after_s
+    return 0.0 if spec.runs_long or (resumed and spec.task_only) else after_s
 
 
 @contextmanager

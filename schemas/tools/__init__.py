@@ -2,7 +2,6 @@
 
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 from schemas.tools.catalog import CATALOG_SPECS
-from schemas.tools.conformance import CONFORMANCE_SPECS
 from schemas.tools.core import PING
 from schemas.tools.handlers import RUN_RESULT_HANDLER
 from schemas.tools.info import RASTER_INFO, VECTOR_INFO
@@ -31,13 +30,28 @@ _INTERNAL: tuple[tuple[ToolSpec, ...], ...] = (
     (FAN_IN,),
     (RUN_RESULT_HANDLER,),
     (JUSTIFY_CHOICE,),
-    CONFORMANCE_SPECS,
 )
 
 INTERNAL: dict[str, ToolSpec] = {spec.name: spec for family in _INTERNAL for spec in family}
 """Jobs the gateway runs for itself (resource reads, handler runs): same path and events, not in `tools/list`."""
 
 SPECS: dict[str, ToolSpec] = {**TOOLS, **INTERNAL}
-"""Everything a worker may be asked to run."""
+"""Everything a worker may be asked to run; with the extra tools of `GEOGATE_EXTRA_TOOLS` once they are loaded."""
 
-__all__ = ["INTERNAL", "SPECS", "TOOLS", "Hints", "ToolArgs", "ToolResult", "ToolSpec"]
+EXTRA: dict[str, ToolSpec] = {}
+"""Tools a module named by `GEOGATE_EXTRA_TOOLS` adds (`schemas.tools.extra`): published and run like `TOOLS`."""
+
+
+def add_extra(specs: tuple[ToolSpec, ...]) -> None:
+    """Register extra tools: the gateway publishes them and a worker runs them (`schemas.tools.extra.load`).
+
+    Raises:
+        ValueError: an extra tool takes the name of one of Geogate's own.
+    """
+    for spec in specs:
+        if spec.name in TOOLS or spec.name in INTERNAL:
+            raise ValueError(f"extra tool {spec.name!r} takes the name of one of Geogate's own tools")
+        EXTRA[spec.name] = SPECS[spec.name] = spec
+
+
+__all__ = ["EXTRA", "INTERNAL", "SPECS", "TOOLS", "Hints", "ToolArgs", "ToolResult", "ToolSpec", "add_extra"]

@@ -63,3 +63,7 @@ class ToolSpec:
     client_needs: frozenset[ClientCapability] = frozenset()
     """Client capabilities the tool cannot run without (its job asks the client): a client that did not declare
     them gets `-32021` and no call is made."""
+    runs_long: bool = False
+    """A client that declared the tasks extension gets a task handle at once (`gateway.tasks.policy`)."""
+    task_only: bool = False
+    """Runs only as a task: a client that did not declare the tasks extension gets `-32021` and no call is made."""

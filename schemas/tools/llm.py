@@ -59,4 +59,5 @@ ASK = ToolSpec(
     hints=Hints(read_only=False, destructive=False, idempotent=False, open_world=True),
     timeout_s=300.0,
     aliases={"message": "question", "prompt": "question", "query": "question"},
+    runs_long=True,
 )

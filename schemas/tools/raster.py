@@ -267,6 +267,7 @@ RASTER_CONVERT = ToolSpec(
     timeout_s=3600.0,
     aliases=_ALIASES,
     tiled=True,
+    runs_long=True,
 )
 
 RASTER_REPROJECT = ToolSpec(
@@ -284,6 +285,7 @@ RASTER_REPROJECT = ToolSpec(
     timeout_s=3600.0,
     aliases=_ALIASES | {"crs": "dst_crs", "method": "resampling"},
     tiled=True,
+    runs_long=True,
     reflection=(
         ReflectionSpec(domain="crs_datum", prompt="justify_crs_selection", args={"dst_crs": "dst_crs"}),
         ReflectionSpec(domain="resampling", prompt="justify_resampling_method", args={"method": "resampling"}),
@@ -305,4 +307,5 @@ RASTER_STATS = ToolSpec(
     timeout_s=1800.0,
     aliases={"path": "uri", "file": "uri", "input": "uri"},
     tiled=True,
+    runs_long=True,
 )

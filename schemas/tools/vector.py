@@ -137,6 +137,7 @@ def _spec(name: str, title: str, description: str, args: type[VectorWriteArgs], 
         hints=_WRITES,
         timeout_s=3600.0,
         aliases=_ALIASES,
+        runs_long=True,
     )
 
 

@@ -1,8 +1,8 @@
 """The conformance fixtures are Geogate tools: each call is in the log, run by a worker, with one outcome.
 
-A private Redis, one worker and a gateway with `GEOGATE_CONFORMANCE=1`; the SDK client in both eras. A job that asks
-the client mid-call is answered over the session (2025-11-25) or by the client's MRTR retry (2026-07-28), and the
-questions and answers are events of the call. The module ends with `geogate replay --check`.
+A private Redis, one worker and a gateway with the fixtures as extra tools (`GEOGATE_EXTRA_TOOLS`); the SDK client in
+both eras. A job that asks the client mid-call is answered over the session (2025-11-25) or by the client's MRTR
+retry (2026-07-28), and the questions and answers are events of the call. The module ends with `geogate replay --check`.
 """
 
 import os
@@ -23,6 +23,7 @@ from eventlog.store import EventStore
 from eventlog.streams import Keys
 from gateway.results import META_KEY
 from schemas.ids import call_aggregate
+from tests.conformance_suite import FIXTURES
 from tests.integration.conftest import start_gateway, start_worker, stop
 from tests.log_audit import audit
 from tests.mcp_http import frame, headers, parse
@@ -57,7 +58,7 @@ def fixtures(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FixtureStack]
     (workdir / "workspace").mkdir()
     with redis_server(workdir) as redis_url:
         env = {**os.environ, "REDIS_URL": redis_url, "GEOGATE_WORKSPACES": str(workdir / "workspace")}
-        env["GEOGATE_CONFORMANCE"] = "1"
+        env["GEOGATE_EXTRA_TOOLS"] = FIXTURES
         port = free_port()
         worker = start_worker(env, concurrency=2)
         gateway = start_gateway(env, port)

@@ -26,6 +26,7 @@ from eventlog.store import EventStore
 from eventlog.streams import Keys
 from gateway.results import META_KEY
 from schemas.ids import call_aggregate
+from tests.conformance_suite import FIXTURES
 from tests.integration.conftest import start_gateway, start_worker, stop
 from tests.mcp_http import frame, headers, parse
 from tests.support import free_port, redis_server, wait_for_log
@@ -105,6 +106,7 @@ def task_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TaskStack]:
             "GEOGATE_HEARTBEAT_S": "0.5",
             "GEOGATE_LEASE_TTL_S": "3",
             "GEOGATE_VISIBILITY_TIMEOUT_S": "120",
+            "GEOGATE_EXTRA_TOOLS": FIXTURES,  # the workers run the fixtures' jobs (`confirm_delete`, …)
         }
         port_a, port_b = free_port(), free_port()
         worker = start_worker(env, concurrency=2)
@@ -202,9 +204,9 @@ def test_a_task_whose_worker_process_group_is_sigkilled_completes_through_redisp
 
 
 def confirm_delete_task(stack: TaskStack, filename: str) -> str:
-    """A `confirm_delete` task (a fixture: a gateway with `GEOGATE_CONFORMANCE=1` publishes it), once it asks."""
+    """A `confirm_delete` task (a fixture, published by a gateway the fixtures were loaded into), once it asks."""
     port = free_port()
-    fixtures = start_gateway({**stack.env, "GEOGATE_CONFORMANCE": "1"}, port)
+    fixtures = start_gateway(stack.env, port)
     try:
         task_id = create(f"http://127.0.0.1:{port}/mcp", "confirm_delete", {"filename": filename})
     finally:
@@ -265,7 +267,7 @@ def test_an_mrtr_retry_continues_its_call_through_a_gateway_started_after_the_on
         assert isinstance(reply.message, dict), reply
         return reply.message
 
-    fixtures = {**task_stack.env, "GEOGATE_CONFORMANCE": "1"}
+    fixtures = task_stack.env
     asking_port = free_port()
     asking = start_gateway(fixtures, asking_port)
     try:

@@ -1,17 +1,21 @@
-"""Import rule (docs/layout.md): gateway and workers never import each other; schemas imports neither nor eventlog."""
+"""Dependency rule (docs/layout.md): gateway and workers never import each other; schemas imports neither
+nor eventlog; no product module imports the tests or names the conformance fixtures; product imports form no circle."""
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+PRODUCT = ("gateway", "workers", "schemas", "eventlog")
+"""The packages that ship (pyproject's `packages.find`)."""
 
 FORBIDDEN = {
-    "gateway": {"workers"},
-    "workers": {"gateway"},
-    "eventlog": {"gateway", "workers"},
-    "schemas": {"gateway", "workers", "eventlog"},
+    "gateway": {"workers", "tests"},
+    "workers": {"gateway", "tests"},
+    "eventlog": {"gateway", "workers", "tests"},
+    "schemas": {"gateway", "workers", "eventlog", "tests"},
 }
 
 
@@ -87,3 +91,104 @@ def test_one_module_per_process_reads_outcomes_from_the_calls_stream() -> None:
     readers = xread_modules() - set(LOG_VIEWS)
     assert readers == OUTCOME_READERS
     assert {r.split("/")[0] for r in readers} == {"gateway", "workers"}
+
+
+def product_files() -> Iterator[Path]:
+    """Every file that ships with the product packages (source, Lua, templates, YAML), caches and npm trees aside."""
+    for package in PRODUCT:
+        for path in (ROOT / package).rglob("*"):
+            if path.is_file() and not {"__pycache__", "node_modules", "vendor"} & set(path.parts):
+                yield path
+
+
+def test_no_product_file_names_the_conformance_fixtures() -> None:
+    """Issue 33: the suite's fixtures live under tests/ and are loaded by a setting (`GEOGATE_EXTRA_TOOLS`)."""
+    naming = [str(p.relative_to(ROOT)) for p in product_files() if b"conformance" in p.read_bytes().lower()]
+    assert naming == []
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imported(node: ast.Import | ast.ImportFrom, here: str, is_package: bool, known: set[str]) -> set[str]:
+    """The product modules one import statement loads: `from a.b import c` loads `a.b.c` if it is one, else `a.b`."""
+    if isinstance(node, ast.Import):
+        return {alias.name for alias in node.names} & known
+    base = node.module or ""
+    if node.level:
+        package = here.split(".") if is_package else here.split(".")[:-1]
+        base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+    return {f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names} & known
+
+
+def import_edges(path: Path, known: set[str], root: Path = ROOT) -> set[str]:
+    """Product modules `path` imports, at any depth (inside functions too), except under `if TYPE_CHECKING:`."""
+    here, found = module_name(path, root), set()
+    pending: list[ast.AST] = [ast.parse(path.read_text(), filename=str(path))]
+    while pending:
+        node = pending.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _type_checking(child):
+                pending += child.orelse
+            elif isinstance(child, ast.Import | ast.ImportFrom):
+                found |= _imported(child, here, path.name == "__init__.py", known)
+            else:
+                pending.append(child)
+    return found - {here}
+
+
+def import_graph(root: Path, packages: tuple[str, ...]) -> dict[str, set[str]]:
+    files = {module_name(p, root): p for package in packages for p in (root / package).rglob("*.py")}
+    return {name: import_edges(path, set(files), root) for name, path in files.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every circle a depth-first walk meets (each once, from where the walk entered it)."""
+    found: list[list[str]] = []
+    state: dict[str, str] = {}
+    path: list[str] = []
+
+    def walk(node: str) -> None:
+        state[node] = "open"
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                found.append([*path[path.index(nxt) :], nxt])
+            elif nxt not in state:
+                walk(nxt)
+        state[node] = "done"
+        path.pop()
+
+    for node in sorted(graph):
+        if node not in state:
+            walk(node)
+    return found
+
+
+def test_product_imports_form_no_circle() -> None:
+    """Issue 33: a circle (gateway.server ↔ its fixtures, a package ↔ the families it registers) makes import order
+    matter; the layer below never reaches back up, not even inside a function."""
+    assert cycles(import_graph(ROOT, PRODUCT)) == []
+
+
+def test_the_circle_finder_sees_a_circle_through_a_lazy_import_and_skips_type_checking(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pkg.b\n")
+    (tmp_path / "pkg" / "b.py").write_text("def f():\n    from pkg import c\n")
+    (tmp_path / "pkg" / "c.py").write_text("from . import b\n")
+
+    graph = import_graph(tmp_path, ("pkg",))
+
+    assert graph["pkg.a"] == set()  # TYPE_CHECKING imports never run
+    assert graph["pkg.b"] == {"pkg.c"} and graph["pkg.c"] == {"pkg.b"}
+    assert cycles(graph) == [["pkg.b", "pkg.c", "pkg.b"]]

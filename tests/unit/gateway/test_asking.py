@@ -8,8 +8,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import ClientCapabilities, ElicitationCapability, SamplingCapability
 
 from gateway.asking import STATE_KEY, declared, require, resumed
-from schemas.tools.conformance.asking import ALL_AT_ONCE
-from schemas.tools.conformance.calls import TEXT
+from tests.conformance.fixtures.specs.asking import ALL_AT_ONCE
+from tests.conformance.fixtures.specs.calls import TEXT
 
 
 def request(**caps: object) -> SimpleNamespace:

@@ -14,12 +14,15 @@ from schemas.events import ToolInputProvided, ToolLogged, ToolSucceeded
 from schemas.events.tool import ClientCapability
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import SPECS
-from schemas.tools.conformance import CONFORMANCE_SPECS
+from schemas.tools.extra import load as load_extra
+from tests.conformance.fixtures import SPECS as FIXTURE_SPECS
+from tests.conformance_suite import FIXTURES
 from tests.support import make_event
 from workers import runner
 from workers.registry import load_all
 
 JOBS = load_all()
+load_extra(FIXTURES).load_jobs()  # what a worker started with GEOGATE_EXTRA_TOOLS does (`workers.app.configure`)
 
 
 @pytest.fixture
@@ -43,7 +46,7 @@ def types_of(store: EventStore, call_id: str) -> list[str]:
 
 
 def test_every_fixture_spec_has_a_job() -> None:
-    assert {spec.name for spec in CONFORMANCE_SPECS} <= set(JOBS)
+    assert {spec.name for spec in FIXTURE_SPECS} <= set(JOBS)
 
 
 def test_media_a_job_returns_is_in_its_outcome_and_in_the_rebuilt_answer(
