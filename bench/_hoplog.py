@@ -2,9 +2,10 @@
 
 A Geogate call appends three events: `tool.requested` (with the task's queue message, in one step), a fenced
 `tool.started` and a fenced outcome, and the gateway learns the outcome from the log. Here each of those is one run
-of Geogate's own append script (`eventlog/_append.lua`: dedupe key, aggregate index, expectations, the call's state
-hash) with the expectations Geogate's worker sets, and the event is a small msgpack map: no pydantic events, no call
-plan, no gate, no projections, no leases. What an event-sourced call behind one queue hop costs at the least.
+of Geogate's own append script (`geogate/eventlog/_append.lua`: dedupe key, aggregate index, expectations, the
+call's state hash) with the expectations Geogate's worker sets, and the event is a small msgpack map: no pydantic
+events, no call plan, no gate, no projections, no leases. What an event-sourced call behind one queue hop costs at
+the least.
 """
 
 import time
@@ -15,7 +16,7 @@ import msgpack
 import redis
 import redis.asyncio as aredis
 
-from eventlog.append import SCRIPT, Expect, Op, ScriptCall, hset, script_call
+from geogate.eventlog.append import SCRIPT, Expect, Op, ScriptCall, hset, script_call
 
 STREAM = "hop:log:calls"
 TERMINAL = ("succeeded", "failed", "cancelled")

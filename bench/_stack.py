@@ -15,8 +15,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from eventlog.settings import Settings  # noqa: E402
 from gateway.dev import Children, free_port, start_redis, worker_pools  # noqa: E402
+from geogate.settings import Settings  # noqa: E402
 
 BARE_SERVER = """
 import os, socket, uvicorn

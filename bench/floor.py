@@ -23,8 +23,8 @@ import redis
 from _stack import ROOT, bare_server, describe, geogate_stack, percentile
 from overhead import interleaved
 
-from eventlog.settings import Settings
 from gateway.dev import Children, start_redis
+from geogate.settings import Settings
 
 CELERY_APP = """
 import redis

@@ -27,8 +27,8 @@ from hop import hop_stack
 from mcp import Client
 from mcp.types import CreateMessageResult, TextContent
 
-from eventlog.lifetime import dies_with_this_process
 from gateway.dev import Children, free_port
+from geogate.process.lifetime import dies_with_this_process
 
 GDAL_MCP = "gdal-mcp==1.1.3"
 GDAL_MCP_VENV = ROOT / ".bench" / "gdal-mcp"

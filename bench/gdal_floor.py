@@ -27,8 +27,8 @@ from floor import celery_alone
 from gdal import BATCH, batch_ms, gdal_mcp_server, info_samples
 from gdal_core import make_source, through_job
 
-from eventlog.settings import Settings
 from gateway.dev import Children, free_port, start_redis
+from geogate.settings import Settings
 
 BARE_INFO = """
 import os, uvicorn

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from _stack import ROOT, _wait_http, bare_server, describe, processes
 
-from eventlog.settings import Settings
 from gateway.dev import free_port, start_redis
+from geogate.settings import Settings
 
 QUEUE = "hop"
 OUTCOMES = "hop:outcomes"
@@ -88,7 +88,7 @@ import redis.asyncio as aredis
 import uvicorn
 from mcp.server import MCPServer
 from mcp.types import ToolAnnotations
-from eventlog.celery_message import task_message
+from geogate.queue.message import task_message
 from schemas.tools.core import PingResult
 from schemas.tools.info import RasterInfoResult
 from schemas.tools.raster import RasterReprojectResult

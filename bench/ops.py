@@ -29,12 +29,12 @@ import redis
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._stack import _wait_http, percentile
-from eventlog import ops_feed, streams
-from eventlog.append import SCRIPT, script_call, stream_fields
-from eventlog.projections import ops_for
-from eventlog.settings import Settings
-from eventlog.streams import Keys
 from gateway.dev import Children, free_port, start_redis
+from geogate.eventlog import ops_feed, streams
+from geogate.eventlog.append import SCRIPT, script_call, stream_fields
+from geogate.eventlog.projections import ops_for
+from geogate.eventlog.streams import Keys
+from geogate.settings import Settings
 from schemas.events import Event, EventData, ToolFailed, ToolRequested, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate, new_id
 

@@ -15,14 +15,14 @@ from pathlib import Path
 
 from _stack import percentile
 
-from eventlog import streams
-from eventlog.publish import request_event
-from eventlog.settings import Settings
-from eventlog.store import AsyncEventStore
 from gateway.dev import Children, start_redis
 from gateway.reflection.flow import preflight
 from gateway.reflection.gate import Gate
 from gateway.reflection.persist import persist
+from geogate.eventlog import streams
+from geogate.eventlog.publish import request_event
+from geogate.eventlog.store import AsyncEventStore
+from geogate.settings import Settings
 from schemas.call_plan import plan_call
 from schemas.ids import new_id
 from schemas.reflection import PersistItem

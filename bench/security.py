@@ -18,15 +18,15 @@ from pathlib import Path
 from _stack import percentile
 from redis.asyncio import Redis
 
-from eventlog.publish import follow, request_event
-from eventlog.redaction import redact_event
-from eventlog.settings import Settings
-from eventlog.streams import Keys
 from gateway.dev import Children, start_redis
 from gateway.security.frames import check_body
 from gateway.security.jwt_verifier import JwtVerifier
 from gateway.security.limits import Limiter, Limits
 from gateway.security.tokens import StaticTokenVerifier, load_tokens
+from geogate.eventlog.publish import follow, request_event
+from geogate.eventlog.redaction import redact_event
+from geogate.eventlog.streams import Keys
+from geogate.settings import Settings
 from schemas.codec import encode
 from schemas.events import ToolSucceeded
 from schemas.tools import TOOLS

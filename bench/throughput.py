@@ -20,7 +20,7 @@ from cpu import per_call as cpu_per_call
 from cpu import show as show_cpu
 from hop import hop_stack
 
-from eventlog.lifetime import dies_with_this_process
+from geogate.process.lifetime import dies_with_this_process
 
 LUA = Path(__file__).with_name("mcp_call.lua")
 

@@ -31,8 +31,8 @@ from rasterio.enums import Resampling
 from rasterio.warp import calculate_default_transform, reproject
 from rasterio.windows import Window
 
-from eventlog.settings import Settings
-from eventlog.store import EventStore
+from geogate.eventlog.store import EventStore
+from geogate.settings import Settings
 from schemas.events import ToolFanInStarted, ToolFannedOut, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate
 from schemas.tools.tiling import tile_call_id

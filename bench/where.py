@@ -25,9 +25,9 @@ from _stack import geogate_stack, percentile
 from hop import hop_stack
 from mcp import Client
 
-from eventlog.settings import Settings
-from eventlog.store import EventStore
-from eventlog.streams import CALLS
+from geogate.eventlog.store import EventStore
+from geogate.eventlog.streams import CALLS
+from geogate.settings import Settings
 
 SPANS = ("client → requested", "requested → started", "started → succeeded", "succeeded → client")
 

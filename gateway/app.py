@@ -10,13 +10,13 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
-from eventlog import ops_feed
-from eventlog.memory import settle_memory
-from eventlog.settings import Settings
-from eventlog.store import async_client
 from gateway.security.request_state import request_state_security
 from gateway.security.wiring import auth_setup, check_exposure, secure
 from gateway.server import build_server
+from geogate.eventlog import ops_feed
+from geogate.eventlog.store import async_client
+from geogate.process.memory import settle_memory
+from geogate.settings import Settings
 
 if TYPE_CHECKING:
     import uvicorn
@@ -45,7 +45,7 @@ def build_app(settings: Settings) -> ASGIApp:
 
 def serve(settings: Settings, on_server: "Callable[[uvicorn.Server], None] | None" = None) -> None:
     """Serve the gateway over HTTP until stopped (`geogate gateway`, `geogate dev`): the app is built, then the
-    start-up heap frozen (`eventlog.memory`), then uvicorn runs it. `on_server` gets the server before it starts
+    start-up heap frozen (`geogate.process.memory`), then uvicorn runs it. `on_server` gets the server before it starts
     (`geogate dev` stops it through it: `gateway.dev.StopRequest`).
 
     Raises:

@@ -27,12 +27,12 @@ from mcp.types import (
 )
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from eventlog import streams
-from eventlog.projections.tasks import inputs
-from eventlog.publish import new_event
-from eventlog.store import AsyncEventStore
 from gateway.identity import caller
 from gateway.reflection.sampling import is_modern
+from geogate.eventlog import streams
+from geogate.eventlog.projections.tasks import inputs
+from geogate.eventlog.publish import new_event
+from geogate.eventlog.store import AsyncEventStore
 from schemas.events import Event, ToolCancelRequested, ToolInputProvided
 from schemas.events.base import EventData
 from schemas.events.tool import ClientCapability, ToolLogged

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from eventlog.settings import Settings, read_settings
 from gateway.cli_justifications import app as justifications_app
+from geogate.settings import Settings, read_settings
 
 app = typer.Typer(help="Geogate: an event-sourced MCP gateway for geospatial work.", no_args_is_help=True)
 events_app = typer.Typer(help="Read the event log.", no_args_is_help=True)
@@ -85,8 +85,8 @@ def replay(
     check: Annotated[bool, typer.Option("--check", help="compare only; leave the live projections alone")] = False,
 ) -> None:
     """Rebuild every projection from the log alone and compare it with the live one."""
-    from eventlog.replay import replay as run_replay
-    from eventlog.store import EventStore
+    from geogate.eventlog.replay import replay as run_replay
+    from geogate.eventlog.store import EventStore
 
     report = run_replay(EventStore.from_settings(_connected()), swap=not check)
     typer.echo(f"replayed {report.events} events into {report.keys} projection keys")
@@ -102,8 +102,8 @@ def replay(
 def trim() -> None:
     """A retention pass now (GEOGATE_RETENTION_MAX_AGE_S / _MAXLEN): snapshot what goes, then trim, never past a
     live reader's checkpoint."""
-    from eventlog.retention import trim as run_trim
-    from eventlog.store import EventStore
+    from geogate.eventlog.retention import trim as run_trim
+    from geogate.eventlog.store import EventStore
 
     settings = _connected()
     store = EventStore.from_settings(settings)
@@ -119,8 +119,8 @@ def events_tail(
     count: Annotated[int, typer.Option("--count", "-n", help="how many recent events first (0: the whole log)")] = 20,
 ) -> None:
     """Print recent events, coloured for people or as JSON lines for scripts."""
-    from eventlog.store import EventStore
     from gateway.tail import run_tail
+    from geogate.eventlog.store import EventStore
 
     with contextlib.suppress(KeyboardInterrupt):
         run_tail(EventStore.from_settings(_connected()), type_, count, follow, json_lines)

@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from eventlog import streams
-from eventlog.projections.justifications import JustificationState
-from eventlog.publish import new_event
-from eventlog.settings import Settings
-from eventlog.store import EventStore
+from geogate.eventlog import streams
+from geogate.eventlog.projections.justifications import JustificationState
+from geogate.eventlog.publish import new_event
+from geogate.eventlog.store import EventStore
+from geogate.settings import Settings
 from schemas.events.justification import JustificationRevoked, justification_aggregate
 
 app = typer.Typer(help="Inspect, revoke and export justifications.", no_args_is_help=True)

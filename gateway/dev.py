@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 import redis
 
-from eventlog.append import SCRIPT
-from eventlog.lifetime import dies_with_this_process
-from eventlog.settings import Settings
 from gateway.local import LocalRun, forget, record
+from geogate.eventlog.append import SCRIPT
+from geogate.process.lifetime import dies_with_this_process
+from geogate.settings import Settings
 from schemas import tasks
 
 if TYPE_CHECKING:

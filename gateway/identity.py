@@ -3,7 +3,7 @@
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import Context
 
-from eventlog.settings import Settings
+from geogate.settings import Settings
 from schemas.scopes import ADMIN
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from eventlog.redaction import redact_text
-from eventlog.settings import Settings
+from geogate.eventlog.redaction import redact_text
+from geogate.settings import Settings
 
 RUN_FILE = "run.json"
 

@@ -12,9 +12,9 @@ from prometheus_client.registry import Collector
 from starlette.requests import Request
 from starlette.responses import Response
 
-from eventlog.projections.ops import BUCKETS_MS
-from eventlog.streams import all_categories, celery_queue_key
 from gateway.ops.figures import histograms
+from geogate.eventlog.projections.ops import BUCKETS_MS
+from geogate.eventlog.streams import all_categories, celery_queue_key
 from schemas import tasks
 
 if TYPE_CHECKING:

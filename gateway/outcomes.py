@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import redis.asyncio as aredis
 from redis.exceptions import RedisError
 
-from eventlog import checkpoints, streams
+from geogate.eventlog import checkpoints, streams
 from schemas.codec import decode
 from schemas.events import Event
 
@@ -44,7 +44,7 @@ class OutcomeReader:
     ) -> None:
         self._redis = client
         self._checkpoints = checkpoints
-        """Where the reader registers its position, so that trimming never passes it (`eventlog.checkpoints`)."""
+        """Where the reader registers its position, so trimming never passes it (`geogate.eventlog.checkpoints`)."""
         self._consumer = streams.outcome_reader(socket.gethostname(), os.getpid())
         self._marked = 0.0
         self._calls = calls

@@ -5,8 +5,8 @@ from typing import TYPE_CHECKING
 
 from mcp.server.mcpserver.exceptions import ResourceError
 
-from eventlog.errors import BlobMissing
 from gateway.identity import caller, is_admin
+from geogate.eventlog.errors import BlobMissing
 from schemas.tools.handlers import RAW_URI_TEMPLATE
 
 if TYPE_CHECKING:

@@ -16,9 +16,9 @@ from mcp.types import (
 )
 from pydantic import JsonValue
 
-from eventlog.projections.call_state import CallState
-from eventlog.projections.handlers import HandlerState
-from eventlog.redaction import redact, redact_text
+from geogate.eventlog.projections.call_state import CallState
+from geogate.eventlog.projections.handlers import HandlerState
+from geogate.eventlog.redaction import redact, redact_text
 from schemas.content import AudioBlock, ImageBlock, ResourceBlock
 from schemas.content import ContentBlock as Block
 from schemas.events import HandlerFailed, HandlerSucceeded, OutputRef, ToolFailed, ToolSucceeded

@@ -14,17 +14,17 @@ from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, InputRequiredResult
 
-from eventlog import streams
-from eventlog.projections.handlers import HandlerState
-from eventlog.publish import enqueue_op, follow, new_event, request_event
-from eventlog.settings import Settings
-from eventlog.store import AsyncEventStore, async_client
 from gateway import asking, results
 from gateway.identity import caller
 from gateway.outcomes import OutcomeReader
 from gateway.reflection.flow import preflight
 from gateway.reflection.gate import Gate
 from gateway.tasks.policy import became_task, synchronous, wait_before_task
+from geogate.eventlog import streams
+from geogate.eventlog.projections.handlers import HandlerState
+from geogate.eventlog.publish import enqueue_op, follow, new_event, request_event
+from geogate.eventlog.store import AsyncEventStore, async_client
+from geogate.settings import Settings
 from schemas.call_plan import plan_call
 from schemas.events import (
     Event,

@@ -9,13 +9,13 @@ from mcp.server.mcpserver import Context, RequestStateSecurity
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 
-from eventlog.settings import Settings
 from gateway.rawtool import raw_tool
 from gateway.reflection.surface import tools as reflection_tools
 from gateway.runtime import Gateway
 from gateway.security.handler_size import oversized_handler
 from gateway.surface import REGISTRARS
 from gateway.tasks.extension import TasksExtension
+from geogate.settings import Settings
 from schemas.handlers import ResultHandler
 from schemas.tools import TOOLS, ToolSpec
 from schemas.tools.extra import load as load_extra

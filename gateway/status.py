@@ -9,12 +9,12 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from eventlog import ops_feed
-from eventlog.settings import Settings
-from eventlog.storage import StorageReport, storage_report
-from eventlog.store import EventStore
 from gateway.ops.render import fmt_age, fmt_int, fmt_ms, fmt_pct, fmt_rate
 from gateway.ops.summary import OpsSummary, read_summary
+from geogate.eventlog import ops_feed
+from geogate.eventlog.storage import StorageReport, storage_report
+from geogate.eventlog.store import EventStore
+from geogate.settings import Settings
 
 WINDOW_NAMES = {"5m": "last 5 minutes", "1h": "last hour", "all": "since the log began"}
 

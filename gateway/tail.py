@@ -9,11 +9,11 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from eventlog.replay import iter_log
-from eventlog.store import EventStore, StoredEvent, parse_entries
-from eventlog.streams import all_categories
 from gateway.ops.describe import describe, worker_of
 from gateway.ops.render import fmt_ms
+from geogate.eventlog.replay import iter_log
+from geogate.eventlog.store import EventStore, StoredEvent, parse_entries
+from geogate.eventlog.streams import all_categories
 from schemas.events import (
     Event,
     HandlerFailed,

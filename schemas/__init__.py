@@ -1,6 +1,6 @@
 """The contract between gateway and workers: event models, tool models, task names and the msgpack codec.
 
-Imports nothing from gateway/, workers/ or eventlog/ (checked by tests/unit/test_boundaries.py).
+Imports nothing from gateway/, workers/ or geogate/ (checked by tests/unit/test_boundaries.py).
 """
 
 from schemas.codec import decode, encode

@@ -193,9 +193,9 @@ def check_log(work: Path, port: int) -> list[str]:
     """
     import redis
 
-    from eventlog.settings import Settings
-    from eventlog.store import EventStore
     from gateway.local import recorded
+    from geogate.eventlog.store import EventStore
+    from geogate.settings import Settings
     from tests.conformance.fixtures.specs.asking import ANSWER_WINDOW_S
     from tests.log_audit import audit
     from tests.support import wait_for_log

@@ -6,8 +6,8 @@
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from eventlog import streams
-from eventlog.store import EventStore
+from geogate.eventlog import streams
+from geogate.eventlog.store import EventStore
 from schemas.events import ToolRequested
 
 OUTCOMES = ("tool.succeeded", "tool.failed")

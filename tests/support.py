@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING
 
 import redis
 
-from eventlog.lifetime import dies_with_this_process
-from eventlog.streams import all_categories
+from geogate.eventlog.streams import all_categories
+from geogate.process.lifetime import dies_with_this_process
 from schemas.events import Event, EventData
 from schemas.ids import new_id
 
 if TYPE_CHECKING:
     from mcp.types import CreateMessageResult
 
-    from eventlog.settings import Settings
-    from eventlog.store import EventStore
+    from geogate.eventlog.store import EventStore
+    from geogate.settings import Settings
 
 
 def default_signals() -> None:
@@ -174,8 +174,8 @@ def alive(pid: int) -> bool:
 def drain_queue(store: "EventStore", settings: "Settings", queue: str = "gdal", *, limit: int = 10_000) -> int:
     """Run every message on `queue` in this process, in the broker's order (kombu pops from the right), including
     what the runs enqueue; returns how many ran. The log and projections are real; Celery is left out."""
-    from eventlog.celery_message import message_args
-    from eventlog.streams import celery_queue_key
+    from geogate.eventlog.streams import celery_queue_key
+    from geogate.queue.message import message_args
     from workers.runner import run_call
 
     ran = 0

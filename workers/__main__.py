@@ -3,7 +3,7 @@
 import argparse
 import sys
 
-from eventlog.settings import read_settings
+from geogate.settings import read_settings
 from schemas import tasks
 
 

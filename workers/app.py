@@ -7,11 +7,11 @@ from functools import cached_property
 from celery import Celery, Task
 from celery.signals import worker_init, worker_process_init, worker_ready, worker_shutdown
 
-from eventlog.celeryconf import celery_config
-from eventlog.lifetime import die_with_parent
-from eventlog.memory import settle_memory
-from eventlog.settings import Settings
-from eventlog.store import EventStore
+from geogate.eventlog.store import EventStore
+from geogate.process.lifetime import die_with_parent
+from geogate.process.memory import settle_memory
+from geogate.queue.config import celery_config
+from geogate.settings import Settings
 from schemas import tasks
 from schemas.tools.extra import load as load_extra
 from workers import lease, retention
@@ -85,8 +85,8 @@ def pool_processes_die_with_the_node() -> None:
 
 
 def settle_memory_when_started() -> None:
-    """Freeze the node's start-up heap (`eventlog.memory`) at `worker_init`, which the pool processes forked after it
-    inherit, and again at `worker_ready` for what the node's own consumer built meanwhile."""
+    """Freeze the node's start-up heap (`geogate.process.memory`) at `worker_init`, which the pool processes forked
+    after it inherit, and again at `worker_ready` for what the node's own consumer built meanwhile."""
 
     def settle(**_: object) -> None:
         settle_memory()

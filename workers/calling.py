@@ -12,10 +12,10 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from eventlog import streams
-from eventlog.projections.justifications import JustificationState
-from eventlog.publish import enqueue_op, gate_events, new_event, request_event
-from eventlog.store import EventStore
+from geogate.eventlog import streams
+from geogate.eventlog.projections.justifications import JustificationState
+from geogate.eventlog.publish import enqueue_op, gate_events, new_event, request_event
+from geogate.eventlog.store import EventStore
 from schemas.call_plan import CallPlan, plan_call
 from schemas.events import Event, ToolFailed
 from schemas.ids import call_aggregate, new_id

@@ -5,11 +5,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from eventlog.settings import Settings
+from geogate.settings import Settings
 from workers.errors import JobCancelled, JobSuperseded
 
 if TYPE_CHECKING:
-    from eventlog.store import EventStore
+    from geogate.eventlog.store import EventStore
 
 _DEFAULTS = Settings.model_construct()
 """Field defaults only (no environment read): for contexts built without settings, as in unit tests."""

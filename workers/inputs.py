@@ -11,10 +11,10 @@ import itertools
 import time
 from typing import Any
 
-from eventlog import streams
-from eventlog.append import Expect
-from eventlog.projections.tasks import inputs
-from eventlog.publish import new_event
+from geogate.eventlog import streams
+from geogate.eventlog.append import Expect
+from geogate.eventlog.projections.tasks import inputs
+from geogate.eventlog.publish import new_event
 from schemas.events.task import ToolInputRequested
 from schemas.events.tool import LogLevel, ToolLogged
 from schemas.ids import call_aggregate

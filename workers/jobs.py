@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from eventlog.append import Op
+from geogate.eventlog.append import Op
 from schemas.events import Event, ToolRequested
 from workers.confine import confinement
 from workers.context import JobContext

@@ -19,10 +19,10 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 from redis.retry import Retry
 
-from eventlog.reaper import Reaper
-from eventlog.settings import Settings
-from eventlog.store import EventStore
+from geogate.eventlog.store import EventStore
+from geogate.settings import Settings
 from schemas.ids import new_id
+from workers.reaper import Reaper
 
 logger = logging.getLogger(__name__)
 

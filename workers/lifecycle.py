@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from eventlog.append import Expect, Op, Readback
-from eventlog.settings import Settings
-from eventlog.store import EventStore
+from geogate.eventlog.append import Expect, Op, Readback
+from geogate.eventlog.store import EventStore
+from geogate.settings import Settings
 from schemas.events import Event, OutputRef
 
 

@@ -1,8 +1,8 @@
 """The worker node's retention thread: applies the retention policy by itself every `GEOGATE_RETENTION_INTERVAL_S`,
 and removes what tiled calls left in the workspace (`workers.tiling.leftovers`).
 
-Every node runs one; the pass's lock (`eventlog.retention.trim`) lets one act at a time. It is its own thread, not
-the heartbeat's: a snapshot of a big log takes longer than a lease lives.
+Every node runs one; the pass's lock (`geogate.eventlog.retention.trim`) lets one act at a time. It is its own
+thread, not the heartbeat's: a snapshot of a big log takes longer than a lease lives.
 """
 
 import logging
@@ -10,9 +10,9 @@ import threading
 
 from redis.exceptions import RedisError
 
-from eventlog.retention import trim
-from eventlog.settings import Settings
-from eventlog.store import EventStore
+from geogate.eventlog.retention import trim
+from geogate.eventlog.store import EventStore
+from geogate.settings import Settings
 from workers.tiling import leftovers
 
 logger = logging.getLogger(__name__)

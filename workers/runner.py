@@ -8,13 +8,12 @@ from typing import Any
 from celery.exceptions import SoftTimeLimitExceeded
 from pydantic import BaseModel, ValidationError
 
-from eventlog import streams
-from eventlog.append import Expect, Op, Readback
-from eventlog.projections.call_state import TERMINAL
-from eventlog.publish import follow
-from eventlog.reaper import attempts_exhausted
-from eventlog.settings import Settings
-from eventlog.store import EventStore
+from geogate.eventlog import streams
+from geogate.eventlog.append import Expect, Op, Readback
+from geogate.eventlog.projections.call_state import TERMINAL
+from geogate.eventlog.publish import follow
+from geogate.eventlog.store import EventStore
+from geogate.settings import Settings
 from schemas.codec import decode
 from schemas.events import Event, EventData, ToolFailed, ToolProgress, ToolRequested, ToolStarted, ToolSucceeded
 from schemas.ids import new_id
@@ -25,6 +24,7 @@ from workers.context import Fence, JobContext, ProgressSink
 from workers.errors import JobCancelled, JobError, JobFailed, JobSuperseded
 from workers.jobs import FOLLOW_UPS, JOBS, OWN_LIFECYCLE, Finished, Land, Next
 from workers.lifecycle import Run, begin, elapsed_ms, end, ms_since, store_result
+from workers.reaper import attempts_exhausted
 from workers.tiling.declare import TILERS
 from workers.tiling.fan_out import fan_out
 

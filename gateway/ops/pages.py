@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Any
 import redis.asyncio as aredis
 from pydantic import BaseModel, Field, ValidationError
 
-from eventlog.errors import BlobMissing
-from eventlog.streams import Keys
 from gateway.ops.reads import aggregate_events, hash_of, trace_aggregates
 from gateway.ops.timeline import Timeline, timeline
+from geogate.eventlog.errors import BlobMissing
+from geogate.eventlog.streams import Keys
 from schemas.events import OutputRef, WorkflowAdvanced, WorkflowCompleted, WorkflowStarted, WorkflowThoughtSubmitted
 from schemas.events.workflow import WorkflowExpired, workflow_aggregate
 from schemas.ids import call_aggregate
@@ -36,7 +36,7 @@ class CallPage(BaseModel):
 
 
 TILE_STATES = ("queued", "running", "redispatched", "done", "failed")
-"""What a tile's cell is coloured by (`eventlog.projections.tiles`)."""
+"""What a tile's cell is coloured by (`geogate.eventlog.projections.tiles`)."""
 
 
 class TileGrid(BaseModel):

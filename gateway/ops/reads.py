@@ -8,8 +8,8 @@ from typing import Any
 
 import redis.asyncio as aredis
 
-from eventlog.store import StoredEvent, parse_entries
-from eventlog.streams import Keys, all_categories
+from geogate.eventlog.store import StoredEvent, parse_entries
+from geogate.eventlog.streams import Keys, all_categories
 
 TRACE_LIMIT = 2000
 """Most events a page shows (a long LLM conversation's trace can be large)."""

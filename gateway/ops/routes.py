@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 
-from eventlog.streams import Keys
 from gateway.ops.access import require_admin
 from gateway.ops.figures import WINDOWS
 from gateway.ops.pages import call_page, tile_grid, workflow_page
@@ -19,6 +18,7 @@ from gateway.ops.reads import TailFilter, ToolNames, follow, hash_of, newest
 from gateway.ops.render import render
 from gateway.ops.summary import LeaseFinder, read_summary
 from gateway.ops.timeline import rows
+from geogate.eventlog.streams import Keys
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer

@@ -14,10 +14,10 @@ from typing import Any
 import redis.asyncio as aredis
 from pydantic import BaseModel, Field, ValidationError
 
-from eventlog.celery_message import message_event
-from eventlog.projections.ops import KEEP_SLOTS, SLOT_S, Pending, field_calls, slot_of
-from eventlog.streams import Keys, all_categories, celery_queue_key
 from gateway.ops.figures import WINDOWS, Figures, figures
+from geogate.eventlog.projections.ops import KEEP_SLOTS, SLOT_S, Pending, field_calls, slot_of
+from geogate.eventlog.streams import Keys, all_categories, celery_queue_key
+from geogate.queue.message import message_event
 from schemas import tasks
 
 SUM_HASHES = files("gateway.ops").joinpath("sum_hashes.lua").read_text()

@@ -2,8 +2,8 @@
 
 from pydantic import BaseModel, Field
 
-from eventlog.store import StoredEvent
 from gateway.ops.describe import attempt_of, describe, worker_of
+from geogate.eventlog.store import StoredEvent
 from schemas.events import Event, HandlerFailed, HandlerSucceeded, ToolFailed, ToolStarted, ToolSucceeded
 from schemas.ids import aggregate_id
 

@@ -4,10 +4,10 @@ import time
 
 from mcp.types import CallToolResult, TextContent
 
-from eventlog.projections.justifications import JustificationState
-from eventlog.publish import gate_events
-from eventlog.settings import Settings
-from eventlog.store import AsyncEventStore
+from geogate.eventlog.projections.justifications import JustificationState
+from geogate.eventlog.publish import gate_events
+from geogate.eventlog.store import AsyncEventStore
+from geogate.settings import Settings
 from schemas.preflight.gate import judge, required
 from schemas.preflight.keys import Needed
 from schemas.tools import ToolSpec

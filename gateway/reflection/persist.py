@@ -3,9 +3,9 @@
 from collections.abc import Sequence
 from typing import Literal
 
-from eventlog import streams
-from eventlog.publish import new_event
 from gateway.reflection.gate import Gate
+from geogate.eventlog import streams
+from geogate.eventlog.publish import new_event
 from schemas.events.justification import JustificationPersisted, justification_aggregate
 from schemas.preflight.answers import justification_errors
 from schemas.reflection import Justification, PersistItem

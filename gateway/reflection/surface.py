@@ -10,13 +10,13 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from eventlog import streams
-from eventlog.publish import new_event
 from gateway.identity import caller, is_admin
 from gateway.rawtool import raw_tool
 from gateway.reflection.gate import Gate
 from gateway.reflection.persist import persist
 from gateway.results import error_result, invalid
+from geogate.eventlog import streams
+from geogate.eventlog.publish import new_event
 from schemas.events.justification import JustificationRevoked, justification_aggregate
 from schemas.preflight.prompts import PROMPTS, PromptTemplate
 from schemas.reflection import Persisted, PersistItem, PersistMany

@@ -16,14 +16,14 @@ from redis.exceptions import RedisError
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from eventlog.publish import new_event
-from eventlog.security_settings import SecuritySettings
-from eventlog.streams import rejected_key
 from gateway.security import responses
 from gateway.security.frames import FrameError, check_body
 from gateway.security.jsonrpc import Need, chat_need, needs_of_frame, route_need
 from gateway.security.limits import Decision, Limiter, Limits
 from gateway.security.tokens import ClientLimits
+from geogate.eventlog.publish import new_event
+from geogate.eventlog.streams import rejected_key
+from geogate.security_settings import SecuritySettings
 from schemas.events.security import CallRejected, RejectReason, client_aggregate
 from schemas.scopes import ADMIN, ALL_SCOPES
 

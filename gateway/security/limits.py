@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
-from eventlog import streams
-from eventlog.streams import Keys
+from geogate.eventlog import streams
+from geogate.eventlog.streams import Keys
 
 WINDOW_S = 60
 CONCURRENCY_RETRY_S = 1

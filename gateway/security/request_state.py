@@ -13,9 +13,9 @@ from pathlib import Path
 import redis
 from mcp.server.mcpserver import RequestStateSecurity
 
-from eventlog.redaction import redact_text, register_secret
-from eventlog.settings import Settings
-from eventlog.store import sync_client
+from geogate.eventlog.redaction import redact_text, register_secret
+from geogate.eventlog.store import sync_client
+from geogate.settings import Settings
 
 MIN_KEY_CHARS = 32
 """The SDK derives the AES key from each secret with HKDF; it asks for at least 32 bytes of it."""

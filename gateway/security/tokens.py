@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 
-from eventlog.redaction import register_secret
+from geogate.eventlog.redaction import register_secret
 from schemas.scopes import ALL_SCOPES
 
 DIGEST_PREFIX = "sha256:"

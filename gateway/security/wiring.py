@@ -12,14 +12,14 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from eventlog.security_settings import is_loopback
-from eventlog.settings import Settings
 from gateway.runtime import Gateway
 from gateway.security.chain import ChainVerifier
 from gateway.security.guard import Guard, Policy, RouteKind
 from gateway.security.jwt_verifier import JwtVerifier
 from gateway.security.origin import HostOriginCheck
 from gateway.security.tokens import ClientLimits, StaticTokenVerifier, load_tokens
+from geogate.security_settings import is_loopback
+from geogate.settings import Settings
 from schemas.scopes import ALL_SCOPES
 
 MCP_PATH = "/mcp"

@@ -13,14 +13,14 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolRequestParams, RequestParams
 from pydantic import Field
 
-from eventlog import streams
-from eventlog.projections.call_state import CallState
-from eventlog.projections.tasks import TaskView, task_view
-from eventlog.publish import new_event
-from eventlog.redaction import redact_text
 from gateway import results
 from gateway.identity import caller
 from gateway.tasks.policy import MODERN, SLOT, TASKS, TaskSlot
+from geogate.eventlog import streams
+from geogate.eventlog.projections.call_state import CallState
+from geogate.eventlog.projections.tasks import TaskView, task_view
+from geogate.eventlog.publish import new_event
+from geogate.eventlog.redaction import redact_text
 from schemas.events import Event, ToolCancelRequested, ToolInputProvided
 from schemas.events.base import EventData
 from schemas.ids import call_aggregate

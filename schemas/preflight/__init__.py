@@ -2,5 +2,5 @@
 (`prompts`), how a model's answer is read (`answers`) and what the gate decides from the cache (`gate`).
 
 Both sides use it: the gateway gates a client's calls, workers gate the calls they make themselves (`ask`, result
-handlers). The event store (`eventlog/`) knows none of it.
+handlers). The event store (`geogate/eventlog/`) knows none of it.
 """

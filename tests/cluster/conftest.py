@@ -22,8 +22,8 @@ import rasterio
 import redis
 from rasterio.transform import from_origin
 
-from eventlog.store import EventStore
-from eventlog.streams import Keys
+from geogate.eventlog.store import EventStore
+from geogate.eventlog.streams import Keys
 from tests.integration.conftest import start_gateway, stop
 from tests.support import free_port, wait_for
 

@@ -16,7 +16,7 @@ import pytest
 import rasterio
 from mcp import Client
 
-from eventlog.projections.running import RunningEntry
+from geogate.eventlog.projections.running import RunningEntry
 from schemas.ids import call_aggregate
 from schemas.tools.tiling import tile_call_id, tile_of
 from tests.cluster.conftest import Cluster, running_cluster, write_raster

@@ -18,8 +18,8 @@ import httpx
 import pytest
 import redis
 
-from eventlog.store import EventStore
-from eventlog.streams import Keys
+from geogate.eventlog.store import EventStore
+from geogate.eventlog.streams import Keys
 from tests.cluster.conftest import write_raster
 from tests.support import wait_for
 

@@ -25,7 +25,7 @@ MARK = "the other tree"
 
 def _other_tree(at: Path) -> Path:
     """A copy of the roles' code whose gateway and worker both say they are the copy."""
-    for package in ("eventlog", "gateway", "schemas", "workers"):
+    for package in ("geogate", "gateway", "schemas", "workers"):
         shutil.copytree(ROOT / package, at / package, ignore=shutil.ignore_patterns("__pycache__", "node_modules"))
     ping = at / "workers" / "ping.py"
     ping.write_text(ping.read_text().replace("PingResult(worker=ctx.worker,", f"PingResult(worker={MARK!r},"))

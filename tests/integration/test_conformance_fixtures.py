@@ -19,9 +19,9 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, CreateMessageResult, ElicitResult, TextContent
 
-from eventlog.store import EventStore
-from eventlog.streams import Keys
 from gateway.results import META_KEY
+from geogate.eventlog.store import EventStore
+from geogate.eventlog.streams import Keys
 from schemas.ids import call_aggregate
 from tests.conformance_suite import FIXTURES
 from tests.integration.conftest import start_gateway, start_worker, stop

@@ -10,13 +10,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import redis
 
-from eventlog import streams
-from eventlog.replay import replay
-from eventlog.retention import trim
-from eventlog.settings import RetentionPolicy
-from eventlog.snapshots import positions
-from eventlog.store import EventStore
-from eventlog.streams import Keys
+from geogate.eventlog import streams
+from geogate.eventlog.replay import replay
+from geogate.eventlog.retention import trim
+from geogate.eventlog.snapshots import positions
+from geogate.eventlog.store import EventStore
+from geogate.eventlog.streams import Keys
+from geogate.settings import RetentionPolicy
 from schemas.codec import decode
 from schemas.events import (
     HandlerFailed,

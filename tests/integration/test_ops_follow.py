@@ -13,11 +13,11 @@ import pytest
 import redis
 import redis.asyncio as aredis
 
-from eventlog import ops_feed
-from eventlog.store import EventStore
-from eventlog.streams import Keys
+from geogate.eventlog import ops_feed
+from geogate.eventlog.store import EventStore
+from geogate.eventlog.streams import Keys
 from tests.support import redis_server, wait_for_key
-from tests.unit.eventlog.ops_samples import call
+from tests.unit.geogate.eventlog.ops_samples import call
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 CALLS = 300

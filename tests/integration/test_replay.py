@@ -7,10 +7,10 @@ import sys
 import pytest
 import redis
 
-from eventlog import ops_feed, streams
-from eventlog.replay import replay
-from eventlog.store import EventStore
-from eventlog.streams import Keys
+from geogate.eventlog import ops_feed, streams
+from geogate.eventlog.replay import replay
+from geogate.eventlog.store import EventStore
+from geogate.eventlog.streams import Keys
 from schemas.events import (
     ToolCancelRequested,
     ToolFailed,

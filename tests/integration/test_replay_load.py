@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 import redis
 
-from eventlog import ops_feed
-from eventlog.replay import replay
-from eventlog.retention import trim
-from eventlog.settings import RetentionPolicy
-from eventlog.store import AppendResult, EventStore
-from eventlog.streams import Keys
+from geogate.eventlog import ops_feed
+from geogate.eventlog.replay import replay
+from geogate.eventlog.retention import trim
+from geogate.eventlog.store import AppendResult, EventStore
+from geogate.eventlog.streams import Keys
+from geogate.settings import RetentionPolicy
 from schemas.events import Event, ToolFailed, ToolStarted, ToolSucceeded
 from schemas.ids import new_id
 from tests.integration.test_replay import lifecycle

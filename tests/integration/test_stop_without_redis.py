@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from eventlog.settings import Settings
+from geogate.settings import Settings
 from tests.integration.conftest import start_gateway
 from tests.support import free_port, redis_server
 from workers import lease

@@ -21,10 +21,10 @@ import pytest
 import rasterio
 from rasterio.transform import from_origin
 
-from eventlog.projections.call_state import CallState
-from eventlog.store import EventStore
-from eventlog.streams import Keys
 from gateway.results import META_KEY
+from geogate.eventlog.projections.call_state import CallState
+from geogate.eventlog.store import EventStore
+from geogate.eventlog.streams import Keys
 from schemas.ids import call_aggregate
 from tests.conformance_suite import FIXTURES
 from tests.integration.conftest import start_gateway, start_worker, stop

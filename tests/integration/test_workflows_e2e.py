@@ -7,7 +7,7 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult
 
-from eventlog.replay import replay
+from geogate.eventlog.replay import replay
 from tests.integration.conftest import Stack
 from tests.support import justify
 

@@ -1,5 +1,6 @@
-"""Dependency rule (docs/layout.md): gateway and workers never import each other; schemas imports neither
-nor eventlog; no product module imports the tests or names the conformance fixtures; product imports form no circle."""
+"""Dependency rule (docs/layout.md): gateway and workers never import each other; schemas imports neither nor the
+shared runtime (geogate); inside geogate, process plumbing imports none of it and the queue never the event store; no
+product module imports the tests or names the conformance fixtures; product imports form no circle."""
 
 import ast
 from collections.abc import Iterator
@@ -8,14 +9,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PRODUCT = ("gateway", "workers", "schemas", "eventlog")
+PRODUCT = ("gateway", "workers", "schemas", "geogate")
 """The packages that ship (pyproject's `packages.find`)."""
 
 FORBIDDEN = {
     "gateway": {"workers", "tests"},
     "workers": {"gateway", "tests"},
-    "eventlog": {"gateway", "workers", "tests"},
-    "schemas": {"gateway", "workers", "eventlog", "tests"},
+    "geogate": {"gateway", "workers", "tests"},
+    "schemas": {"gateway", "workers", "geogate", "tests"},
 }
 
 
@@ -63,7 +64,24 @@ PREFLIGHT_DOMAIN = ("pyproj", "schemas.preflight", "schemas.call_plan")
 def test_the_event_store_knows_nothing_of_the_preflight_domain() -> None:
     offenders = {
         str(path.relative_to(ROOT)): sorted(m for m in imported_modules(path) if m.startswith(PREFLIGHT_DOMAIN))
-        for path in (ROOT / "eventlog").rglob("*.py")
+        for path in (ROOT / "geogate").rglob("*.py")
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+INSIDE_GEOGATE = {
+    "geogate/process": ("geogate",),
+    "geogate/queue": ("geogate.eventlog", "geogate.process"),
+}
+"""What each part of the shared runtime must not import: process plumbing stands alone, the queue's plumbing knows
+no event store (the store builds its outbox message with `geogate.queue.message`, never the other way)."""
+
+
+@pytest.mark.parametrize("part", sorted(INSIDE_GEOGATE))
+def test_the_shared_runtime_s_parts_keep_their_layers(part: str) -> None:
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(m for m in imported_modules(path) if m.startswith(INSIDE_GEOGATE[part]))
+        for path in (ROOT / part).rglob("*.py")
     }
     assert {k: v for k, v in offenders.items() if v} == {}
 
@@ -73,13 +91,13 @@ OUTCOME_READERS = {"gateway/outcomes.py", "workers/outcomes.py"}
 LOG_VIEWS = {
     "gateway/tail.py": "`geogate tail`, its own process: prints every stream",
     "gateway/ops/reads.py": "the /ops live log: shows every stream to an operator, answers no call",
-    "eventlog/ops_feed.py": "folds every stream into the ops projections",
+    "geogate/eventlog/ops_feed.py": "folds every stream into the ops projections",
 }
 
 
 def xread_modules() -> set[str]:
     found = set()
-    for package in ("eventlog", "gateway", "workers"):
+    for package in ("geogate", "gateway", "workers"):
         for path in (ROOT / package).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "xread":

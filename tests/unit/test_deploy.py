@@ -5,8 +5,8 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from eventlog.settings import Settings
 from gateway.cli import app
+from geogate.settings import Settings
 from schemas import tasks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +51,7 @@ def test_geogate_roles_run_under_an_init_and_sandbox_workers_may_mount_a_proc_of
 
 def test_the_dockerfile_copies_every_package_the_distribution_installs() -> None:
     dockerfile = (ROOT / "deploy" / "Dockerfile").read_text()
-    for package in ("schemas", "eventlog", "gateway", "workers"):
+    for package in ("schemas", "geogate", "gateway", "workers"):
         assert f"COPY {package} {package}" in dockerfile
 
 

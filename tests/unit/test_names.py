@@ -1,12 +1,12 @@
-"""Keys and names live in one module (`eventlog/streams.py`): nobody else spells a dedupe or projection key."""
+"""Keys and names live in one module (`geogate/eventlog/streams.py`): nobody else spells a dedupe or projection key."""
 
 import ast
 import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-OWNER = ROOT / "eventlog" / "streams.py"
-PACKAGES = ("eventlog", "gateway", "workers", "schemas")
+OWNER = ROOT / "geogate" / "eventlog" / "streams.py"
+PACKAGES = ("geogate", "gateway", "workers", "schemas")
 KEY_SHAPE = re.compile(r"^[a-z_]+:(?!//)[^ ]")
 """The start of a dedupe key (`justification:<hash>:expired:…`); aggregates (`call:<id>`) have one colon only."""
 

@@ -14,12 +14,12 @@ import pytest
 import redis
 import redis.asyncio as aredis
 
-from eventlog.celery_message import message_args
-from eventlog.settings import Settings
-from eventlog.store import AsyncEventStore, EventStore
-from eventlog.streams import Keys, celery_queue_key
 from gateway.reflection.flow import preflight
 from gateway.reflection.gate import Gate
+from geogate.eventlog.store import AsyncEventStore, EventStore
+from geogate.eventlog.streams import Keys, celery_queue_key
+from geogate.queue.message import message_args
+from geogate.settings import Settings
 from schemas.call_plan import plan_call
 from schemas.codec import decode
 from schemas.events import Event, ToolRequested, ToolSucceeded

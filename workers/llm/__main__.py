@@ -5,8 +5,8 @@ import sys
 from collections.abc import Iterator
 from typing import TextIO
 
-from eventlog.settings import Settings
-from eventlog.store import EventStore
+from geogate.eventlog.store import EventStore
+from geogate.settings import Settings
 from schemas.events.llm import LLMAttempted
 from schemas.llm import LLMStats, ModelStats
 from workers.llm.metrics import attempt_stats

@@ -9,8 +9,8 @@ import anyio
 import redis.asyncio as aredis
 from pydantic import JsonValue
 
-from eventlog import streams
-from eventlog.store import EventStore
+from geogate.eventlog import streams
+from geogate.eventlog.store import EventStore
 from schemas.events import Event, EventData, ToolStarted, ToolSucceeded
 from schemas.events.llm import LLMAttempted, LLMConversationStarted, conversation_aggregate
 from schemas.ids import call_aggregate, new_id

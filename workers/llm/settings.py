@@ -3,7 +3,7 @@
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from eventlog.redaction import register_secret
+from geogate.eventlog.redaction import register_secret
 from schemas.tools.llm import AskArgs
 from workers.llm.config import BackoffPolicy, Connection, LLMConfig, LoopPolicy
 

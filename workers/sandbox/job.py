@@ -20,13 +20,12 @@ from typing import Any
 
 from celery.signals import worker_process_init
 
-from eventlog import streams
-from eventlog.append import Expect
-from eventlog.errors import BlobMissing
-from eventlog.projections.handlers import TERMINAL
-from eventlog.publish import follow, handler_job_op
-from eventlog.reaper import handler_attempts_exhausted
-from eventlog.store import EventStore
+from geogate.eventlog import streams
+from geogate.eventlog.append import Expect
+from geogate.eventlog.errors import BlobMissing
+from geogate.eventlog.projections.handlers import TERMINAL
+from geogate.eventlog.publish import follow, handler_job_op
+from geogate.eventlog.store import EventStore
 from schemas.events import (
     Event,
     HandlerFailed,
@@ -46,6 +45,7 @@ from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.jobs import Finished, Land, Next, follow_up, job
 from workers.lifecycle import Run, begin, compact, elapsed_ms, end, ms_since, store_result
+from workers.reaper import handler_attempts_exhausted
 from workers.sandbox.bridge import CallTool
 from workers.sandbox.errors import SandboxUnavailable
 from workers.sandbox.isolation import SandboxConfig

@@ -1,7 +1,7 @@
 """The fan-in of a tiled call (`tiles.fan_in`): assemble the output from its tiles, or fail the call naming the
-failed tile, then remove the parts. It runs once per push (`eventlog.fan_in`), as its own fenced run of the parent:
-`tool.fan_in_started` makes it the parent's current attempt, so a re-dispatch supersedes a lost one and its outcome
-lands through the same fence as any call's."""
+failed tile, then remove the parts. It runs once per push (`geogate.eventlog.fan_in`), as its own fenced run of the
+parent: `tool.fan_in_started` makes it the parent's current attempt, so a re-dispatch supersedes a lost one and its
+outcome lands through the same fence as any call's."""
 
 import json
 import logging
@@ -11,12 +11,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from eventlog import streams
-from eventlog.append import Expect, Readback
-from eventlog.projections.call_state import TERMINAL
-from eventlog.publish import follow
-from eventlog.reaper import fan_in_attempts_exhausted
-from eventlog.store import EventStore
+from geogate.eventlog import streams
+from geogate.eventlog.append import Expect, Readback
+from geogate.eventlog.projections.call_state import TERMINAL
+from geogate.eventlog.publish import follow
+from geogate.eventlog.store import EventStore
 from schemas.events import Event, EventData, ToolFanInStarted, ToolFannedOut, ToolRequested
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import SPECS
@@ -26,6 +25,7 @@ from workers.context import Fence, JobContext
 from workers.errors import JobCancelled, JobError, JobFailed
 from workers.jobs import job
 from workers.lifecycle import Run, begin, elapsed_ms
+from workers.reaper import fan_in_attempts_exhausted
 from workers.runner import failed_outcome, finish, succeeded_outcome
 from workers.tiling.declare import TILERS
 from workers.tiling.grid import remove_parts

@@ -3,10 +3,10 @@ the parent's `tool.fanned_out`; all fenced on the planning attempt and keyed, so
 twice. The parent's worker is free as soon as this returns (a parent waiting in a slot would starve its pool).
 """
 
-from eventlog import streams
-from eventlog.append import Expect
-from eventlog.publish import enqueue_op, follow, request_event
-from eventlog.store import EventStore
+from geogate.eventlog import streams
+from geogate.eventlog.append import Expect
+from geogate.eventlog.publish import enqueue_op, follow, request_event
+from geogate.eventlog.store import EventStore
 from schemas.events import Event, ToolFannedOut, ToolRequested, ToolStarted
 from schemas.tools import SPECS
 from schemas.tools.tiling import TileArgs, tile_call_id, tile_tool

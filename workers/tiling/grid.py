@@ -4,7 +4,7 @@ import math
 import shutil
 from pathlib import Path
 
-from eventlog.settings import Settings
+from geogate.settings import Settings
 from schemas.tools.tiling import TileWindow
 from workers.context import JobContext
 

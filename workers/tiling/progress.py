@@ -3,11 +3,11 @@
 Reports only ever raise the count (`lt` on the parent's progress), whichever tile's report lands first.
 """
 
-from eventlog import streams
-from eventlog.append import Expect
-from eventlog.projections.tiles import DONE
-from eventlog.publish import new_event
-from eventlog.store import EventStore
+from geogate.eventlog import streams
+from geogate.eventlog.append import Expect
+from geogate.eventlog.projections.tiles import DONE
+from geogate.eventlog.publish import new_event
+from geogate.eventlog.store import EventStore
 from schemas.events import Event, ToolProgress
 from schemas.ids import call_aggregate
 from schemas.tools.tiling import tile_of

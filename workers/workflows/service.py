@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 
 from pydantic import JsonValue
 
-from eventlog import streams
-from eventlog.append import Expect
-from eventlog.store import AppendResult, EventStore
+from geogate.eventlog import streams
+from geogate.eventlog.append import Expect
+from geogate.eventlog.store import AppendResult, EventStore
 from schemas.events import (
     Event,
     WorkflowAdvanced,

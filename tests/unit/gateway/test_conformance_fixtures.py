@@ -14,8 +14,8 @@ from typing import Any
 import anyio
 import pytest
 
-from eventlog.settings import Settings
 from gateway.server import build_server
+from geogate.settings import Settings
 from schemas.tools import EXTRA, TOOLS, add_extra
 from tests.conformance.fixtures import SPECS as FIXTURE_SPECS
 from tests.conformance_suite import FIXTURES
@@ -23,7 +23,7 @@ from tests.conformance_suite import FIXTURES
 NORMAL_RUN = """
 import json, sys
 import anyio
-from eventlog.settings import Settings
+from geogate.settings import Settings
 from gateway.server import build_server
 
 server, _ = build_server(Settings(redis_url="redis://unused"))

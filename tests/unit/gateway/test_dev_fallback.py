@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 import redis
 
-from eventlog import streams
-from eventlog.settings import Settings
-from eventlog.store import EventStore
 from gateway import dev
+from geogate.eventlog import streams
+from geogate.eventlog.store import EventStore
+from geogate.settings import Settings
 from schemas.events import ToolRequested
 from schemas.ids import call_aggregate, new_id
 from tests.support import make_event

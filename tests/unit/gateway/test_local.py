@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from eventlog.settings import Settings
 from gateway.local import LocalRun, forget, record, resolve
+from geogate.settings import Settings
 
 
 def run(pid: int) -> LocalRun:

@@ -5,10 +5,10 @@ import contextlib
 
 import fakeredis
 
-from eventlog.append import stream_fields
-from eventlog.publish import new_event
 from gateway.outcomes import OutcomeReader
 from gateway.runtime import WAKE_TYPES
+from geogate.eventlog.append import stream_fields
+from geogate.eventlog.publish import new_event
 from schemas.events import Event, EventData, ToolFailed, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate
 

@@ -6,12 +6,12 @@ import fakeredis
 import pytest
 from pyproj import CRS
 
-from eventlog.replay import replay
-from eventlog.settings import Settings
-from eventlog.store import AsyncEventStore, EventStore
-from eventlog.streams import Keys
 from gateway.reflection.gate import Gate
 from gateway.reflection.persist import persist
+from geogate.eventlog.replay import replay
+from geogate.eventlog.store import AsyncEventStore, EventStore
+from geogate.eventlog.streams import Keys
+from geogate.settings import Settings
 from schemas.ids import new_id
 from schemas.preflight.answers import parse_answer
 from schemas.preflight.keys import cache_key, needed_for, normalise_crs

@@ -8,9 +8,9 @@ import anyio
 import jsonschema
 import pytest
 
-from eventlog.settings import Settings
 from gateway import results
 from gateway.server import build_server
+from geogate.settings import Settings
 from schemas.validation import ArgumentsInvalid, FieldError
 
 

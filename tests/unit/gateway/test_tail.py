@@ -3,9 +3,9 @@
 import json
 from itertools import islice
 
-from eventlog import streams
-from eventlog.store import EventStore
 from gateway.tail import as_json, follow, last_events, select
+from geogate.eventlog import streams
+from geogate.eventlog.store import EventStore
 from schemas.events import ToolRequested, WorkflowExpired
 from schemas.events.workflow import workflow_aggregate
 from schemas.ids import call_aggregate, new_id
@@ -54,7 +54,7 @@ def test_follow_sees_events_that_arrive_on_other_streams_meanwhile(fake_store: E
 def test_an_outcome_line_carries_the_calls_stage_durations() -> None:
     from gateway.tail import Stages
     from schemas.events import HandlerSucceeded, OutputRef, ToolStarted, ToolSucceeded
-    from tests.unit.eventlog.ops_samples import at
+    from tests.unit.geogate.eventlog.ops_samples import at
 
     call_id, stages = new_id(), Stages()
     agg = call_aggregate(call_id)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from eventlog.settings import Settings
-from eventlog.store import EventStore
+from geogate.eventlog.store import EventStore
+from geogate.settings import Settings
 from schemas.events import ToolFailed
 from schemas.events.justification import JustificationPersisted, justification_aggregate
 from schemas.preflight.gate import PreflightMissing

@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from eventlog import streams
-from eventlog.publish import request_event
-from eventlog.settings import Settings
-from eventlog.store import EventStore
 from gateway.results import from_state
+from geogate.eventlog import streams
+from geogate.eventlog.publish import request_event
+from geogate.eventlog.store import EventStore
+from geogate.settings import Settings
 from schemas.codec import encode
 from schemas.events import ToolInputProvided, ToolLogged, ToolSucceeded
 from schemas.events.tool import ClientCapability

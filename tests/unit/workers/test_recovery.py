@@ -16,13 +16,12 @@ import pytest
 import redis
 from pydantic import BaseModel
 
-from eventlog import streams
-from eventlog.celery_message import UNACKED, UNACKED_INDEX
-from eventlog.publish import enqueue_op, follow, request_event
-from eventlog.reaper import EXHAUSTED, Reaper
-from eventlog.settings import Settings
-from eventlog.store import EventStore
-from eventlog.streams import Keys
+from geogate.eventlog import streams
+from geogate.eventlog.publish import enqueue_op, follow, request_event
+from geogate.eventlog.store import EventStore
+from geogate.eventlog.streams import Keys
+from geogate.queue.unacked import UNACKED, UNACKED_INDEX
+from geogate.settings import Settings
 from schemas.codec import decode, encode
 from schemas.events import HandlerStarted, HandlerSucceeded, ToolRedispatched, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate, new_id
@@ -32,6 +31,7 @@ from workers.context import Fence, JobContext
 from workers.errors import JobSuperseded
 from workers.files import atomic_output
 from workers.jobs import JOBS, Land
+from workers.reaper import EXHAUSTED, Reaper
 from workers.registry import load_all
 from workers.sandbox import job as handler_job
 

@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from eventlog import streams
-from eventlog.publish import request_event
-from eventlog.settings import Settings
-from eventlog.store import EventStore
+from geogate.eventlog import streams
+from geogate.eventlog.publish import request_event
+from geogate.eventlog.store import EventStore
+from geogate.settings import Settings
 from schemas.codec import encode
 from schemas.events import ToolCancelRequested
 from schemas.ids import call_aggregate, new_id

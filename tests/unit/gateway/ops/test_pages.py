@@ -11,16 +11,16 @@ import pytest
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from eventlog import ops_feed
-from eventlog.settings import Settings
-from eventlog.store import AsyncEventStore, EventStore
-from eventlog.streams import Keys
 from gateway.ops.reads import TailFilter
 from gateway.ops.routes import OpsRoutes
+from geogate.eventlog import ops_feed
+from geogate.eventlog.store import AsyncEventStore, EventStore
+from geogate.eventlog.streams import Keys
+from geogate.settings import Settings
 from schemas.events import ToolFailed, ToolRequested, ToolSucceeded, WorkflowStarted, WorkflowThoughtSubmitted
 from schemas.ids import new_id
 from tests.support import make_event
-from tests.unit.eventlog.ops_samples import call, put
+from tests.unit.geogate.eventlog.ops_samples import call, put
 
 if TYPE_CHECKING:
     from gateway.runtime import Gateway

@@ -6,14 +6,14 @@ from datetime import UTC, datetime, timedelta
 import fakeredis
 import pytest
 
-from eventlog import ops_feed
-from eventlog.publish import enqueue_op, request_event
-from eventlog.store import EventStore
-from eventlog.streams import Keys, celery_queue_key
 from gateway.ops.summary import read_summary
+from geogate.eventlog import ops_feed
+from geogate.eventlog.publish import enqueue_op, request_event
+from geogate.eventlog.store import EventStore
+from geogate.eventlog.streams import Keys, celery_queue_key
 from schemas.ids import new_id
 from schemas.tools import TOOLS
-from tests.unit.eventlog.ops_samples import T0, call
+from tests.unit.geogate.eventlog.ops_samples import T0, call
 
 pytestmark = pytest.mark.anyio
 NOW = datetime(2026, 11, 22, 12, 0, 30, tzinfo=UTC)

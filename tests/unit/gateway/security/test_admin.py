@@ -8,8 +8,8 @@ from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
-from eventlog.settings import Settings
 from gateway.identity import caller, is_admin
+from geogate.settings import Settings
 
 
 @contextmanager

@@ -5,9 +5,6 @@ from pathlib import Path
 import pytest
 from mcp.server.request_state import InvalidRequestState
 
-from eventlog import store
-from eventlog.redaction import MASK
-from eventlog.settings import Settings
 from gateway import dev
 from gateway.security.request_state import (
     MIN_KEY_CHARS,
@@ -16,6 +13,9 @@ from gateway.security.request_state import (
     request_state_security,
     shared_key,
 )
+from geogate.eventlog import store
+from geogate.eventlog.redaction import MASK
+from geogate.settings import Settings
 from tests.support import free_port
 
 NEW, OLD = "n" * 40, "o" * 40

@@ -10,7 +10,7 @@ import rasterio
 from pydantic import ValidationError
 from rasterio.warp import transform_bounds
 
-from eventlog.settings import Settings
+from geogate.settings import Settings
 from schemas.tools.raster import RasterReprojectArgs
 from workers.context import JobContext
 from workers.errors import JobCancelled, JobFailed

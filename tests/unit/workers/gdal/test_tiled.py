@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import rasterio
 
-from eventlog import streams
-from eventlog.publish import request_event
-from eventlog.settings import Settings
-from eventlog.store import EventStore
+from geogate.eventlog import streams
+from geogate.eventlog.publish import request_event
+from geogate.eventlog.store import EventStore
+from geogate.settings import Settings
 from schemas.codec import encode
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS

@@ -3,7 +3,7 @@
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from eventlog.store import EventStore
+from geogate.eventlog.store import EventStore
 from schemas.events import (
     Event,
     EventData,

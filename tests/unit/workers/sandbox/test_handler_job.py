@@ -8,11 +8,11 @@ from typing import Any
 import msgpack
 import pytest
 
-from eventlog import streams
-from eventlog.projections.handlers import HandlerState
-from eventlog.publish import request_event
-from eventlog.settings import Settings
-from eventlog.store import EventStore
+from geogate.eventlog import streams
+from geogate.eventlog.projections.handlers import HandlerState
+from geogate.eventlog.publish import request_event
+from geogate.eventlog.store import EventStore
+from geogate.settings import Settings
 from schemas.codec import decode, encode
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS

@@ -11,14 +11,14 @@ import pytest
 import rasterio
 from affine import Affine
 
-from eventlog import streams
-from eventlog.celery_message import UNACKED, UNACKED_INDEX, message_args
-from eventlog.publish import request_event
-from eventlog.reaper import Reaper
-from eventlog.replay import replay
-from eventlog.settings import Settings
-from eventlog.store import EventStore
-from eventlog.streams import celery_queue_key
+from geogate.eventlog import streams
+from geogate.eventlog.publish import request_event
+from geogate.eventlog.replay import replay
+from geogate.eventlog.store import EventStore
+from geogate.eventlog.streams import celery_queue_key
+from geogate.queue.message import message_args
+from geogate.queue.unacked import UNACKED, UNACKED_INDEX
+from geogate.settings import Settings
 from schemas.codec import decode, encode
 from schemas.events import Event, ToolFailed, ToolRequested, ToolStarted
 from schemas.ids import call_aggregate, new_id
@@ -29,6 +29,7 @@ from workers import runner
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.jobs import JOBS
+from workers.reaper import Reaper
 from workers.registry import load_all
 from workers.tiling.declare import TILERS
 from workers.tiling.fan_out import fan_out

@@ -4,9 +4,9 @@ import os
 import time
 from pathlib import Path
 
-from eventlog import streams
-from eventlog.publish import request_event
-from eventlog.store import EventStore
+from geogate.eventlog import streams
+from geogate.eventlog.publish import request_event
+from geogate.eventlog.store import EventStore
 from schemas.events import ToolFailed
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 import fakeredis
 import pytest
 
-from eventlog.store import EventStore
-from eventlog.streams import Keys
+from geogate.eventlog.store import EventStore
+from geogate.eventlog.streams import Keys
 from schemas.ids import new_id
 from workers.context import JobContext
 from workers.workflows.jobs import definitions

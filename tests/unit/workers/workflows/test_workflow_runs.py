@@ -6,7 +6,7 @@ from collections.abc import Callable
 import pytest
 from pydantic import JsonValue
 
-from eventlog.store import EventStore
+from geogate.eventlog.store import EventStore
 from schemas.events.workflow import workflow_aggregate
 from schemas.tools.info import RasterInfoArgs
 from schemas.tools.raster import RasterReprojectArgs, RasterStatsArgs

@@ -1,0 +1,146 @@
+"""Publishing a tool call: the `tool.requested` event and the enqueue op that travels with its append.
+
+Both the gateway (async) and workers that call tools themselves (LLM loop, result handlers) publish through here.
+"""
+
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from pydantic import JsonValue
+
+from geogate.eventlog import streams
+from geogate.eventlog.append import Op
+from geogate.eventlog.redaction import redact_event
+from geogate.eventlog.streams import celery_queue_key
+from geogate.queue.message import task_message
+from schemas import tasks
+from schemas.codec import encode
+from schemas.events import Event, EventData, ToolRequested, ToolSucceeded
+from schemas.events.justification import JustificationExpired, PreflightRequired, justification_aggregate
+from schemas.events.tool import ClientCapability
+from schemas.ids import call_aggregate, new_id
+from schemas.tools import ToolSpec
+from schemas.tools.handlers import RUN_RESULT_HANDLER
+from schemas.tools.tiling import FAN_IN
+
+
+def request_event(
+    spec: ToolSpec,
+    args: dict[str, JsonValue],
+    *,
+    call_id: str,
+    actor: str,
+    trace_id: str | None = None,
+    causation_id: str | None = None,
+    timeout_s: float | None = None,
+    result_handler: dict[str, JsonValue] | None = None,
+    justified_by: list[str] | None = None,
+    client_capabilities: list[ClientCapability] | None = None,
+) -> Event:
+    """The `tool.requested` event for validated, normalised `args`."""
+    queue = str(args[spec.queue_from]) if spec.queue_from and spec.queue_from in args else spec.queue
+    data = ToolRequested(
+        call_id=call_id,
+        tool=spec.name,
+        queue=queue,
+        args=args,
+        timeout_s=timeout_s or spec.timeout_s,
+        result_handler=result_handler,
+        justified_by=justified_by or [],
+        client_capabilities=client_capabilities or [],
+    )
+    event = Event(
+        id=new_id(),
+        aggregate=call_aggregate(call_id),
+        ts=datetime.now(UTC),
+        trace_id=trace_id or new_id(),
+        causation_id=causation_id,
+        actor=actor,
+        data=data,
+    )
+    return redact_event(event)  # issue 14: the queue message carries no secret either
+
+
+def enqueue_op(event: Event, dispatch: int = 1) -> Op:
+    """The push of the Celery message that carries `event` (encoded) to its queue's `run_call` task.
+
+    `dispatch` numbers the message: a worker starts the call only while it is the call's current dispatch, so the
+    message a dead worker held is refused if the broker ever hands it out again after a re-dispatch. A re-dispatch
+    goes to the head of the queue (kombu pops from the right): the call already waited its turn once.
+    """
+    data = event.payload(ToolRequested)
+    message = task_message(
+        tasks.run_call_task(data.queue),
+        data.queue,
+        task_id=data.call_id,
+        args=(encode(event), dispatch),
+        argsrepr=f"(<tool.requested {data.tool} {data.call_id}>, {dispatch})",
+    )
+    return Op("LPUSH" if dispatch == 1 else "RPUSH", celery_queue_key(data.queue), (message,))
+
+
+def handler_job_op(succeeded: Event, dispatch: int = 1) -> Op:
+    """The LPUSH of the `run_result_handler` job that follows a call's `tool.succeeded`, in the same append.
+
+    The message carries a `tool.requested`-shaped command for `run_result_handler` on the call's aggregate; it is
+    never appended itself: the job's own events are `handler.*` on the call.
+    """
+    call_id = succeeded.payload(ToolSucceeded).call_id
+    command = ToolRequested(
+        call_id=call_id,
+        tool=RUN_RESULT_HANDLER.name,
+        queue=RUN_RESULT_HANDLER.queue,
+        args={"call_id": call_id},
+        timeout_s=RUN_RESULT_HANDLER.timeout_s,
+    )
+    return enqueue_op(follow(succeeded, command), dispatch)
+
+
+def fan_in_op(cause: Event, call_id: str, dispatch: int = 1) -> Op:
+    """The push of the fan-in job of tiled call `call_id` (`tiles.fan_in`), caused by `cause` (a tile's outcome,
+    the parent's fan-out, or a re-dispatch), to the head of its queue: it ends a call whose tiles already waited
+    their turn (and, after a failed tile, it stops the rest sooner). Like a handler job's, the command is never
+    appended itself."""
+    command = ToolRequested(
+        call_id=call_id, tool=FAN_IN.name, queue=FAN_IN.queue, args={"call_id": call_id}, timeout_s=FAN_IN.timeout_s
+    )
+    event = new_event(
+        call_aggregate(call_id), command, actor=cause.actor, trace_id=cause.trace_id, causation_id=cause.id
+    )
+    return replace(enqueue_op(event, dispatch), name="RPUSH")
+
+
+def new_event(
+    aggregate: str, data: EventData, *, actor: str, trace_id: str | None = None, causation_id: str | None = None
+) -> Event:
+    """A fresh event envelope for `data` (time-ordered id, now, a new trace unless one is given)."""
+    return Event(
+        id=new_id(),
+        aggregate=aggregate,
+        ts=datetime.now(UTC),
+        trace_id=trace_id or new_id(),
+        causation_id=causation_id,
+        actor=actor,
+        data=data,  # type: ignore[arg-type]
+    )
+
+
+def follow(cause: Event, data: EventData) -> Event:
+    """An event of the same aggregate, trace and actor as `cause`, caused by it."""
+    return new_event(cause.aggregate, data, actor=cause.actor, trace_id=cause.trace_id, causation_id=cause.id)
+
+
+def gate_events(
+    required: Sequence[PreflightRequired], expired: Sequence[tuple[JustificationExpired, float]], actor: str
+) -> list[tuple[Event, str]]:
+    """The events a gate decision appends, each with its dedupe key: expiries first, then the hashes it issues.
+
+    `expired` pairs each `justification.expired` with the `persisted_ts` it ends (one expiry per persisted entry);
+    the `preflight.required` of one decision share a request stamp.
+    """
+    request = f"{time.time_ns()}"
+    keyed: list[tuple[EventData, str]] = [(d, streams.justification_expired_key(d.hash, ts)) for d, ts in expired]
+    keyed += [(d, streams.justification_required_key(d.hash, request)) for d in required]
+    return [(new_event(justification_aggregate(d.hash), d, actor=actor), key) for d, key in keyed]

@@ -1,0 +1,267 @@
+"""`geogate replay`: rebuild every projection from the snapshot and the log after it, compare with the live one,
+and swap it in, while calls keep arriving.
+
+The rebuild folds the snapshot's positions onwards into a scratch namespace, catches up with the log, and swaps
+under a fence: the streams are WATCHed, the last events are folded while watched, and the renames run in one
+MULTI/EXEC that fails if anything was appended meanwhile (then it catches up and tries again). So no event is lost
+and none is applied twice, whatever arrives during the replay.
+"""
+
+import heapq
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import redis
+
+from geogate.eventlog import ops_feed, snapshots
+from geogate.eventlog.store import EventStore, StoredEvent
+from geogate.eventlog.streams import ProjectionKeys, all_categories
+
+BATCH = 1000
+SETTLE_ROUNDS = 5
+"""`--check` under load: a key that differs is compared again after catching up, this many times at most."""
+SETTLE_STEPS = 20
+SWAP_ROUNDS = 50
+FENCE_MS = 30_000
+"""The fence lapses by itself after this, should a replay die while holding it."""
+
+
+class ReplayBusy(RuntimeError):
+    """The log never stood still long enough to swap (SWAP_ROUNDS tries); the live projections are untouched."""
+
+
+@dataclass
+class ReplayReport:
+    """What a replay found: events applied, and keys that differ between the rebuilt and the live projections."""
+
+    events: int = 0
+    keys: int = 0
+    missing_live: list[str] = field(default_factory=list)
+    """Keys the rebuild produced that the live projections lack."""
+    extra_live: list[str] = field(default_factory=list)
+    """Live keys the rebuild did not produce (written outside the log, or left by a bug)."""
+    different: list[str] = field(default_factory=list)
+    from_snapshot: bool = False
+
+    @property
+    def identical(self) -> bool:
+        return not (self.missing_live or self.extra_live or self.different)
+
+    @property
+    def suspects(self) -> list[str]:
+        return sorted({*self.missing_live, *self.extra_live, *self.different})
+
+
+def iter_log(
+    store: EventStore, after: dict[str, str] | None = None, before: dict[str, str] | None = None
+) -> Iterator[StoredEvent]:
+    """Every event of every stream after `after` and before `before` (per stream, both exclusive), merged into one
+    order by entry id."""
+    after, before = after or {}, before or {}
+    streams = [
+        _iter_stream(store, c, after.get(store.keys.stream(c), "-"), before.get(store.keys.stream(c)))
+        for c in all_categories()
+    ]
+    yield from heapq.merge(*streams, key=lambda s: _sort_key(s.entry_id))
+
+
+def _iter_stream(store: EventStore, category: str, start: str, stop: str | None) -> Iterator[StoredEvent]:
+    cursor, end = (start if start == "-" else f"({start}"), ("+" if stop is None else f"({stop}")
+    while True:
+        batch = store.read(category, cursor, end, count=BATCH)
+        yield from batch
+        if len(batch) < BATCH:
+            return
+        cursor = f"({batch[-1].entry_id}"
+
+
+def ends_now(store: EventStore) -> dict[str, str]:
+    """Per stream, the position just after its newest entry (an exclusive bound for `iter_log`)."""
+    pipe = store.redis.pipeline(transaction=False)
+    names = [store.keys.stream(c) for c in all_categories()]
+    for name in names:
+        pipe.xrevrange(name, count=1)
+    ends = {}
+    for name, newest in zip(names, pipe.execute(), strict=True):
+        if newest:
+            ms, seq = _sort_key(newest[0][0].decode())
+            ends[name] = f"{ms}-{seq + 1}"
+    return ends
+
+
+def _sort_key(entry_id: str) -> tuple[int, int]:
+    ms, seq = entry_id.split("-")
+    return int(ms), int(seq)
+
+
+@dataclass
+class Fold:
+    """Events folded into `target` so far: where each stream stands, and the ops summary's own fold."""
+
+    store: EventStore
+    target: ProjectionKeys
+    last: dict[str, str]
+    ops: ops_feed.Rebuild
+    events: int = 0
+
+    def advance(self, events: Iterator[StoredEvent] | None = None) -> int:
+        """Fold the events after `last` up to each stream's end as it is now (or the given ones) into the target;
+        returns how many. Bounded: events appended meanwhile wait for the next call."""
+        count, batch = 0, []
+        for stored in events if events is not None else iter_log(self.store, self.last, ends_now(self.store)):
+            batch.append(stored)
+            if len(batch) >= BATCH:
+                count += self._apply(batch)
+                batch = []
+        if batch:
+            count += self._apply(batch)
+        return count
+
+    def _apply(self, batch: list[StoredEvent]) -> int:
+        self.store.project(batch, self.target)
+        self.ops.add(batch)
+        for stored in batch:
+            self.last[stored.stream] = stored.entry_id
+        self.events += len(batch)
+        return len(batch)
+
+
+def rebuild(store: EventStore, target: ProjectionKeys) -> Fold:
+    """The snapshot copied into `target` (cleared first), then the log after it folded in."""
+    _delete(store, target.pattern())
+    last = snapshots.load_into(store, target)
+    ops = ops_feed.Rebuild.resume(store.redis, store.keys, target) if last else None
+    fold = Fold(store, target, dict(last), ops or ops_feed.Rebuild(store.redis, store.keys, target))
+    fold.advance()
+    return fold
+
+
+def compare(
+    store: EventStore, rebuilt: ProjectionKeys, live: ProjectionKeys, only: list[str] | None = None
+) -> ReplayReport:
+    """Key-by-key, type-aware comparison of two namespaces (read in pipelined batches); `only` limits it to these
+    live keys."""
+    if only is None:
+        new = {k.removeprefix(rebuilt.base) for k in _scan(store, rebuilt.pattern())}
+        old = {k.removeprefix(live.base) for k in _scan(store, live.pattern())}
+    else:
+        names = [k.removeprefix(live.base) for k in only]
+        new = {n for n, e in zip(names, _exists(store, [rebuilt.base + n for n in names]), strict=True) if e}
+        old = {n for n, e in zip(names, _exists(store, [live.base + n for n in names]), strict=True) if e}
+    report = ReplayReport(keys=len(new))
+    report.missing_live = sorted(live.base + s for s in new - old)
+    report.extra_live = sorted(live.base + s for s in old - new)
+    shared = sorted(new & old)
+    for i in range(0, len(shared), BATCH):
+        part = shared[i : i + BATCH]
+        left = _dump_many(store, [rebuilt.base + s for s in part])
+        right = _dump_many(store, [live.base + s for s in part])
+        report.different += [live.base + s for s, a, b in zip(part, left, right, strict=True) if a != b]
+    return report
+
+
+def replay(store: EventStore, *, swap: bool = True) -> ReplayReport:
+    """Rebuild all projections beside the live ones, compare, and (unless `swap` is false) replace the live ones.
+
+    Raises:
+        ReplayBusy: with `swap`, the log kept moving through every try; nothing was swapped.
+    """
+    live, scratch = store.live, store.keys.projections("rebuild")
+    ops_feed.catch_up(store.redis, store.keys, bounded=True)  # the gateways keep it level; bring it near
+    fold = rebuild(store, scratch)
+    report = _settled(store, fold, live)
+    report.events, report.from_snapshot = fold.events, bool(snapshots.positions(store))
+    try:
+        if swap and not any(_swap_fenced(store, fold, live) for _ in range(SWAP_ROUNDS)):
+            raise ReplayBusy(f"the log moved during each of {SWAP_ROUNDS} tries to swap; run replay again")
+    finally:
+        _delete(store, scratch.pattern())
+    return report
+
+
+def _settled(store: EventStore, fold: Fold, live: ProjectionKeys) -> ReplayReport:
+    """Compare; keys that differ are compared again after catching up with the log (calls may still arrive)."""
+    report = compare(store, fold.target, live)
+    for _ in range(SETTLE_ROUNDS):
+        if report.identical:
+            break
+        for _step in range(SETTLE_STEPS):  # the live summary, a bounded way towards the log's end
+            if not ops_feed.step(store.redis, store.keys):
+                break
+        moved = fold.advance()
+        again = compare(store, fold.target, live, only=report.suspects)
+        again.keys = report.keys
+        if not moved and again.suspects == report.suspects:
+            return again
+        report = again
+    return report
+
+
+def _swap_fenced(store: EventStore, fold: Fold, live: ProjectionKeys) -> bool:
+    """Fence the log, fold its last events, and swap in one MULTI/EXEC; True when swapped.
+
+    While `geogate:fence` is set, appends wait (the append script refuses them and the store retries), so the
+    rebuilt projections are complete when they replace the live ones. The gateways' ops summary writes no event:
+    its cursor is watched instead.
+    """
+    if not store.redis.set(store.keys.fence(), "replay", nx=True, px=FENCE_MS):
+        return False  # another replay is swapping
+    client = _patient(store.redis)
+    try:
+        with client.pipeline(transaction=True) as pipe:
+            pipe.watch(live.ops_cursor())
+            fold.advance()  # complete: nothing can be appended from here until the fence goes
+            source = _scan(store, fold.target.pattern())
+            stale = set(_scan(store, live.pattern())) - {live.base + k.removeprefix(fold.target.base) for k in source}
+            pipe.multi()
+            snapshots.swap_in(pipe, sorted(stale), [(k, live.base + k.removeprefix(fold.target.base)) for k in source])
+            pipe.execute()
+            return True
+    except redis.WatchError:
+        return False
+    finally:
+        client.close()
+        store.redis.delete(store.keys.fence())
+
+
+def _patient(client: redis.Redis) -> redis.Redis:
+    # One transaction over every key runs for seconds on a big log, longer than the client's socket timeout.
+    pool = client.connection_pool
+    kwargs = {**pool.connection_kwargs, "socket_timeout": None}
+    return redis.Redis(connection_pool=type(pool)(connection_class=pool.connection_class, **kwargs))
+
+
+def _scan(store: EventStore, pattern: str) -> list[str]:
+    return [k.decode() for k in store.redis.scan_iter(match=pattern, count=1000)]
+
+
+def _exists(store: EventStore, keys: list[str]) -> list[bool]:
+    pipe = store.redis.pipeline(transaction=False)
+    for key in keys:
+        pipe.exists(key)
+    return [bool(n) for n in pipe.execute()]
+
+
+def _delete(store: EventStore, pattern: str) -> None:
+    keys = _scan(store, pattern)
+    for i in range(0, len(keys), 500):
+        store.redis.delete(*keys[i : i + 500])
+
+
+def _dump_many(store: EventStore, keys: list[str]) -> list[object]:
+    """(type, content) of each key, in two pipelined round trips."""
+    pipe = store.redis.pipeline(transaction=False)
+    for key in keys:
+        pipe.type(key)
+    kinds = [k.decode() if isinstance(k, bytes) else str(k) for k in pipe.execute()]
+    readers = {
+        "hash": pipe.hgetall,
+        "list": lambda key: pipe.lrange(key, 0, -1),
+        "set": pipe.smembers,
+        "zset": lambda key: pipe.zrange(key, 0, -1, withscores=True),
+        "string": pipe.get,
+    }
+    for key, kind in zip(keys, kinds, strict=True):
+        readers.get(kind, pipe.exists)(key)
+    values = pipe.execute()
+    return [(kind, sorted(v) if kind == "set" else v) for kind, v in zip(kinds, values, strict=True)]
