@@ -29,7 +29,7 @@ def build_app(settings: Settings) -> ASGIApp:
     """The gateway's ASGI app for uvicorn (Streamable HTTP at /mcp, both protocol eras).
 
     Raises:
-        SystemExit: a non-loopback bind without authentication, unusable auth settings or requestState keys.
+        SettingsError: a non-loopback bind without authentication, unusable auth settings or requestState keys.
     """
     check_exposure(settings)
     setup = auth_setup(settings)

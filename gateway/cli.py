@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from gateway.cli_justifications import app as justifications_app
-from geogate.settings import Settings, read_settings
+from geogate.settings import Settings, SettingsError, process_settings
 
 app = typer.Typer(help="Geogate: an event-sourced MCP gateway for geospatial work.", no_args_is_help=True)
 events_app = typer.Typer(help="Read the event log.", no_args_is_help=True)
@@ -17,7 +17,7 @@ app.add_typer(justifications_app, name="justifications")
 
 
 def _settings(**overrides: object) -> Settings:
-    settings = read_settings()
+    settings = process_settings()
     updates = {k: v for k, v in overrides.items() if v is not None}
     return settings.model_copy(update=updates) if updates else settings
 
@@ -141,7 +141,11 @@ def status(
 
 
 def main() -> None:
-    app()
+    """The `geogate` command; a settings error ends it with its message (no trace) and status 1."""
+    try:
+        app()
+    except SettingsError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from geogate.eventlog import streams
 from geogate.eventlog.projections.justifications import JustificationState
 from geogate.eventlog.publish import new_event
 from geogate.eventlog.store import EventStore
-from geogate.settings import Settings
+from geogate.settings import process_settings
 from schemas.events.justification import JustificationRevoked, justification_aggregate
 
 app = typer.Typer(help="Inspect, revoke and export justifications.", no_args_is_help=True)
@@ -20,7 +20,7 @@ app = typer.Typer(help="Inspect, revoke and export justifications.", no_args_is_
 def _store() -> EventStore:
     from gateway.local import resolve
 
-    return EventStore.from_settings(resolve(Settings()))
+    return EventStore.from_settings(resolve(process_settings()))
 
 
 def _states(store: EventStore) -> list[JustificationState]:

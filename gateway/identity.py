@@ -22,5 +22,5 @@ def is_admin(settings: Settings, actor: str) -> bool:
     token = get_access_token()
     if token is None:
         return settings.is_admin(actor)
-    listed = {a.strip() for a in settings.admin_actors.split(",") if a.strip()}
+    listed = set(settings.admin_actors)
     return ADMIN in token.scopes and (not listed or actor in listed)

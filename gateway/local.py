@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from geogate.eventlog.redaction import redact_text
-from geogate.settings import Settings
+from geogate.settings import Settings, SettingsError
 
 RUN_FILE = "run.json"
 
@@ -68,19 +68,19 @@ def resolve(settings: Settings, quiet: bool = False) -> Settings:
     """`settings` with a Redis URL: REDIS_URL when set, else the one `geogate dev` recorded; says which on stderr.
 
     Raises:
-        SystemExit: neither is there (or the recording `geogate dev` is gone), with what to do about it.
+        SettingsError: neither is there (or the recording `geogate dev` is gone), with what to do about it.
     """
     if settings.redis_url:
         _say(quiet, f"using Redis {settings.redis_url} (from REDIS_URL)")
         return settings
     run = recorded(settings)
     if run is None:
-        raise SystemExit(
+        raise SettingsError(
             f"REDIS_URL is not set and no `geogate dev` runs from this directory ({run_file(settings)} is missing); "
             "start one with `make run`, or set REDIS_URL"
         )
     if not _alive(run.pid):
-        raise SystemExit(f"`geogate dev` (pid {run.pid}) recorded in {run_file(settings)} is gone; start `make run`")
+        raise SettingsError(f"`geogate dev` (pid {run.pid}) recorded in {run_file(settings)} is gone; start `make run`")
     _say(quiet, f"using Redis {run.redis_url} (started by `geogate dev`, pid {run.pid}; see {run_file(settings)})")
     return settings.model_copy(update={"redis_url": run.redis_url})
 

@@ -1,15 +1,55 @@
-"""Typed settings, read once at an entry point (`geogate …`) and passed explicitly; env prefix `GEOGATE_`."""
+"""Every setting of Geogate in one tree: `Settings` and its sections, from `GEOGATE_*` variables.
 
+Read once per process, at its entry point (`process_settings()`: `geogate …`, `python -m workers`), and passed down:
+`build_server(settings)`, `EventStore.from_settings(settings)`, a job's `ctx.settings`. Tests build
+`Settings(redis_url=…)` directly. Each section reads its own variables (its `env_prefix`), so no variable changed
+name when the sections joined one tree: `GEOGATE_RETENTION_*` (`retention`), `GEOGATE_AUTH_*` and the other limits
+(`security`), `GEOGATE_LLM_*` (`llm`), the rest on `Settings` itself.
+
+SettingsError
+└── raised by `read_settings` and `require_redis_url`; the CLI turns it into a message and exit status 1
+"""
+
+import functools
+import ipaddress
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import AliasChoices, Field, ValidationError, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, BaseModel, BeforeValidator, Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from geogate.security_settings import SecuritySettings
+from geogate.eventlog.redaction import register_secret
 
 if TYPE_CHECKING:
     from geogate.eventlog.streams import Keys
+
+
+class SettingsError(ValueError):
+    """A setting is missing or unusable; the message names its variable (`GEOGATE_TILE_SIZE: …`)."""
+
+
+def _comma_separated(value: object) -> object:
+    """`a, b,,c` → `["a", "b", "c"]` (the one parser of comma lists); a list passes through."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+CommaList = Annotated[list[str], NoDecode, BeforeValidator(_comma_separated)]
+"""A list given as one comma-separated variable (`GEOGATE_ALLOWED_HOSTS=a.example,b.example`), not as JSON."""
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1", "[::1]")
+JWT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` keeps the gateway on this machine."""
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 class RetentionPolicy(BaseSettings):
@@ -29,6 +69,110 @@ class RetentionPolicy(BaseSettings):
     """How often a worker node's reaper applies this policy (trim, after a snapshot) by itself."""
     consumer_stale_s: float = 300.0
     """A log consumer (a gateway's outcome reader) silent for this long no longer holds trimming back."""
+
+
+class SecuritySettings(BaseSettings):
+    """Who may call, how much, from which origins, and how strong the handler sandbox must be."""
+
+    model_config = SettingsConfigDict(env_prefix="GEOGATE_", extra="ignore")
+
+    auth_tokens_file: Path | None = None
+    """Static bearer tokens: lines `client_id token scope[,scope…] [rate=N] [concurrency=N]`."""
+    auth_jwks_file: Path | None = None
+    """OAuth resource-server mode: the authorization server's JWKS (a JSON file)…"""
+    auth_jwks_url: str | None = None
+    """…or the URL it is served at (fetched and cached)."""
+    auth_issuer: str | None = None
+    """The `iss` every JWT must carry (and the authorization server named in the protected-resource metadata)."""
+    auth_audience: str | None = None
+    """The `aud` every JWT must carry; defaults to the resource URL."""
+    auth_resource_url: str | None = None
+    """This gateway's MCP endpoint as clients reach it (`https://geo.example.com/mcp`); default from host and port."""
+    auth_algorithms: CommaList = Field(default_factory=lambda: list(JWT_ALGORITHMS))
+    auth_leeway_s: float = Field(default=30.0, ge=0)
+    request_state_keys_file: Path | None = None
+    """Keys sealing MCP's multi-round-trip `requestState`, one a line (the first seals, each unseals: rotation); by
+    default one random key kept in Redis, shared by every gateway on the log."""
+    allow_unauthenticated: bool = False
+    """Serve a non-loopback address without authentication (the gateway refuses to start otherwise)."""
+    rate_limit_per_minute: int = Field(default=0, ge=0)
+    """Tool calls and resource reads per client per minute (0: no limit); per-client overrides in the tokens file."""
+    max_concurrent_calls: int = Field(default=0, ge=0)
+    """Calls in progress per client (0: no limit); per-client overrides in the tokens file."""
+    max_request_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    handler_max_script_bytes: int = Field(default=65536, ge=16)
+    """Largest result-handler script (UTF-8 bytes) the gateway accepts."""
+    allowed_hosts: CommaList = Field(default_factory=list)
+    """Comma-separated `Host` values (`geo.example.com`, `10.0.0.5:*`); loopback names when bound to loopback."""
+    allowed_origins: CommaList = Field(default_factory=list)
+    """Comma-separated browser `Origin`s (`https://app.example.com`); loopback origins when bound to loopback."""
+    sandbox_allow_weak: bool = False
+    """Run Python handlers without bubblewrap or without seccomp (refused otherwise)."""
+
+    @property
+    def jwt_enabled(self) -> bool:
+        return self.auth_jwks_file is not None or bool(self.auth_jwks_url)
+
+    @property
+    def auth_enabled(self) -> bool:
+        return self.auth_tokens_file is not None or self.jwt_enabled
+
+    def hosts(self, bind: str) -> list[str]:
+        """Allowed `Host` headers; empty means any (a non-loopback bind with no list)."""
+        if self.allowed_hosts:
+            return list(self.allowed_hosts)
+        return ["127.0.0.1:*", "localhost:*", "[::1]:*"] if is_loopback(bind) else []
+
+    def origins(self, bind: str) -> list[str]:
+        """Allowed `Origin` headers (a request without one is not from a browser page and passes)."""
+        if self.allowed_origins:
+            return list(self.allowed_origins)
+        return ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"] if is_loopback(bind) else []
+
+    def algorithms(self) -> list[str]:
+        return list(self.auth_algorithms)
+
+
+class Connection(BaseModel):
+    """The LLM provider connection, declared once: `LLMSettings` reads it from `GEOGATE_LLM_*`, a request's
+    `workers.llm.config.LLMConfig` carries it."""
+
+    provider: Literal["openai", "anthropic"] = "openai"
+    """`openai` covers every OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp server, LM Studio."""
+    base_url: str = "http://127.0.0.1:11434/v1"
+    """Up to and including the version segment: `https://api.openai.com/v1`, `https://api.anthropic.com`."""
+    api_key: SecretStr | None = None
+    model: str = "llama3.1:8b"
+    native_tools: bool | None = None
+    """Force native tool calling on or off; None asks the capability table."""
+    template: str | None = None
+    """Force a prompt template (`generic`, `llama3`, `code`, `hermes`, …); None asks the capability table."""
+    prompt_format: Literal["generic", "native"] = "generic"
+    """Prompt-based calling asks for the table's template (`generic`: JSON any model can write) or, where the
+    table knows it, for the format the model was trained on (`native`)."""
+    timeout_s: float = Field(default=120.0, gt=0)
+
+
+class LLMSettings(BaseSettings, Connection):
+    """The LLM host: the provider connection (`GEOGATE_LLM_PROVIDER`, `_BASE_URL`, `_API_KEY`, `_MODEL`, …) and the
+    server's limits; a request may lower the limits, never raise them (`workers.llm.settings`)."""
+
+    model_config = SettingsConfigDict(env_prefix="GEOGATE_LLM_", extra="ignore")
+
+    backoff_retries: int = Field(default=4, ge=0)
+    rate_limit_per_minute: int = Field(default=30, ge=1)
+    """`ask` requests per client (actor) per minute, counted in Redis."""
+    blocked_tools: CommaList = Field(default_factory=list)
+    """Comma-separated fnmatch patterns (`*_delete,raster_convert`): never offered, never run."""
+    max_attempts: int = Field(default=3, ge=1)
+    max_turns: int = Field(default=4, ge=1)
+    max_tool_calls: int = Field(default=8, ge=0)
+    max_total_tokens: int = Field(default=60_000, ge=256)
+    tool_timeout_s: float = Field(default=120.0, gt=0)
+    """Longest the loop waits for one tool call it made."""
+
+    def model_post_init(self, context: object) -> None:
+        register_secret(self.api_key.get_secret_value() if self.api_key else None)  # never in the log (issue 14)
 
 
 class Settings(BaseSettings):
@@ -80,7 +224,7 @@ class Settings(BaseSettings):
     justification_default_ttl_s: float = 30 * 86400.0
     preflight_server_llm: bool = False
     """For clients that cannot sample: ask the server-side model (the LLM host's settings) for justifications."""
-    admin_actors: str = ""
+    admin_actors: CommaList = Field(default_factory=list)
     """Comma-separated client ids allowed to revoke justifications over MCP (the CLI always can)."""
     workflows_dir: Path | None = None
     """An extra folder of workflow definitions (YAML) beside the shipped ones."""
@@ -99,6 +243,8 @@ class Settings(BaseSettings):
     retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
     """Authentication, limits, allowed hosts and origins, sandbox strength (issue 14)."""
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    """The LLM host (`ask`, server-side justifications): provider connection and the loop's limits."""
 
     @model_validator(mode="after")
     def _lease_outlives_beats(self) -> "Settings":
@@ -114,6 +260,13 @@ class Settings(BaseSettings):
                 "that attaches to a finished call reads its answer from the projection"
             )
         return self
+
+    @classmethod
+    def defaults(cls) -> "Settings":
+        """Every field at its default, sections included, without reading the environment (`model_construct` alone
+        would build the sections through their factories, which read it)."""
+        sections = {"retention": RetentionPolicy, "security": SecuritySettings, "llm": LLMSettings}
+        return cls.model_construct(**{name: section.model_construct() for name, section in sections.items()})
 
     def keys(self) -> "Keys":
         """The key names of this deployment, with the retention of finished calls."""
@@ -135,28 +288,50 @@ class Settings(BaseSettings):
         return self.justification_ttl_s.get(domain, self.justification_default_ttl_s)
 
     def is_admin(self, actor: str) -> bool:
-        return actor in {a.strip() for a in self.admin_actors.split(",") if a.strip()}
+        return actor in self.admin_actors
 
     def require_redis_url(self) -> str:
+        """Raises: SettingsError: no Redis URL is set."""
         if not self.redis_url:
-            raise SystemExit("REDIS_URL (or GEOGATE_REDIS_URL) is not set; `geogate dev` starts everything locally")
+            raise SettingsError("REDIS_URL (or GEOGATE_REDIS_URL) is not set; `geogate dev` starts everything locally")
         return self.redis_url
 
 
+SECTIONS: dict[str, type[BaseSettings]] = {
+    "Settings": Settings,
+    "RetentionPolicy": RetentionPolicy,
+    "SecuritySettings": SecuritySettings,
+    "LLMSettings": LLMSettings,
+}
+"""Each class of the tree by name, to name the variable behind a validation error (`ValidationError.title`)."""
+
+
 def read_settings() -> Settings:
-    """The settings from the environment, at an entry point.
+    """The settings from the environment, at an entry point (each call reads it anew: see `process_settings`).
 
     Raises:
-        SystemExit: a setting is out of range; the message names its variable (`GEOGATE_TILE_SIZE: …`), no trace.
+        SettingsError: a setting is out of range; the message names its variable (`GEOGATE_TILE_SIZE: …`), no trace.
     """
     try:
         return Settings()
     except ValidationError as exc:
-        lines = [f"{_variable(error['loc'])}: {error['msg']} (got {error.get('input')!r})" for error in exc.errors()]
-        raise SystemExit("invalid settings:\n  " + "\n  ".join(lines)) from None
+        model = SECTIONS.get(exc.title, Settings)
+        lines = [f"{_variable(model, e['loc'])}: {e['msg']} (got {e.get('input')!r})" for e in exc.errors()]
+        raise SettingsError("invalid settings:\n  " + "\n  ".join(lines)) from None
 
 
-def _variable(loc: tuple[int | str, ...]) -> str:
-    if not loc or loc[0] not in Settings.model_fields:
+@functools.cache
+def process_settings() -> Settings:
+    """This process's settings: read from the environment on the first call, the same object after (issue 33).
+
+    Raises:
+        SettingsError: as `read_settings`.
+    """
+    return read_settings()
+
+
+def _variable(model: type[BaseSettings], loc: tuple[int | str, ...]) -> str:
+    if not loc or loc[0] not in model.model_fields:
         return " ".join(str(part) for part in loc) or "settings"
-    return "GEOGATE_" + "_".join(str(part) for part in loc).upper()
+    prefix = str(model.model_config.get("env_prefix", "GEOGATE_")).upper()
+    return prefix + "_".join(str(part) for part in loc).upper()

@@ -3,7 +3,7 @@
 import argparse
 import sys
 
-from geogate.settings import read_settings
+from geogate.settings import SettingsError, process_settings
 from schemas import tasks
 
 
@@ -18,12 +18,15 @@ def main(argv: list[str] | None = None) -> None:
     unknown = sorted(set(ns.queues.split(",")) - set(tasks.QUEUES))
     if unknown:
         parser.error(f"--queues: unknown queue(s) {', '.join(unknown)}; expected some of {', '.join(tasks.QUEUES)}")
-    settings = read_settings()
     from workers.app import configure, hold_lease, pool_processes_die_with_the_node, settle_memory_when_started
     from workers.heap import keep_freed_memory
 
-    keep_freed_memory()
-    app = configure(settings)
+    try:  # a settings error (a bad value, no Redis URL) ends the role with its message, as `geogate` does
+        settings = process_settings()
+        keep_freed_memory()
+        app = configure(settings)
+    except SettingsError as exc:
+        raise SystemExit(str(exc)) from None
     pool_processes_die_with_the_node()
     hold_lease(settings, ns.queues.split(","), ns.pool, ns.concurrency)
     settle_memory_when_started()

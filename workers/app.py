@@ -11,7 +11,7 @@ from geogate.eventlog.store import EventStore
 from geogate.process.lifetime import die_with_parent
 from geogate.process.memory import settle_memory
 from geogate.queue.config import celery_config
-from geogate.settings import Settings
+from geogate.settings import Settings, process_settings
 from schemas import tasks
 from schemas.tools.extra import load as load_extra
 from workers import lease, retention
@@ -39,7 +39,7 @@ class GeogateTask(Task):
 
     @cached_property
     def settings(self) -> Settings:
-        return self.app.conf.geogate_settings or Settings()
+        return self.app.conf.geogate_settings or process_settings()
 
     @cached_property
     def store(self) -> EventStore:

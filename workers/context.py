@@ -11,7 +11,7 @@ from workers.errors import JobCancelled, JobSuperseded
 if TYPE_CHECKING:
     from geogate.eventlog.store import EventStore
 
-_DEFAULTS = Settings.model_construct()
+_DEFAULTS = Settings.defaults()
 """Field defaults only (no environment read): for contexts built without settings, as in unit tests."""
 
 ProgressSink = Callable[[float, float | None, str | None], bool]

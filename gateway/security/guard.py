@@ -23,7 +23,7 @@ from gateway.security.limits import Decision, Limiter, Limits
 from gateway.security.tokens import ClientLimits
 from geogate.eventlog.publish import new_event
 from geogate.eventlog.streams import rejected_key
-from geogate.security_settings import SecuritySettings
+from geogate.settings import SecuritySettings
 from schemas.events.security import CallRejected, RejectReason, client_aggregate
 from schemas.scopes import ADMIN, ALL_SCOPES
 

@@ -15,7 +15,7 @@ from mcp.server.mcpserver import RequestStateSecurity
 
 from geogate.eventlog.redaction import redact_text, register_secret
 from geogate.eventlog.store import sync_client
-from geogate.settings import Settings
+from geogate.settings import Settings, SettingsError
 
 MIN_KEY_CHARS = 32
 """The SDK derives the AES key from each secret with HKDF; it asks for at least 32 bytes of it."""
@@ -29,16 +29,16 @@ def request_state_security(settings: Settings) -> RequestStateSecurity:
     """The SDK policy sealing `requestState` under the deployment's shared keys.
 
     Raises:
-        SystemExit: the keys file cannot be used, or Redis cannot be reached to read the shared key.
+        SettingsError: the keys file cannot be used, or Redis cannot be reached to read the shared key.
     """
     path = settings.security.request_state_keys_file
     try:
         keys = read_keys(path) if path is not None else [shared_key(settings)]
     except redis.RedisError as exc:
         said = f"Redis at {settings.redis_url} cannot be used, and a gateway needs it to start: {exc}"
-        raise SystemExit(redact_text(said)) from None  # no password of the URL on the terminal
+        raise SettingsError(redact_text(said)) from None  # no password of the URL on the terminal
     except (RequestStateKeysError, OSError) as exc:
-        raise SystemExit(f"requestState keys: {exc}") from None
+        raise SettingsError(f"requestState keys: {exc}") from None
     for key in keys:
         register_secret(key)
     return RequestStateSecurity(keys=keys)

@@ -18,8 +18,7 @@ from gateway.security.guard import Guard, Policy, RouteKind
 from gateway.security.jwt_verifier import JwtVerifier
 from gateway.security.origin import HostOriginCheck
 from gateway.security.tokens import ClientLimits, StaticTokenVerifier, load_tokens
-from geogate.security_settings import is_loopback
-from geogate.settings import Settings
+from geogate.settings import Settings, SettingsError, is_loopback
 from schemas.scopes import ALL_SCOPES
 
 MCP_PATH = "/mcp"
@@ -43,7 +42,7 @@ def guarded_kind(path: str) -> RouteKind | None:
 STALE_SLOT_MARGIN_S = 60.0
 
 
-class InsecureBind(SystemExit):
+class InsecureBind(SettingsError):
     """Serving a non-loopback address without authentication was not explicitly allowed."""
 
 
@@ -67,7 +66,7 @@ def auth_setup(settings: Settings) -> AuthSetup | None:
     """The verifiers the settings name (static tokens, JWTs, or both), None when authentication is off.
 
     Raises:
-        SystemExit: the tokens file or the JWKS cannot be used, or JWT mode lacks `GEOGATE_AUTH_ISSUER`.
+        SettingsError: the tokens file or the JWKS cannot be used, or JWT mode lacks `GEOGATE_AUTH_ISSUER`.
     """
     security = settings.security
     if not security.auth_enabled:
@@ -96,7 +95,7 @@ def _static(settings: Settings) -> StaticTokenVerifier | None:
     try:
         return StaticTokenVerifier(load_tokens(path))
     except ValueError as exc:
-        raise SystemExit(f"GEOGATE_AUTH_TOKENS_FILE: {exc}") from exc
+        raise SettingsError(f"GEOGATE_AUTH_TOKENS_FILE: {exc}") from exc
 
 
 def _jwt(settings: Settings, resource: str) -> JwtVerifier | None:
@@ -104,7 +103,7 @@ def _jwt(settings: Settings, resource: str) -> JwtVerifier | None:
     if not security.jwt_enabled:
         return None
     if not security.auth_issuer:
-        raise SystemExit("GEOGATE_AUTH_ISSUER is required with GEOGATE_AUTH_JWKS_FILE or GEOGATE_AUTH_JWKS_URL")
+        raise SettingsError("GEOGATE_AUTH_ISSUER is required with GEOGATE_AUTH_JWKS_FILE or GEOGATE_AUTH_JWKS_URL")
     try:
         return JwtVerifier(
             issuer=security.auth_issuer,
@@ -115,7 +114,7 @@ def _jwt(settings: Settings, resource: str) -> JwtVerifier | None:
             leeway_s=security.auth_leeway_s,
         )
     except ValueError as exc:
-        raise SystemExit(f"GEOGATE_AUTH_JWKS_FILE: {exc}") from exc
+        raise SettingsError(f"GEOGATE_AUTH_JWKS_FILE: {exc}") from exc
 
 
 def check_exposure(settings: Settings) -> None:

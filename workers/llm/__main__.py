@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import TextIO
 
 from geogate.eventlog.store import EventStore
-from geogate.settings import Settings
+from geogate.settings import SettingsError, process_settings
 from schemas.events.llm import LLMAttempted
 from schemas.llm import LLMStats, ModelStats
 from workers.llm.metrics import attempt_stats
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     ns = parser.parse_args(argv)
     if ns.command == "parse":
         return parse_lines(sys.stdin, sys.stdout)
-    result = attempt_stats(read_attempts(EventStore.from_settings(Settings())))
+    result = attempt_stats(read_attempts(EventStore.from_settings(process_settings())))
     if ns.json:
         sys.stdout.write(result.model_dump_json() + "\n")
     else:
@@ -67,4 +67,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except SettingsError as exc:  # no Redis URL for `stats`: the message, no trace
+        raise SystemExit(str(exc)) from None

@@ -1,9 +1,8 @@
 """Settings of the LLM host as value objects: the provider connection, backoff, and the loop's limits."""
 
-from typing import Literal
+from pydantic import BaseModel, ConfigDict, Field
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
-
+from geogate.settings import Connection
 from workers.llm.capabilities import ModelCapability, capability_for
 
 
@@ -19,27 +18,8 @@ class BackoffPolicy(_Config):
     max_s: float = Field(default=20.0, ge=0)
 
 
-class Connection(BaseModel):
-    """The provider connection, declared once: `LLMSettings` reads it from `GEOGATE_LLM_*`, `LLMConfig` carries it."""
-
-    provider: Literal["openai", "anthropic"] = "openai"
-    """`openai` covers every OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp server, LM Studio."""
-    base_url: str = "http://127.0.0.1:11434/v1"
-    """Up to and including the version segment: `https://api.openai.com/v1`, `https://api.anthropic.com`."""
-    api_key: SecretStr | None = None
-    model: str = "llama3.1:8b"
-    native_tools: bool | None = None
-    """Force native tool calling on or off; None asks the capability table."""
-    template: str | None = None
-    """Force a prompt template (`generic`, `llama3`, `code`, `hermes`, …); None asks the capability table."""
-    prompt_format: Literal["generic", "native"] = "generic"
-    """Prompt-based calling asks for the table's template (`generic`: JSON any model can write) or, where the
-    table knows it, for the format the model was trained on (`native`)."""
-    timeout_s: float = Field(default=120.0, gt=0)
-
-
 class LLMConfig(Connection):
-    """The connection one request uses (`LLMSettings.config`), with its backoff policy."""
+    """The connection one request uses (`workers.llm.settings.config_for`), with its backoff policy."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -11,6 +11,7 @@ from pydantic import JsonValue
 
 from geogate.eventlog import streams
 from geogate.eventlog.store import EventStore
+from geogate.settings import LLMSettings
 from schemas.events import Event, EventData, ToolStarted, ToolSucceeded
 from schemas.events.llm import LLMAttempted, LLMConversationStarted, conversation_aggregate
 from schemas.ids import call_aggregate, new_id
@@ -27,7 +28,7 @@ from workers.llm.errors import ProviderError, RateLimited
 from workers.llm.loop import run_chat
 from workers.llm.providers import build_provider, http_client
 from workers.llm.ratelimit import WINDOW_S, RateLimiter
-from workers.llm.settings import LLMSettings
+from workers.llm.settings import config_for, policy_for
 from workers.llm.xray_events import load_conversation, xray_from_events
 
 ToolReply = tuple[JsonValue, str, bool]
@@ -60,7 +61,7 @@ def ask(args: AskArgs, ctx: JobContext) -> AskResult:
     """
     if ctx.store is None or ctx.settings is None:
         raise JobFailed("llm.unconfigured", "the ask job needs the event store and settings")
-    return anyio.run(_ask, args, ctx, ctx.store, LLMSettings())
+    return anyio.run(_ask, args, ctx, ctx.store, ctx.settings.llm)
 
 
 async def _ask(args: AskArgs, ctx: JobContext, store: EventStore, llm: LLMSettings) -> AskResult:
@@ -68,7 +69,7 @@ async def _ask(args: AskArgs, ctx: JobContext, store: EventStore, llm: LLMSettin
     log = ConversationLog.open(store, ctx)
     caller = ToolCaller(store, ctx, log, llm.tool_timeout_s)
     request = ChatRequest(message=args.question, history=args.history, conversation_id=ctx.call_id, client_id=ctx.actor)
-    config = llm.config(args.model)
+    config = config_for(llm, args.model)
     async with http_client(config) as client:
         try:
             answer = await run_chat(
@@ -76,7 +77,7 @@ async def _ask(args: AskArgs, ctx: JobContext, store: EventStore, llm: LLMSettin
                 provider=build_provider(config, client),
                 tools=tool_definitions(),
                 call_tool=caller,
-                policy=llm.policy(args),
+                policy=policy_for(llm, args),
                 on_attempt=log.attempted,
                 on_lifecycle=log.lifecycle,
             )

@@ -2,6 +2,7 @@
 
 import anyio
 
+from geogate.settings import LLMSettings, process_settings
 from schemas.preflight.answers import parse_answer
 from schemas.preflight.prompts import PROMPTS
 from schemas.tools.justify import JustifyArgs, JustifyResult
@@ -11,7 +12,7 @@ from workers.jobs import job
 from workers.llm.errors import ProviderError
 from workers.llm.providers import build_provider, http_client
 from workers.llm.providers.base import Message
-from workers.llm.settings import LLMSettings
+from workers.llm.settings import config_for
 
 SYSTEM = "You justify geospatial processing choices for an audit log. Answer with the requested JSON only."
 
@@ -26,11 +27,12 @@ def justify_choice(args: JustifyArgs, ctx: JobContext) -> JustifyResult:
     template = PROMPTS.get(args.prompt)
     if template is None or template.domain != args.domain:
         raise JobFailed("justify.unknown_prompt", f"no {args.domain} prompt named {args.prompt!r}", field="prompt")
-    return anyio.run(_ask, template.render(args.prompt_args), LLMSettings())
+    settings = ctx.settings or process_settings()  # the runner passes the worker's; a bare call reads them once
+    return anyio.run(_ask, template.render(args.prompt_args), settings.llm)
 
 
 async def _ask(prompt: str, llm: LLMSettings) -> JustifyResult:
-    config = llm.config()
+    config = config_for(llm)
     errors: list[str] = []
     async with http_client(config) as client:
         provider = build_provider(config, client)

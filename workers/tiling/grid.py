@@ -11,7 +11,7 @@ from workers.context import JobContext
 PARTS = Path(".geogate") / "tiles"
 """Below a workspace root: one hidden folder per tiled call, where its tiles leave their parts."""
 
-_DEFAULTS = Settings.model_construct()
+_DEFAULTS = Settings.defaults()
 
 
 def settings_of(ctx: JobContext) -> Settings:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from gateway.local import LocalRun, forget, record, resolve
-from geogate.settings import Settings
+from geogate.settings import Settings, SettingsError
 
 
 def run(pid: int) -> LocalRun:
@@ -40,7 +40,7 @@ def test_the_redis_named_on_the_terminal_shows_no_password(tmp_path: Path, capsy
 
 
 def test_no_record_and_no_redis_url_says_what_to_do(tmp_path: Path) -> None:
-    with pytest.raises(SystemExit) as exc:
+    with pytest.raises(SettingsError) as exc:
         resolve(Settings(data_dir=tmp_path))
     assert "make run" in str(exc.value)
 
@@ -48,7 +48,7 @@ def test_no_record_and_no_redis_url_says_what_to_do(tmp_path: Path) -> None:
 def test_a_record_left_by_a_dead_dev_is_refused(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path)
     record(settings, run(2**22 + 12345))  # above pid_max on Linux: no such process
-    with pytest.raises(SystemExit) as exc:
+    with pytest.raises(SettingsError) as exc:
         resolve(settings)
     assert "is gone" in str(exc.value)
 

@@ -12,7 +12,7 @@ from schemas.tools import TOOLS
 from tests.support import make_event
 from workers.calling import CallTimedOut, call_tool
 
-TTL = Settings.model_construct().justification_ttl
+TTL = Settings.defaults().justification_ttl
 
 GOOD = {
     "intent": "i",

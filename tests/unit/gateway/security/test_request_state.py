@@ -15,7 +15,7 @@ from gateway.security.request_state import (
 )
 from geogate.eventlog import store
 from geogate.eventlog.redaction import MASK
-from geogate.settings import Settings
+from geogate.settings import Settings, SettingsError
 from tests.support import free_port
 
 NEW, OLD = "n" * 40, "o" * 40
@@ -44,12 +44,12 @@ def test_an_unusable_keys_file_is_refused_naming_it(tmp_path: Path, text: str, s
 
     with pytest.raises(RequestStateKeysError, match=says):
         read_keys(path)
-    with pytest.raises(SystemExit, match=f"requestState keys: {path}"):
+    with pytest.raises(SettingsError, match=f"requestState keys: {path}"):
         request_state_security(settings_with(path))
 
 
 def test_a_missing_keys_file_stops_the_gateway_with_its_name(tmp_path: Path) -> None:
-    with pytest.raises(SystemExit, match="absent"):
+    with pytest.raises(SettingsError, match="absent"):
         request_state_security(settings_with(tmp_path / "absent"))
 
 
@@ -88,7 +88,7 @@ def test_a_gateway_whose_redis_is_down_stops_with_one_line_naming_it(monkeypatch
     monkeypatch.setattr(store, "RECONNECT_RETRIES", 0)  # a gateway rides out a Redis restart first (~20 s)
     where = f"127.0.0.1:{free_port()}/0"  # nothing listens there
 
-    with pytest.raises(SystemExit, match="cannot be used, and a gateway needs it to start: ") as stopped:
+    with pytest.raises(SettingsError, match="cannot be used, and a gateway needs it to start: ") as stopped:
         request_state_security(Settings(redis_url=f"redis://geo:hunter2hunter2@{where}"))
     said = str(stopped.value)
     assert said.startswith(f"Redis at redis://geo:{MASK}@{where} ") and "hunter2" not in said

@@ -2,9 +2,10 @@
 
 import pytest
 
+from geogate.settings import LLMSettings
 from workers.llm import LLMConfig, capability_for, extract_calls
 from workers.llm.providers.openai import parse_reply
-from workers.llm.settings import LLMSettings
+from workers.llm.settings import config_for
 from workers.llm.templates import TEMPLATES
 
 EXAMPLE_TOOLS = [
@@ -59,7 +60,7 @@ def test_prompt_format_native_asks_for_the_models_own_format() -> None:
 
 def test_the_setting_reaches_the_config(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GEOGATE_LLM_PROMPT_FORMAT", "native")
-    assert LLMSettings().config("kimi-k2").capability().template == "kimi"
+    assert config_for(LLMSettings(), "kimi-k2").capability().template == "kimi"
 
 
 def test_reasoning_the_server_split_off_is_kept() -> None:

@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from geogate.eventlog.store import EventStore
+from geogate.settings import LLMSettings
 from schemas.events import (
     Event,
     EventData,
@@ -20,7 +21,7 @@ from schemas.tools.llm import AskArgs
 from tests.support import make_event
 from workers.context import JobContext
 from workers.llm.job import ConversationLog, tool_definitions
-from workers.llm.settings import LLMSettings
+from workers.llm.settings import config_for, policy_for
 from workers.llm.xray_events import xray_from_events
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -126,11 +127,11 @@ def test_tool_definitions_come_from_the_registry_without_ask_and_carry_aliases()
 
 def test_a_request_may_lower_the_servers_limits_but_never_raise_them() -> None:
     settings = LLMSettings(max_tool_calls=4, max_attempts=3, blocked_tools=" *_delete, raster_convert ,")
-    policy = settings.policy(AskArgs(question="q", max_tool_calls=10, max_attempts=2))
+    policy = policy_for(settings, AskArgs(question="q", max_tool_calls=10, max_attempts=2))
 
     assert (policy.max_tool_calls, policy.max_attempts, policy.max_turns) == (4, 2, settings.max_turns)
     assert policy.blocked_tools == ("ask", "*_delete", "raster_convert")
-    assert settings.config("gpt-4o-mini").model == "gpt-4o-mini" and settings.config().model == settings.model
+    assert config_for(settings, "gpt-4o-mini").model == "gpt-4o-mini" and config_for(settings).model == settings.model
 
 
 def test_each_run_of_a_redelivered_ask_job_is_recorded_once_and_apart(fake_store: EventStore) -> None:
