@@ -1,6 +1,6 @@
 """The gateway's runtime (`Gateway`): the async shell of the call plan.
 
-A call is planned (`schemas.call_plan`), gated (`gateway.reflection`), appended as `tool.requested` with its queue
+A call is planned (`schemas.call_plan`), gated (`gateway.preflight`), appended as `tool.requested` with its queue
 message, and answered when the shared outcome reader (`gateway.outcomes`) sees its outcome.
 """
 
@@ -14,11 +14,11 @@ from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, InputRequiredResult
 
-from gateway import asking, results
+from gateway import input_relay, results
 from gateway.identity import caller
 from gateway.outcomes import OutcomeReader
-from gateway.reflection.flow import preflight
-from gateway.reflection.gate import Gate
+from gateway.preflight.flow import preflight
+from gateway.preflight.gate import Gate
 from gateway.tasks.policy import became_task, synchronous, wait_before_task
 from geogate.eventlog import streams
 from geogate.eventlog.projections.handlers import HandlerState
@@ -89,13 +89,13 @@ class Gateway:
         """Run one `tools/call` through the log; tool errors come back as `isError` results.
 
         With a `result_handler` (argument or `_meta`), the answer is the handler's outcome, not the tool's. An MRTR
-        retry whose `requestState` names a call continues that call (`gateway.asking`) instead of starting one.
+        retry whose `requestState` names a call continues that call (`gateway.input_relay`) instead of starting one.
 
         Raises:
             MCPError: `-32021`, the tool needs a client capability the client did not declare.
         """
-        asking.require(spec, ctx)
-        if (resume := asking.resumed(ctx)) is not None:
+        input_relay.require(spec, ctx)
+        if (resume := input_relay.resumed(ctx)) is not None:
             return await self._resume(spec, resume, ctx)
         actor, meta = caller(ctx), _meta(ctx)
         try:
@@ -117,7 +117,7 @@ class Gateway:
             trace_id=_trace_id(meta),
             result_handler=handler,
             justified_by=gated.justified_by,
-            client_capabilities=asking.declared(ctx),
+            client_capabilities=input_relay.declared(ctx),
         )
         timeout_s = event.payload(ToolRequested).timeout_s
         wait = _Wait(call_id, ctx, timeout_s, plan.valid.aliases_used, handled=handler is not None)
@@ -135,7 +135,7 @@ class Gateway:
             self.reader.unwatch(call_id)
 
     async def _resume(
-        self, spec: ToolSpec, resume: "asking.Resumed", ctx: Context | None
+        self, spec: ToolSpec, resume: "input_relay.Resumed", ctx: Context | None
     ) -> CallToolResult | InputRequiredResult:
         """Continue a call whose job asked the client: record the retry's answers, then wait as `call` does.
 
@@ -164,7 +164,7 @@ class Gateway:
         """What a call that was already under way has to say now: its outcome, or its unanswered questions."""
         if (done := await self._from_projection(wait)) is not None:
             return done
-        return await self._asker().on_questions(wait.call_id, wait.ctx, wait.resume)
+        return await self._input_relay().on_questions(wait.call_id, wait.ctx, wait.resume)
 
     async def _answer(
         self, spec: ToolSpec, queue: Any, wait: "_Wait", resumed: bool = False
@@ -213,9 +213,9 @@ class Gateway:
         if isinstance(data, ToolProgress) and wait.ctx is not None:
             await wait.ctx.report_progress(data.progress, data.total, data.message)
         elif isinstance(data, ToolLogged) and wait.ctx is not None:
-            await asking.relay_log(wait.ctx, data)
+            await input_relay.relay_log(wait.ctx, data)
         elif isinstance(data, ToolInputRequested):
-            return await self._asker().on_questions(wait.call_id, wait.ctx, wait.resume)
+            return await self._input_relay().on_questions(wait.call_id, wait.ctx, wait.resume)
         elif isinstance(data, ToolSucceeded) and not wait.handled:
             return await self._succeeded(wait.call_id, data, wait.extra)
         elif isinstance(data, ToolFailed):
@@ -260,9 +260,9 @@ class Gateway:
         except Exception:  # the request is already gone; log, never raise from cancellation
             logger.exception("could not record cancellation of call %s", call_id)
 
-    def _asker(self) -> asking.Asker:
+    def _input_relay(self) -> input_relay.InputRelay:
         assert self.store is not None, "gateway not started"
-        return asking.Asker(self.store)
+        return input_relay.InputRelay(self.store)
 
 
 def _cancelled(call_id: str) -> ToolCancelRequested:
@@ -285,9 +285,9 @@ class _Wait:
         return {"aliases_used": self.aliases} if self.aliases else {}
 
     @property
-    def resume(self) -> "asking.Resumed":
+    def resume(self) -> "input_relay.Resumed":
         """What a retry needs to continue this call, should its job ask the client something."""
-        return asking.Resumed(self.call_id, self.timeout_s, self.handled)
+        return input_relay.Resumed(self.call_id, self.timeout_s, self.handled)
 
 
 def _meta(ctx: Context | None) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from mcp.server.mcpserver import Context, RequestStateSecurity
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 
+from gateway.preflight.surface import tools as preflight_tools
 from gateway.rawtool import raw_tool
-from gateway.reflection.surface import tools as reflection_tools
 from gateway.runtime import Gateway
 from gateway.security.handler_size import oversized_handler
 from gateway.surface import REGISTRARS
@@ -114,7 +114,7 @@ def build_server(
         finally:
             await runtime.stop()
 
-    tools = [build_tool(spec, runtime) for spec in TOOLS.values()] + reflection_tools(runtime)
+    tools = [build_tool(spec, runtime) for spec in TOOLS.values()] + preflight_tools(runtime)
     extra = load_extra(settings.extra_tools)  # tools a deployment adds (`GEOGATE_EXTRA_TOOLS`); none by default
     if extra is not None:
         tools += extra.gateway_tools(runtime)

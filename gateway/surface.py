@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from gateway import chat, completions, health, metrics, resources_calls, resources_gdal, resources_workflow
 from gateway.ops import routes as ops_routes
-from gateway.reflection import surface as reflection_surface
+from gateway.preflight import surface as preflight_surface
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -26,6 +26,6 @@ REGISTRARS: list[Registrar] = [
     resources_workflow.register,
     resources_gdal.register,
     resources_calls.register,
-    reflection_surface.register,
+    preflight_surface.register,
     ops_routes.register,
 ]

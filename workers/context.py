@@ -56,7 +56,7 @@ class JobContext:
     lease: str = ""
     """The liveness lease of this worker node."""
     client_capabilities: frozenset[str] = frozenset()
-    """What the calling client declared it can answer (`tool.requested`): what `workers.inputs.ask` may ask."""
+    """What the calling client declared it can answer (`tool.requested`): what `workers.inputs.ask_client` may ask."""
     extra: dict[str, object] = field(default_factory=dict)
 
     def ttl_for(self, domain: str) -> float:

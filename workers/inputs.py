@@ -1,4 +1,4 @@
-"""A job talking to its client through the log: `ask` appends its questions and waits for every answer, `tell`
+"""A job talking to its client through the log: `ask_client` appends its questions and waits for every answer, `tell`
 appends a log line for the client.
 
 Questions and answers are events of the call (`tool.input_requested`, `tool.input_provided`), so a re-dispatched job
@@ -26,7 +26,7 @@ NEEDS = {"sampling/createMessage": "sampling", "elicitation/create": "elicitatio
 """The client capability each kind of question needs."""
 
 
-def ask(ctx: JobContext, requests: dict[str, dict[str, Any]], timeout_s: float = 3600.0) -> dict[str, Any]:
+def ask_client(ctx: JobContext, requests: dict[str, dict[str, Any]], timeout_s: float = 3600.0) -> dict[str, Any]:
     """Ask the client `requests` (MRTR input requests by key) and return its answers by key once all are in.
 
     Each question of a call needs its own key: a key asked again returns the answer it already has.
@@ -39,7 +39,7 @@ def ask(ctx: JobContext, requests: dict[str, dict[str, Any]], timeout_s: float =
     """
     _check_answerable(ctx, requests)
     store = ctx.store
-    assert store is not None and ctx.fence is not None, "ask() runs inside a worker's job"
+    assert store is not None and ctx.fence is not None, "ask_client() runs inside a worker's job"
     call_key = store.live.call(ctx.call_id)
     event = new_event(
         call_aggregate(ctx.call_id),

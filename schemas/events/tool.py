@@ -39,9 +39,9 @@ class ToolRequested(EventData):
     result_handler: dict[str, JsonValue] | None = None
     """Optional result handler to run over the tool's output (Generative Invocation)."""
     justified_by: list[str] = Field(default_factory=list)
-    """Hashes of the justifications that let this gated call through (preflight reflection)."""
+    """Hashes of the justifications that let this gated call through (preflight)."""
     client_capabilities: list[ClientCapability] = Field(default_factory=list)
-    """What the calling client declared it can answer, so a job knows what it may ask (`workers.inputs.ask`);
+    """What the calling client declared it can answer, so a job knows what it may ask (`workers.inputs.ask_client`);
     empty for the gateway's and the workers' own calls, which have no client to ask."""
 
 

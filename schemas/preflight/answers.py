@@ -4,7 +4,7 @@ import json
 
 from pydantic import JsonValue, ValidationError
 
-from schemas.reflection import Justification
+from schemas.preflight.justification import Justification
 from schemas.validation import FieldError
 
 

@@ -9,8 +9,8 @@ from typing import Any
 from pyproj import CRS
 from pyproj.exceptions import CRSError
 
+from schemas.preflight.justification import PreflightSpec
 from schemas.preflight.prompts import PROMPTS
-from schemas.reflection import ReflectionSpec
 from schemas.tools import ToolSpec
 
 
@@ -33,7 +33,7 @@ def normalise(domain: str, value: Any) -> Any:
     return str(value).strip().casefold()
 
 
-def prompt_args(spec: ReflectionSpec, tool_args: dict[str, Any]) -> dict[str, Any]:
+def prompt_args(spec: PreflightSpec, tool_args: dict[str, Any]) -> dict[str, Any]:
     """The prompt's arguments taken from the tool's (validated) arguments, normalised."""
     return {name: normalise(spec.domain, tool_args.get(source)) for name, source in spec.args.items()}
 
@@ -70,8 +70,8 @@ class Needed:
 def needed_for(spec: ToolSpec, args: dict[str, Any]) -> list[Needed]:
     """Every justification `spec` declares, keyed from the call's validated arguments (pure)."""
     found = []
-    for reflection in spec.reflection:
-        pargs = prompt_args(reflection, args)
-        digest = cache_key(reflection.domain, reflection.prompt, pargs)
-        found.append(Needed(reflection.domain, reflection.prompt, pargs, digest))
+    for needed in spec.preflight:
+        pargs = prompt_args(needed, args)
+        digest = cache_key(needed.domain, needed.prompt, pargs)
+        found.append(Needed(needed.domain, needed.prompt, pargs, digest))
     return found

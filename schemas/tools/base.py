@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict
 
 from schemas.content import ContentBlock
 from schemas.events.tool import ClientCapability
-from schemas.reflection import ReflectionSpec
+from schemas.preflight.justification import PreflightSpec
 
 
 class ToolArgs(BaseModel):
@@ -51,8 +51,8 @@ class ToolSpec:
     result: type[ToolResult]
     hints: Hints = field(default_factory=Hints)
     timeout_s: float = 300.0
-    reflection: tuple[ReflectionSpec, ...] = ()
-    """Justifications needed before the tool runs (preflight reflection)."""
+    preflight: tuple[PreflightSpec, ...] = ()
+    """Justifications needed before the tool runs (preflight)."""
     queue_from: str | None = None
     """An argument that names the queue to run on (only `ping` has one)."""
     aliases: dict[str, str] = field(default_factory=dict)

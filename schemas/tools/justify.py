@@ -3,7 +3,7 @@
 from pydantic import Field, JsonValue
 
 from schemas import tasks
-from schemas.reflection import Domain
+from schemas.preflight.justification import Domain
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 
 

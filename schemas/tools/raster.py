@@ -8,7 +8,7 @@ from pyproj import CRS
 from pyproj.exceptions import CRSError
 
 from schemas import tasks
-from schemas.reflection import ReflectionSpec
+from schemas.preflight.justification import PreflightSpec
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 
 
@@ -286,9 +286,9 @@ RASTER_REPROJECT = ToolSpec(
     aliases=_ALIASES | {"crs": "dst_crs", "method": "resampling"},
     tiled=True,
     runs_long=True,
-    reflection=(
-        ReflectionSpec(domain="crs_datum", prompt="justify_crs_selection", args={"dst_crs": "dst_crs"}),
-        ReflectionSpec(domain="resampling", prompt="justify_resampling_method", args={"method": "resampling"}),
+    preflight=(
+        PreflightSpec(domain="crs_datum", prompt="justify_crs_selection", args={"dst_crs": "dst_crs"}),
+        PreflightSpec(domain="resampling", prompt="justify_resampling_method", args={"method": "resampling"}),
     ),
 )
 

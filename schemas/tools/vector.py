@@ -6,7 +6,7 @@ from typing import Annotated, Literal, Self
 from pydantic import Field, model_validator
 
 from schemas import tasks
-from schemas.reflection import ReflectionSpec
+from schemas.preflight.justification import PreflightSpec
 from schemas.tools.base import Hints, ToolResult, ToolSpec
 from schemas.tools.raster import CrsText, GeoArgs, OutputRef, Uri
 
@@ -158,7 +158,7 @@ VECTOR_REPROJECT = replace(
         VectorReprojectArgs,
         VectorReprojectResult,
     ),
-    reflection=(ReflectionSpec(domain="crs_datum", prompt="justify_crs_selection", args={"dst_crs": "dst_crs"}),),
+    preflight=(PreflightSpec(domain="crs_datum", prompt="justify_crs_selection", args={"dst_crs": "dst_crs"}),),
 )
 VECTOR_CLIP = _spec(
     "vector_clip",

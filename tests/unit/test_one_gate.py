@@ -14,8 +14,8 @@ import pytest
 import redis
 import redis.asyncio as aredis
 
-from gateway.reflection.flow import preflight
-from gateway.reflection.gate import Gate
+from gateway.preflight.flow import preflight
+from gateway.preflight.gate import Gate
 from geogate.eventlog.store import AsyncEventStore, EventStore
 from geogate.eventlog.streams import Keys, celery_queue_key
 from geogate.queue.message import message_args

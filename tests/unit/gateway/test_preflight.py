@@ -1,4 +1,4 @@
-"""Preflight reflection pieces without HTTP: keys, prompts, the gate's cache reads and hint, persisting."""
+"""Preflight pieces without HTTP: keys, prompts, the gate's cache reads and hint, persisting."""
 
 import json
 
@@ -6,17 +6,17 @@ import fakeredis
 import pytest
 from pyproj import CRS
 
-from gateway.reflection.gate import Gate
-from gateway.reflection.persist import persist
+from gateway.preflight.gate import Gate
+from gateway.preflight.persist import persist
 from geogate.eventlog.replay import replay
 from geogate.eventlog.store import AsyncEventStore, EventStore
 from geogate.eventlog.streams import Keys
 from geogate.settings import Settings
 from schemas.ids import new_id
 from schemas.preflight.answers import parse_answer
+from schemas.preflight.justification import PersistItem
 from schemas.preflight.keys import cache_key, needed_for, normalise_crs
 from schemas.preflight.prompts import PROMPTS
-from schemas.reflection import PersistItem
 from schemas.tools import TOOLS
 
 pytestmark = pytest.mark.anyio

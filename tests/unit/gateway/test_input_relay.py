@@ -1,4 +1,4 @@
-"""Which client may be asked what, and which retries continue a call (`gateway.asking`)."""
+"""Which client may be asked what, and which retries continue a call (`gateway.input_relay`)."""
 
 import json
 from types import SimpleNamespace
@@ -7,13 +7,13 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp.types import ClientCapabilities, ElicitationCapability, SamplingCapability
 
-from gateway.asking import STATE_KEY, declared, require, resumed
+from gateway.input_relay import STATE_KEY, declared, require, resumed
 from tests.conformance.fixtures.specs.asking import ALL_AT_ONCE
 from tests.conformance.fixtures.specs.calls import TEXT
 
 
 def request(**caps: object) -> SimpleNamespace:
-    """What `gateway.asking` reads of the SDK's request context: the capabilities the client declared."""
+    """What `gateway.input_relay` reads of the SDK's request context: the capabilities the client declared."""
     return SimpleNamespace(client_capabilities=ClientCapabilities(**caps))
 
 

@@ -1,4 +1,4 @@
-"""What reflection adds to the MCP surface: the prompts, persist/revoke tools, and `justification://{hash}`."""
+"""What preflight adds to the MCP surface: the prompts, persist/revoke tools, and `justification://{hash}`."""
 
 import json
 from typing import TYPE_CHECKING, Any
@@ -11,15 +11,15 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from gateway.identity import caller, is_admin
+from gateway.preflight.gate import Gate
+from gateway.preflight.persist import persist
 from gateway.rawtool import raw_tool
-from gateway.reflection.gate import Gate
-from gateway.reflection.persist import persist
 from gateway.results import error_result, invalid
 from geogate.eventlog import streams
 from geogate.eventlog.publish import new_event
 from schemas.events.justification import JustificationRevoked, justification_aggregate
+from schemas.preflight.justification import Persisted, PersistItem, PersistMany
 from schemas.preflight.prompts import PROMPTS, PromptTemplate
-from schemas.reflection import Persisted, PersistItem, PersistMany
 from schemas.validation import ArgumentsInvalid, FieldError
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def _ok(value: BaseModel) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(body))], structured_content=body)
 
 
-class ReflectionTools:
+class PreflightTools:
     """The persist and revoke tools: gateway-local, since their work is one append each (no queue hop)."""
 
     def __init__(self, runtime: "Gateway") -> None:
@@ -156,8 +156,8 @@ REVOKE = "Withdraw a cached justification; calls that need it are gated again. A
 
 
 def tools(runtime: "Gateway") -> list[Tool]:
-    """The reflection tools for the server's tool list."""
-    return ReflectionTools(runtime).tools()
+    """The preflight tools (persist, revoke) for the server's tool list."""
+    return PreflightTools(runtime).tools()
 
 
 def register(server: "MCPServer", runtime: "Gateway") -> None:

@@ -1,9 +1,9 @@
-"""Preflight reflection: client requests per gated call, and the added latency of a cache hit.
+"""Preflight: client requests per gated call, and the added latency of a cache hit.
 
 The hit path is what every gated call pays once justified: building the keys from the arguments and one
 pipelined read of the cache. It is measured in-process against a private redis-server, beside the cost of the
 same call's other gateway work (validation and the append of `tool.requested`) for scale.
-Usage: python bench/reflection.py [--calls 2000]
+Usage: python bench/preflight.py [--calls 2000]
 """
 
 import argparse
@@ -16,16 +16,16 @@ from pathlib import Path
 from _stack import percentile
 
 from gateway.dev import Children, start_redis
-from gateway.reflection.flow import preflight
-from gateway.reflection.gate import Gate
-from gateway.reflection.persist import persist
+from gateway.preflight.flow import preflight
+from gateway.preflight.gate import Gate
+from gateway.preflight.persist import persist
 from geogate.eventlog import streams
 from geogate.eventlog.publish import request_event
 from geogate.eventlog.store import AsyncEventStore
 from geogate.settings import Settings
 from schemas.call_plan import plan_call
 from schemas.ids import new_id
-from schemas.reflection import PersistItem
+from schemas.preflight.justification import PersistItem
 from schemas.tools import TOOLS
 from schemas.validation import validate
 

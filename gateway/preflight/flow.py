@@ -7,12 +7,12 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, InputRequiredResult
 
-from gateway.reflection.gate import Gate
-from gateway.reflection.persist import persist
-from gateway.reflection.sampling import can_sample, is_modern, obtain_legacy, obtain_modern
+from gateway.preflight.gate import Gate
+from gateway.preflight.persist import persist
+from gateway.preflight.sampling import can_sample, is_modern, obtain_legacy, obtain_modern
 from schemas.call_plan import CallPlan
+from schemas.preflight.justification import PersistItem
 from schemas.preflight.keys import Needed
-from schemas.reflection import PersistItem
 
 SAMPLING_FAILED = "the client's model was asked and did not give a valid justification"
 SERVER_FAILED = "the server-side model was asked and did not give a valid justification"

@@ -1,6 +1,6 @@
 """A running job's questions to the client that waits for its call, and its log lines for that client.
 
-The job appends `tool.input_requested` and waits (`workers.inputs.ask`). The gateway waiting for the call answers
+The job appends `tool.input_requested` and waits (`workers.inputs.ask_client`). The gateway waiting for the call answers
 with the answers it holds (those the request carried, MRTR), then asks what is left: on 2026-07-28 it returns
 `input_required` whose sealed `requestState` names the call, and the client's retry resumes the same call; on
 2025-11-25 it sends each question over the session. Every answer becomes a `tool.input_provided` of the call, so the
@@ -28,7 +28,7 @@ from mcp.types import (
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from gateway.identity import caller
-from gateway.reflection.sampling import is_modern
+from gateway.preflight.sampling import is_modern
 from geogate.eventlog import streams
 from geogate.eventlog.projections.tasks import inputs
 from geogate.eventlog.publish import new_event
@@ -108,7 +108,7 @@ def _given(ctx: Context | None) -> dict[str, Any]:
     return dict(_of_request(ctx, "input_responses") or {})
 
 
-class Asker:
+class InputRelay:
     """Answers a waiting call's pending questions for the client behind `ctx`."""
 
     def __init__(self, store: AsyncEventStore) -> None:

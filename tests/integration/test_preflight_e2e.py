@@ -1,4 +1,4 @@
-"""Preflight reflection over real HTTP (issue 4): 3 requests without sampling, 1 with, in both eras."""
+"""Preflight over real HTTP (issue 4): 3 requests without sampling, 1 with, in both eras."""
 
 import json
 import subprocess

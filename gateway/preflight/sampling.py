@@ -15,12 +15,12 @@ from mcp.types import (
 )
 from mcp_types.version import is_version_at_least
 
-from gateway.reflection.gate import Gate
-from gateway.reflection.persist import persist
+from gateway.preflight.gate import Gate
+from gateway.preflight.persist import persist
 from schemas.preflight.answers import parse_answer
+from schemas.preflight.justification import PersistItem
 from schemas.preflight.keys import Needed
 from schemas.preflight.prompts import PROMPTS
-from schemas.reflection import PersistItem
 
 SYSTEM = "You justify geospatial processing choices for an audit log. Answer with the requested JSON only."
 MODERN = "2026-07-28"

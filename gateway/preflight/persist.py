@@ -3,12 +3,12 @@
 from collections.abc import Sequence
 from typing import Literal
 
-from gateway.reflection.gate import Gate
+from gateway.preflight.gate import Gate
 from geogate.eventlog import streams
 from geogate.eventlog.publish import new_event
 from schemas.events.justification import JustificationPersisted, justification_aggregate
 from schemas.preflight.answers import justification_errors
-from schemas.reflection import Justification, PersistItem
+from schemas.preflight.justification import Justification, PersistItem
 from schemas.validation import FieldError
 
 Source = Literal["client", "sampling", "server_llm"]

@@ -1,4 +1,4 @@
-"""Preflight reflection: which justifications a tool needs, the 4-key justification, and the persist arguments."""
+"""Preflight: which justifications a tool needs, the 4-key justification, and the persist arguments."""
 
 import json
 from typing import Annotated, Literal
@@ -12,7 +12,7 @@ JUSTIFICATION_MAX_BYTES = 32 * 1024
 """Largest justification accepted (gdal-mcp's cap)."""
 
 
-class ReflectionSpec(BaseModel):
+class PreflightSpec(BaseModel):
     """A justification a consequential tool needs before it runs: one declaration, no code in the tool."""
 
     model_config = ConfigDict(frozen=True)

@@ -1,0 +1,1 @@
+"""Preflight at the gateway: consequential calls need a cached justification, or one obtained in-call."""

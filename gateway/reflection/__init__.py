@@ -1,1 +1,0 @@
-"""Preflight reflection at the gateway: consequential calls need a cached justification, or one obtained in-call."""
