@@ -213,6 +213,13 @@ class Settings(BaseSettings):
     tile_size: int = Field(default=2048, ge=256, le=16_384, multiple_of=256)
     """Side of a tile in pixels (rounded down to a multiple of the output's block size). 2048 by measurement: an
     8192² reprojection on 2 workers took 1.96 s in 2048² tiles, 2.31 s in 1024² ones (bench/tiles.py)."""
+    remote_hosts: CommaList = Field(default_factory=list)
+    """Hosts (`name` or `name:port`) whose `https://` (and `http://`) rasters tools may read by HTTP range requests
+    (GDAL `/vsicurl/`), comma-separated. Empty: no remote reads. Outputs always stay in the workspace."""
+    remote_timeout_s: int = Field(default=30, ge=1, le=600)
+    """GDAL_HTTP_TIMEOUT of a remote read (GDAL_HTTP_CONNECTTIMEOUT is a third of it)."""
+    remote_max_retry: int = Field(default=2, ge=0, le=10)
+    """GDAL_HTTP_MAX_RETRY of a remote read (on 429/502/503/504 answers)."""
     redis_appendfsync: Literal["everysec", "always"] = "everysec"
     """fsync policy of the AOF of the Redis that `geogate dev` starts: `everysec` loses nothing when the process
     dies and at most ~1 s on a power loss; `always` loses nothing on a power loss either, at about a third of the

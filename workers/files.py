@@ -8,12 +8,15 @@ import io
 import os
 import stat
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import IO, TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from workers.errors import JobFailed
 
 if TYPE_CHECKING:
+    from eventlog.settings import Settings
     from workers.context import Fence
 
 
@@ -39,6 +42,69 @@ def resolve_in_workspace(uri: str, roots: list[Path], *, field: str = "uri", mus
         return _first_inside(candidates, roots, must_exist, uri, field)
     except OSError as exc:  # a name too long, a loop of links: found by fuzzing (issue 14)
         raise JobFailed("path.invalid", f"{field}: not a usable path ({exc.strerror})", field=field) from exc
+
+
+@dataclass(frozen=True)
+class RemoteRaster:
+    """An allowed `http(s)://` raster, read by HTTP range requests through GDAL's `/vsicurl/` (never written)."""
+
+    url: str
+    timeout_s: int = 30
+    max_retry: int = 2
+
+    @property
+    def gdal_path(self) -> str:
+        return f"/vsicurl/{self.url}"
+
+    @property
+    def name(self) -> str:
+        return self.url
+
+    def gdal_env(self) -> dict[str, str | int]:
+        """GDAL options of a read: bounded waits and retries, no directory listing or sidecar probes."""
+        return {
+            "GDAL_HTTP_TIMEOUT": self.timeout_s,
+            "GDAL_HTTP_CONNECTTIMEOUT": max(1, self.timeout_s // 3),
+            "GDAL_HTTP_MAX_RETRY": self.max_retry,
+            "GDAL_HTTP_RETRY_DELAY": 1,
+            "GDAL_DISABLE_READDIR_ON_OPEN": "EMPTY_DIR",
+            "GDAL_HTTP_MULTIPLEX": "NO",
+            "CPL_VSIL_CURL_USE_HEAD": "NO",
+        }
+
+
+def raster_input(
+    uri: str, roots: list[Path], settings: "Settings | None", *, field: str = "uri"
+) -> "Path | RemoteRaster":
+    """Where a tool reads a raster from: an `http(s)://` URL on an allowed host (`Settings.remote_hosts`), checked
+    here before anything is requested, or a workspace path (`resolve_in_workspace`).
+
+    Raises:
+        JobFailed: `remote.not_allowed` (remote reads are off, or the host is not listed), `path.invalid`, or what
+            `resolve_in_workspace` raises.
+    """
+    scheme = uri.split(":", 1)[0].lower() if ":" in uri else ""
+    if scheme not in ("http", "https"):
+        return resolve_in_workspace(uri, roots, field=field)
+    try:
+        parts = urlsplit(uri)
+        host, port = (parts.hostname or "").lower(), parts.port
+    except ValueError as exc:
+        raise JobFailed("path.invalid", f"{field}: {uri!r} is not a usable URL ({exc})", field=field) from exc
+    allowed = {h.strip().lower() for h in (settings.remote_hosts if settings else "").split(",") if h.strip()}
+    if not allowed:
+        raise JobFailed(
+            "remote.not_allowed", f"{field}: remote reads are off (no GEOGATE_REMOTE_HOSTS configured)", field=field
+        )
+    if not host or (host not in allowed and f"{host}:{port}" not in allowed) or any(c in uri for c in " \0\n"):
+        raise JobFailed(
+            "remote.not_allowed",
+            f"{field}: host {host!r} is not in GEOGATE_REMOTE_HOSTS ({sorted(allowed)})",
+            field=field,
+        )
+    if settings is None:
+        return RemoteRaster(uri)
+    return RemoteRaster(uri, settings.remote_timeout_s, settings.remote_max_retry)
 
 
 def _first_inside(candidates: list[Path], roots: list[Path], must_exist: bool, uri: str, field: str) -> Path:

@@ -22,6 +22,7 @@ FAMILIES = (
     "workers.workflows.jobs",
     "workers.tiling.fan_in",
     "workers.tiling.progress",
+    "workers.gdal.zonal",
 )
 
 

@@ -1,5 +1,6 @@
 """The tool registry both sides read: every `ToolSpec` by name. A family adds its specs to `_FAMILIES`."""
 
+from schemas.tools.analysis import ANALYSIS_TOOLS
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 from schemas.tools.catalog import CATALOG_SPECS
 from schemas.tools.core import PING
@@ -19,6 +20,7 @@ _FAMILIES: tuple[tuple[ToolSpec, ...], ...] = (
     (VECTOR_CONVERT, VECTOR_REPROJECT, VECTOR_CLIP, VECTOR_BUFFER, VECTOR_SIMPLIFY),
     tuple(WORKFLOW_TOOLS),
     (ASK,),
+    ANALYSIS_TOOLS,
 )
 
 TOOLS: dict[str, ToolSpec] = {spec.name: spec for family in _FAMILIES for spec in family}

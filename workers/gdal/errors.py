@@ -19,6 +19,7 @@ from rasterio.errors import NotGeoreferencedWarning, RasterioError
 
 from workers.confine import current_roots, inside_roots, pinned
 from workers.errors import JobFailed
+from workers.files import RemoteRaster
 
 _UNRECOGNISED = ("not recognized as being in a supported file format", "not recognised as a supported file format")
 
@@ -61,18 +62,58 @@ def writing(field: str = "output") -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def open_raster(path: Path, field: str = "uri") -> Iterator[rasterio.DatasetReader]:
-    """Open a raster for reading, with read errors mapped as in `reading`.
+def open_raster(path: Path | RemoteRaster, field: str = "uri") -> Iterator[rasterio.DatasetReader]:
+    """Open a raster for reading, with read errors mapped as in `reading`; a `RemoteRaster` (`files.raster_input`)
+    is read through `/vsicurl/` as a GeoTIFF only (a remote VRT could name local files), its errors mapped by
+    `remote_reading` for the whole block.
 
     Raises:
-        JobFailed: `gdal.not_geospatial` or `gdal.corrupt`.
+        JobFailed: `gdal.not_geospatial` or `gdal.corrupt`; for a remote one `remote.unreachable`,
+            `remote.no_range` or `remote.failed`.
     """
+    if isinstance(path, RemoteRaster):
+        with remote_reading(path, field), rasterio.Env(**path.gdal_env()), warnings.catch_warnings():
+            warnings.simplefilter("ignore", NotGeoreferencedWarning)
+            with rasterio.open(path.gdal_path, driver="GTiff") as src:
+                yield src
+        return
     with reading(path, field), warnings.catch_warnings():
         # an ungeoreferenced raster is still described; jobs that need georeferencing check for it
         warnings.simplefilter("ignore", NotGeoreferencedWarning)
         with rasterio.open(pinned(path, field)) as src:
             _check_files(src, path, field)
             yield src
+
+
+_NO_RANGE = "Range downloading not supported"
+_UNREACHABLE = ("CURL error", "HTTP response code: 0", "Couldn't connect", "Could not connect", "timed out")
+
+
+@contextlib.contextmanager
+def remote_reading(remote: RemoteRaster, field: str = "uri") -> Iterator[None]:
+    """Turn GDAL's `/vsicurl/` errors inside the block into `JobFailed` naming `field`.
+
+    Raises:
+        JobFailed: `remote.no_range` (the server answers a range request with the whole file: GDAL refuses it),
+            `remote.unreachable` (connection refused, DNS, timeout), `remote.failed` (an HTTP error status, a file
+            that is no GeoTIFF).
+    """
+    try:
+        yield
+    except RasterioError as exc:
+        text = str(exc)
+        if _NO_RANGE in text:
+            raise JobFailed(
+                "remote.no_range",
+                f"{field}: the server of {remote.url!r} does not answer HTTP range requests (it sent the whole file "
+                "for a byte range); remote rasters are read by ranges, so copy the file into the workspace instead",
+                field=field,
+            ) from exc
+        if any(marker in text for marker in _UNREACHABLE):
+            raise JobFailed(
+                "remote.unreachable", f"{field}: {remote.url!r} is unreachable: {text}", field=field
+            ) from exc
+        raise JobFailed("remote.failed", f"{field}: {remote.url!r} could not be read: {text}", field=field) from exc
 
 
 def _check_files(src: rasterio.DatasetReader, path: Path, field: str) -> None:

@@ -1,0 +1,431 @@
+"""Analysis, validation and preview tools (issue 32 part B): `zonal_stats`, `raster_polygonize`,
+`vector_rasterize`, `raster_contours`, `cog_validate`, `raster_preview`, `vector_preview`.
+
+Raster inputs (`uri` of the raster tools) may be `http(s)://` URLs of COGs on a host in `GEOGATE_REMOTE_HOSTS`;
+outputs always stay in the workspace.
+"""
+
+import base64
+from typing import Annotated, Literal, Self
+
+from pydantic import Field, PrivateAttr, model_validator
+
+from schemas import tasks
+from schemas.content import ContentBlock, ImageBlock
+from schemas.tools.base import Hints, ToolResult, ToolSpec
+from schemas.tools.raster import GeoArgs, OutputRef, Uri
+
+RasterUri = Annotated[str, Field(min_length=1, max_length=4096)]
+"""A raster in the workspace, or an `https://` URL of a COG on an allowed host (`GEOGATE_REMOTE_HOSTS`)."""
+
+ZonalStat = Literal["count", "min", "max", "mean", "sum", "std", "median", "majority"]
+ALL_ZONAL_STATS: tuple[ZonalStat, ...] = ("count", "min", "max", "mean", "sum", "std", "median", "majority")
+
+
+def _ordered_bounds(bounds: list[float] | None, what: str) -> None:
+    if bounds is not None and not (bounds[0] < bounds[2] and bounds[1] < bounds[3]):
+        raise ValueError(f"{what} must be [left, bottom, right, top] with left < right and bottom < top")
+
+
+# --- zonal_stats ----------------------------------------------------------------------------------------------
+
+
+class ZonalStatsArgs(GeoArgs):
+    uri: RasterUri
+    """Raster to summarise: a workspace path or an allowed `https://` COG URL."""
+    zones: Uri
+    """Polygon layer (GeoPackage, Shapefile, GeoJSON, …) in the workspace; reprojected to the raster's CRS if its
+    CRS differs."""
+    layer: str | None = Field(default=None, max_length=256)
+    """Layer of `zones`; the first when omitted."""
+    band: int = Field(default=1, ge=1)
+    stats: list[ZonalStat] = Field(default_factory=lambda: list(ALL_ZONAL_STATS), min_length=1, max_length=8)
+    """Statistics per polygon. count, sum, mean, std and median weigh each pixel by the fraction of it the polygon
+    covers (exactextract); min, max and majority take every pixel the polygon covers any part of."""
+    coverage_weight: Literal["fraction", "none"] = "fraction"
+    """`fraction`: a pixel counts by the share of its area inside the polygon; `none`: every pixel the polygon
+    touches counts whole."""
+    id_field: str | None = Field(default=None, min_length=1, max_length=256)
+    """Attribute that identifies a feature; the feature's position in the layer (0-based) when omitted."""
+    output: Uri | None = None
+    """Write the zones with their statistics as a new vector layer here (driver from the extension) instead of
+    returning them per feature."""
+    driver: str | None = Field(default=None, max_length=64)
+    overwrite: bool = False
+
+
+class ZoneStats(ToolResult):
+    id: str | int
+    """`id_field`'s value, or the feature's 0-based position."""
+    count: float | None = None
+    """Pixels covered (fractional with `coverage_weight='fraction'`)."""
+    min: float | None = None
+    max: float | None = None
+    mean: float | None = None
+    sum: float | None = None
+    std: float | None = None
+    """Population standard deviation, coverage-weighted."""
+    median: float | None = None
+    majority: float | None = None
+    """The value covering the most area."""
+
+
+class ZonalStatsResult(ToolResult):
+    band: int
+    raster_crs: str | None
+    zones_crs: str | None
+    reprojected: bool
+    """The zones were transformed into the raster's CRS before extraction."""
+    feature_count: int
+    stats: list[str]
+    coverage_weight: str
+    features: list[ZoneStats] = Field(default_factory=list)
+    """One entry per feature, in layer order (empty when written to `output`)."""
+    output: OutputRef | None = None
+
+    def summary(self) -> str:
+        where = f"written to {self.output.path}" if self.output else "per feature below"
+        return f"zonal statistics of band {self.band} for {self.feature_count} zones, {where}"
+
+
+# --- raster_polygonize, vector_rasterize, raster_contours ---------------------------------------------------------
+
+
+class VectorOutputArgs(GeoArgs):
+    output: Uri
+    """Vector layer to write, inside the workspace; the driver follows the extension unless given."""
+    driver: str | None = Field(default=None, max_length=64)
+    overwrite: bool = False
+
+
+class RasterPolygonizeArgs(VectorOutputArgs):
+    uri: RasterUri
+    """Raster to trace: a workspace path or an allowed `https://` COG URL."""
+    band: int = Field(default=1, ge=1)
+    connectivity: Literal[4, 8] = 4
+    """4: pixels join across edges; 8: across corners too."""
+    field_name: str = Field(default="value", min_length=1, max_length=64, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """Attribute that holds each polygon's pixel value."""
+
+
+class VectorLayerResult(ToolResult):
+    output: OutputRef
+    feature_count: int
+    crs: str | None
+
+    def summary(self) -> str:
+        return f"wrote {self.feature_count} features to {self.output.path}"
+
+
+class RasterPolygonizeResult(VectorLayerResult):
+    band: int
+    connectivity: int
+    distinct_values: int
+
+
+class VectorRasterizeArgs(GeoArgs):
+    uri: Uri
+    """Vector layer to burn, in the workspace."""
+    output: Uri
+    """GeoTIFF to write, inside the workspace."""
+    layer: str | None = Field(default=None, max_length=256)
+    burn_value: float | None = None
+    """Value burnt where a geometry is; give this or `attribute`."""
+    attribute: str | None = Field(default=None, min_length=1, max_length=256)
+    """Numeric attribute whose value each feature burns."""
+    resolution: list[Annotated[float, Field(gt=0)]] | None = Field(default=None, min_length=2, max_length=2)
+    """Pixel size [x, y] in the layer's CRS units over the layer's extent; give this or `like`."""
+    like: Uri | None = None
+    """A raster whose grid (CRS, transform, size) the output takes; the layer is reprojected to it."""
+    all_touched: bool = False
+    """Burn every pixel a geometry touches, not only those whose centre it covers."""
+    dtype: Literal["uint8", "int16", "uint16", "int32", "float32", "float64"] = "float32"
+    nodata: float = 0
+    """Value of pixels no geometry covers (also the file's nodata)."""
+    overwrite: bool = False
+
+    @model_validator(mode="after")
+    def _one_of_each(self) -> Self:
+        if (self.burn_value is None) == (self.attribute is None):
+            raise ValueError("give exactly one of burn_value or attribute")
+        if (self.resolution is None) == (self.like is None):
+            raise ValueError("give exactly one of resolution or like")
+        return self
+
+
+class VectorRasterizeResult(ToolResult):
+    output: OutputRef
+    width: int
+    height: int
+    crs: str | None
+    transform: list[float]
+    burned_pixels: int
+    """Pixels that got a value other than `nodata`."""
+    feature_count: int
+
+    def summary(self) -> str:
+        return f"burnt {self.feature_count} features into {self.width}×{self.height} pixels, {self.output.path}"
+
+
+class RasterContoursArgs(VectorOutputArgs):
+    uri: RasterUri
+    """Raster (a DEM) to contour: a workspace path or an allowed `https://` COG URL."""
+    band: int = Field(default=1, ge=1)
+    interval: float | None = Field(default=None, gt=0)
+    """Distance between levels; levels are `base + k·interval` within the data's range. Give this or `levels`."""
+    base: float = 0.0
+    levels: list[float] | None = Field(default=None, min_length=1, max_length=1000)
+    """Exact levels to trace."""
+    attribute: str = Field(default="level", min_length=1, max_length=64, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    max_levels: int = Field(default=1000, ge=1, le=10_000)
+    """Refuse an interval that makes more levels than this."""
+
+    @model_validator(mode="after")
+    def _interval_or_levels(self) -> Self:
+        if (self.interval is None) == (self.levels is None):
+            raise ValueError("give exactly one of interval or levels")
+        return self
+
+
+class RasterContoursResult(VectorLayerResult):
+    levels: list[float]
+    """Levels traced (those with at least one line)."""
+    method: str
+
+
+# --- cog_validate ---------------------------------------------------------------------------------------------
+
+
+class CogValidateArgs(GeoArgs):
+    uri: RasterUri
+    """GeoTIFF to check: a workspace path or an allowed `https://` URL."""
+    strict: bool = False
+    """Count warnings as errors."""
+
+
+class CogValidateResult(ToolResult):
+    path: str
+    valid: bool
+    errors: list[str]
+    warnings: list[str]
+    width: int
+    height: int
+    blocksize: list[int]
+    """[x, y] of band 1's blocks."""
+    tiled: bool
+    overviews: list[int]
+    """Decimation factors of band 1's overviews."""
+    compression: str | None
+
+    def summary(self) -> str:
+        state = "a valid COG" if self.valid else f"not a valid COG ({len(self.errors)} errors)"
+        return f"{self.path}: {state}, {len(self.warnings)} warnings"
+
+
+# --- raster_preview, vector_preview -------------------------------------------------------------------------------
+
+
+class PreviewArgs(GeoArgs):
+    max_size: int = Field(default=512, ge=16, le=1024)
+    """Longest side of the picture in pixels (it keeps the data's aspect); smaller if the PNG would not fit a
+    result's image block."""
+
+
+class RasterPreviewArgs(PreviewArgs):
+    uri: RasterUri
+    """Raster to show: a workspace path or an allowed `https://` COG URL."""
+    mode: Literal["auto", "stretch", "hillshade", "rgb"] = "auto"
+    """`stretch`: one band, percentile-stretched and colour-ramped; `hillshade`: one band as a DEM's shaded relief;
+    `rgb`: three bands; `auto`: rgb for 3+ bands, else stretch."""
+    bands: list[Annotated[int, Field(ge=1)]] | None = Field(default=None, min_length=1, max_length=3)
+    """One band (stretch, hillshade) or three (rgb); band 1 or bands 1-3 when omitted."""
+    colormap: str = Field(default="viridis", min_length=1, max_length=64)
+    """A rio-tiler colormap name (viridis, terrain, gray, rdylgn, …) for one stretched band."""
+    percentiles: list[Annotated[float, Field(ge=0, le=100)]] = Field(default_factory=lambda: [2.0, 98.0])
+    """Stretch from the first to the second percentile of the valid pixels."""
+    azimuth: float = Field(default=315.0, ge=0, le=360)
+    """Hillshade: direction of the light, degrees clockwise from north."""
+    altitude: float = Field(default=45.0, ge=0, le=90)
+    """Hillshade: height of the light above the horizon, degrees."""
+    z_factor: float = Field(default=1.0, gt=0)
+    """Hillshade: vertical exaggeration."""
+
+    @model_validator(mode="after")
+    def _sane(self) -> Self:
+        if len(self.percentiles) != 2 or self.percentiles[0] >= self.percentiles[1]:
+            raise ValueError("percentiles must be [low, high] with low < high")
+        if self.mode == "rgb" and self.bands is not None and len(self.bands) != 3:
+            raise ValueError("bands: rgb takes three bands")
+        if self.mode in ("stretch", "hillshade") and self.bands is not None and len(self.bands) != 1:
+            raise ValueError(f"bands: {self.mode} takes one band")
+        return self
+
+
+class _Picture(ToolResult):
+    """A preview's figures; the PNG itself is the result's image content."""
+
+    width: int
+    height: int
+    mime_type: str = "image/png"
+    png_bytes: int
+    _png: bytes = PrivateAttr(default=b"")
+
+    def with_png(self, png: bytes) -> Self:
+        self._png = png
+        return self
+
+    def blocks(self) -> list[ContentBlock]:
+        return [ImageBlock(data=base64.b64encode(self._png).decode("ascii"), mime_type=self.mime_type)]
+
+
+class RasterPreviewResult(_Picture):
+    path: str
+    mode: Literal["stretch", "hillshade", "rgb"]
+    bands: list[int]
+    stretch_min: list[float]
+    """Per band shown: the value drawn darkest (or first colour); empty for a hillshade."""
+    stretch_max: list[float]
+    percentiles: list[float]
+    colormap: str | None
+    """The colour ramp of a one-band stretch; None for rgb and hillshade."""
+    source_size: list[int]
+    """[width, height] of the raster."""
+    crs: str | None
+    bounds: list[float]
+    """left, bottom, right, top of the picture in the raster's CRS."""
+    hillshade: dict[str, float] | None = None
+    """azimuth, altitude, z_factor and the pixel size (in metres) used."""
+
+    def summary(self) -> str:
+        how = {"stretch": f"{self.colormap} stretch", "hillshade": "hillshade", "rgb": "RGB"}[self.mode]
+        return f"{self.width}×{self.height} PNG preview of {self.path} ({how} of bands {self.bands})"
+
+
+class VectorPreviewArgs(PreviewArgs):
+    uri: Uri
+    """Vector layer to draw, in the workspace."""
+    layer: str | None = Field(default=None, max_length=256)
+    fill: list[Annotated[int, Field(ge=0, le=255)]] = Field(default_factory=lambda: [120, 170, 220], min_length=3)
+    """RGB of polygon interiors."""
+    stroke: list[Annotated[int, Field(ge=0, le=255)]] = Field(default_factory=lambda: [20, 40, 90], min_length=3)
+    """RGB of lines, points and polygon outlines."""
+
+    @model_validator(mode="after")
+    def _rgb(self) -> Self:
+        if len(self.fill) != 3 or len(self.stroke) != 3:
+            raise ValueError("fill and stroke are [r, g, b]")
+        return self
+
+
+class VectorPreviewResult(_Picture):
+    path: str
+    layer: str
+    feature_count: int
+    crs: str | None
+    bounds: list[float]
+    """minx, miny, maxx, maxy of the layer (what the picture spans)."""
+
+    def summary(self) -> str:
+        return f"{self.width}×{self.height} PNG of {self.feature_count} features of {self.path}:{self.layer}"
+
+
+# --- specs ----------------------------------------------------------------------------------------------------
+
+_READS = Hints(read_only=True, idempotent=True)
+_WRITES = Hints(destructive=True)
+_RASTER_ALIASES = {"path": "uri", "file": "uri", "input": "uri", "dst": "output", "output_path": "output"}
+
+
+def _spec(
+    name: str, title: str, description: str, args: type[GeoArgs], result: type[ToolResult], hints: Hints
+) -> ToolSpec:
+    return ToolSpec(
+        name=name,
+        title=title,
+        description=description,
+        queue=tasks.GDAL,
+        args=args,
+        result=result,
+        hints=hints,
+        timeout_s=3600.0,
+        aliases=_RASTER_ALIASES,
+    )
+
+
+ZONAL_STATS = _spec(
+    "zonal_stats",
+    "Zonal statistics",
+    "Statistics of a raster band per polygon of a vector layer (count, min, max, mean, sum, std, median, "
+    "majority), weighing partly covered pixels by their covered fraction (exactextract). Use it for 'mean "
+    "elevation per district' questions. Returns one entry per feature, or writes the zones with their statistics "
+    "to `output`. Zones in another CRS are reprojected to the raster's.",
+    ZonalStatsArgs,
+    ZonalStatsResult,
+    _READS,
+)
+RASTER_POLYGONIZE = _spec(
+    "raster_polygonize",
+    "Polygonize a raster",
+    "Trace connected areas of equal pixel value into polygons with the value as an attribute (nodata and masked "
+    "pixels skipped; 4- or 8-connectivity). Use it to turn a classification into vector areas.",
+    RasterPolygonizeArgs,
+    RasterPolygonizeResult,
+    _WRITES,
+)
+VECTOR_RASTERIZE = _spec(
+    "vector_rasterize",
+    "Rasterize a vector layer",
+    "Burn a layer's geometries into a GeoTIFF: a fixed value or a numeric attribute, on a grid of a given "
+    "resolution over the layer, or on the grid of another raster (`like`). Use it to make masks or to combine "
+    "vector data with rasters.",
+    VectorRasterizeArgs,
+    VectorRasterizeResult,
+    _WRITES,
+)
+RASTER_CONTOURS = _spec(
+    "raster_contours",
+    "Contour lines",
+    "Trace contour lines of a raster (a DEM) at a fixed interval or at given levels into a line layer with the "
+    "level as an attribute; nodata is left out.",
+    RasterContoursArgs,
+    RasterContoursResult,
+    _WRITES,
+)
+COG_VALIDATE = _spec(
+    "cog_validate",
+    "Validate a Cloud-Optimised GeoTIFF",
+    "Check a GeoTIFF against the COG layout with rio-cogeo: whether it is valid, its errors and warnings, block "
+    "size, overviews and compression. Use it before publishing a raster for HTTP range reads.",
+    CogValidateArgs,
+    CogValidateResult,
+    _READS,
+)
+RASTER_PREVIEW = _spec(
+    "raster_preview",
+    "Preview a raster",
+    "A PNG quicklook of a raster, returned as image content: one band percentile-stretched through a colour ramp, "
+    "a DEM as hillshade, or three bands as RGB, at most `max_size` pixels a side. The numbers used (stretch range, "
+    "colormap, size) come back in the structured result. Use it to look at data before or after processing.",
+    RasterPreviewArgs,
+    RasterPreviewResult,
+    _READS,
+)
+VECTOR_PREVIEW = _spec(
+    "vector_preview",
+    "Preview a vector layer",
+    "A PNG drawing of a layer's geometries (filled polygons with outlines, lines, points), returned as image "
+    "content, at most `max_size` pixels a side.",
+    VectorPreviewArgs,
+    VectorPreviewResult,
+    _READS,
+)
+
+ANALYSIS_TOOLS = (
+    ZONAL_STATS,
+    RASTER_POLYGONIZE,
+    VECTOR_RASTERIZE,
+    RASTER_CONTOURS,
+    COG_VALIDATE,
+    RASTER_PREVIEW,
+    VECTOR_PREVIEW,
+)
