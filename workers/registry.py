@@ -23,6 +23,7 @@ FAMILIES = (
     "workers.tiling.fan_in",
     "workers.tiling.progress",
     "workers.gdal.zonal",
+    "workers.gdal.preview",
 )
 
 
