@@ -112,7 +112,8 @@ def _picture(args: RasterPreviewArgs, mode: str, bands: list[int], img: ImageDat
         figures = {"stretch_min": [], "stretch_max": [], "colormap": None}
         figures["hillshade"] = {"azimuth": args.azimuth, "altitude": args.altitude, "z_factor": args.z_factor}
         figures["hillshade"] |= {"pixel_width_m": xres, "pixel_height_m": yres}
-        return render(data, mask=np.where(mask, 0, 255).astype("uint8"), img_format="PNG", ZLEVEL=9), figures
+        alpha = np.where(mask, 0, 255).astype("uint8") if mask.any() else None  # no alpha band: a smaller PNG
+        return render(data, mask=alpha, img_format="PNG", ZLEVEL=9), figures
     lows, highs = _percentiles(img, *args.percentiles)
     scaled = img.rescale(in_range=list(zip(lows, highs, strict=True)))
     colormap = cmap.get(args.colormap) if mode == "stretch" else None
