@@ -24,6 +24,7 @@ FAMILIES = (
     "workers.tiling.progress",
     "workers.gdal.zonal",
     "workers.gdal.preview",
+    "workers.gdal.cog",
 )
 
 
