@@ -69,7 +69,6 @@ class RemoteRaster:
             "GDAL_HTTP_RETRY_DELAY": 1,
             "GDAL_DISABLE_READDIR_ON_OPEN": "EMPTY_DIR",
             "GDAL_HTTP_MULTIPLEX": "NO",
-            "CPL_VSIL_CURL_USE_HEAD": "NO",
         }
 
 

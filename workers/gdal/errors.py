@@ -10,6 +10,7 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pyogrio.errors
 import rasterio
 from pyproj import CRS
@@ -102,7 +103,7 @@ def remote_reading(remote: RemoteRaster, field: str = "uri") -> Iterator[None]:
         yield
     except RasterioError as exc:
         text = str(exc)
-        if _NO_RANGE in text:
+        if _NO_RANGE in text or (any(m in text for m in _UNRECOGNISED) and not _answers_ranges(remote)):
             raise JobFailed(
                 "remote.no_range",
                 f"{field}: the server of {remote.url!r} does not answer HTTP range requests (it sent the whole file "
@@ -113,7 +114,18 @@ def remote_reading(remote: RemoteRaster, field: str = "uri") -> Iterator[None]:
             raise JobFailed(
                 "remote.unreachable", f"{field}: {remote.url!r} is unreachable: {text}", field=field
             ) from exc
-        raise JobFailed("remote.failed", f"{field}: {remote.url!r} could not be read: {text}", field=field) from exc
+        raise JobFailed("remote.failed", f"{field}: {remote.url!r} could not be read: {exc}", field=field) from exc
+
+
+def _answers_ranges(remote: RemoteRaster) -> bool:
+    """Whether the server answers a one-byte range request with 206. Asked only after GDAL, reading as a GeoTIFF,
+    failed to recognise the file: GDAL signals "Range downloading not supported" first, but the exception it raises
+    then only says the format was not recognised."""
+    try:
+        with httpx.stream("GET", remote.url, headers={"Range": "bytes=0-0"}, timeout=remote.timeout_s) as reply:
+            return reply.status_code != 200  # the body is not read
+    except httpx.HTTPError:
+        return True  # unreachable now: not a verdict on ranges
 
 
 def _check_files(src: rasterio.DatasetReader, path: Path, field: str) -> None:

@@ -1,0 +1,208 @@
+"""Remote raster inputs: COGs read by HTTP range requests through `/vsicurl/` from allowed hosts only.
+
+Each test starts its own threaded HTTP server on 127.0.0.1 that records every request: one answers `Range` with
+206 and the bytes asked for, one ignores `Range` and sends the whole file with 200.
+"""
+
+import re
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rasterio
+import rasterio.shutil
+import shapely
+
+from eventlog.settings import Settings
+from schemas.tools.analysis import CogValidateArgs, RasterPreviewArgs, ZonalStatsArgs
+from tests.support import free_port
+from tests.unit.workers.gdal.conftest import RasterFactory, VectorFactory
+from workers.context import JobContext
+from workers.errors import JobFailed
+from workers.gdal.cog import cog_validate
+from workers.gdal.preview import raster_preview
+from workers.gdal.zonal import zonal_stats
+
+pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
+
+_RANGE = re.compile(r"bytes=(\d+)-(\d*)")
+
+
+@dataclass
+class Served:
+    url: str
+    host: str
+    requests: list[tuple[str, str | None, int]] = field(default_factory=list)
+    """(method, Range header, status) of every request."""
+
+
+def _handler(body: bytes, served: Served, ranges: bool) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_HEAD(self) -> None:
+            served.requests.append(("HEAD", self.headers.get("Range"), 200))
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Accept-Ranges", "bytes" if ranges else "none")
+            self.end_headers()
+
+        def do_GET(self) -> None:
+            asked = _RANGE.fullmatch(self.headers.get("Range") or "")
+            if ranges and asked:
+                start = int(asked.group(1))
+                end = min(int(asked.group(2) or len(body) - 1), len(body) - 1)
+                served.requests.append(("GET", self.headers["Range"], 206))
+                self.send_response(206)
+                self.send_header("Content-Range", f"bytes {start}-{end}/{len(body)}")
+                self._send(body[start : end + 1])
+                return
+            served.requests.append(("GET", self.headers.get("Range"), 200))
+            self.send_response(200)
+            self._send(body)
+
+        def _send(self, data: bytes) -> None:
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    return Handler
+
+
+@pytest.fixture
+def cog(make_raster: RasterFactory, tmp_path: Path) -> Path:
+    """A 700×500 float COG in EPSG:4326 with nodata, overviews and 256-pixel blocks, outside the workspace root."""
+    rng = np.random.default_rng(8)
+    data = rng.normal(100, 15, (500, 700)).astype("float32")
+    data[:50, :80] = -9999
+    src = make_raster("plain.tif", data=data, nodata=-9999, crs="EPSG:4326")
+    out = tmp_path.parent / f"{tmp_path.name}-served" / "dem.tif"
+    out.parent.mkdir()
+    rasterio.shutil.copy(src, out, driver="COG", blocksize=256, compress="DEFLATE")
+    return out
+
+
+ServerFactory = Callable[..., Served]
+
+
+@pytest.fixture
+def serve() -> Iterator[ServerFactory]:
+    servers: list[ThreadingHTTPServer] = []
+
+    def start(path: Path, *, ranges: bool = True) -> Served:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+        host = f"127.0.0.1:{server.server_address[1]}"
+        served = Served(f"http://{host}/{path.name}", host)
+        server.RequestHandlerClass = _handler(path.read_bytes(), served, ranges)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return served
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def remote_ctx(tmp_path: Path, hosts: str) -> JobContext:
+    settings = Settings(redis_url="redis://unused", workspaces=str(tmp_path), remote_hosts=hosts, remote_timeout_s=5)
+    return JobContext(call_id="remote", roots=[tmp_path], settings=settings)
+
+
+def test_an_allowed_range_server_is_read_by_ranges_and_gives_the_local_figures(
+    cog: Path, serve: ServerFactory, make_vector: VectorFactory, tmp_path: Path
+) -> None:
+    served = serve(cog)
+    ctx = remote_ctx(tmp_path, f"example.org, {served.host}")
+    zones = [shapely.box(10.5, 46.2, 12.3, 47.9), shapely.box(15.0, 45.5, 16.1, 46.0)]
+    make_vector("zones.gpkg", zones)
+    (tmp_path / "dem.tif").write_bytes(cog.read_bytes())  # the same file in the workspace, for the local figures
+
+    remote = zonal_stats(ZonalStatsArgs(uri=served.url, zones="zones.gpkg", stats=["mean", "count", "max"]), ctx)
+    local = zonal_stats(ZonalStatsArgs(uri="dem.tif", zones="zones.gpkg", stats=["mean", "count", "max"]), ctx)
+    report = cog_validate(CogValidateArgs(uri=served.url), ctx)
+    preview = raster_preview(RasterPreviewArgs(uri=served.url, max_size=64), ctx)
+
+    assert remote.features == local.features and remote.features[0].count
+    assert (report.valid, report.errors, report.path) == (True, [], served.url)
+    assert (preview.width, preview.height, preview.path) == (64, 46, served.url)
+    gets = [r for r in served.requests if r[0] == "GET"]
+    assert gets and all(status == 206 and asked for _, asked, status in gets)
+    fetched = sum(int(a.split("-")[1]) - int(a.split("=")[1].split("-")[0]) + 1 for _, a, _ in gets if a)
+    assert fetched < 4 * cog.stat().st_size  # ranges, not whole-file downloads per call
+
+
+def test_a_host_outside_the_allow_list_is_refused_before_any_request(
+    cog: Path, serve: ServerFactory, make_vector: VectorFactory, tmp_path: Path
+) -> None:
+    served = serve(cog)
+    make_vector("zones.gpkg")
+    other_port = f"127.0.0.1:{free_port()}"
+
+    for hosts in ("", "example.org", other_port):
+        ctx = remote_ctx(tmp_path, hosts)
+        for run, args in (
+            (zonal_stats, ZonalStatsArgs(uri=served.url, zones="zones.gpkg")),
+            (cog_validate, CogValidateArgs(uri=served.url)),
+            (raster_preview, RasterPreviewArgs(uri=served.url)),
+        ):
+            with pytest.raises(JobFailed) as refused:
+                run(args, ctx)
+            assert (refused.value.code, refused.value.field) == ("remote.not_allowed", "uri")
+
+    assert served.requests == []
+
+
+def test_a_server_without_range_support_is_a_clear_error(cog: Path, serve: ServerFactory, tmp_path: Path) -> None:
+    served = serve(cog, ranges=False)
+
+    with pytest.raises(JobFailed) as failed:
+        cog_validate(CogValidateArgs(uri=served.url), remote_ctx(tmp_path, served.host))
+
+    assert (failed.value.code, failed.value.field) == ("remote.no_range", "uri"), failed.value.message
+    assert "range requests" in failed.value.message
+    ranged = [(asked, status) for method, asked, status in served.requests if method == "GET"]
+    assert ranged and all(asked and status == 200 for asked, status in ranged)  # ranges asked, whole file sent
+
+
+def test_a_file_that_is_no_geotiff_on_a_range_server_is_not_mistaken_for_no_ranges(
+    serve: ServerFactory, tmp_path: Path
+) -> None:
+    page = tmp_path.parent / f"{tmp_path.name}-page.html"
+    page.write_text("<html>" + "not a raster " * 500 + "</html>")
+    served = serve(page)
+
+    with pytest.raises(JobFailed) as failed:
+        cog_validate(CogValidateArgs(uri=served.url), remote_ctx(tmp_path, served.host))
+
+    assert (failed.value.code, failed.value.field) == ("remote.failed", "uri"), failed.value.message
+
+
+def test_an_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
+    host = f"127.0.0.1:{free_port()}"  # nothing listens there
+
+    with pytest.raises(JobFailed) as failed:
+        raster_preview(RasterPreviewArgs(uri=f"http://{host}/dem.tif"), remote_ctx(tmp_path, host))
+
+    assert (failed.value.code, failed.value.field) == ("remote.unreachable", "uri")
+
+
+def test_outputs_stay_in_the_workspace(
+    cog: Path, serve: ServerFactory, make_vector: VectorFactory, tmp_path: Path
+) -> None:
+    served = serve(cog)
+    make_vector("zones.gpkg")
+
+    with pytest.raises(JobFailed) as refused:
+        zonal_stats(
+            ZonalStatsArgs(uri=served.url, zones="zones.gpkg", output=f"{served.url}.gpkg"),
+            remote_ctx(tmp_path, served.host),
+        )
+
+    assert refused.value.field == "output" and not list(tmp_path.rglob("*.gpkg.gpkg"))
+    assert served.requests == []
