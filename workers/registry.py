@@ -25,6 +25,7 @@ FAMILIES = (
     "workers.gdal.zonal",
     "workers.gdal.preview",
     "workers.gdal.cog",
+    "workers.gdal.shapes",
 )
 
 

@@ -1,0 +1,240 @@
+"""Jobs between rasters and vectors: `raster_polygonize` (rasterio.features.shapes, GDAL's polygonizer),
+`vector_rasterize` (rasterio.features.rasterize, GDAL's rasterizer) and `raster_contours` (contourpy).
+
+Contours: this machine's GDAL comes inside rasterio's and pyogrio's wheels, without the `osgeo` bindings or the
+`gdal_contour` program, and rasterio does not wrap `GDALContourGenerate`. contourpy (matplotlib's contouring
+engine, a maintained compiled library) traces the lines by marching squares over the pixel centres; nodata cells
+are masked out; the pixel coordinates are mapped through the raster's affine transform.
+"""
+
+import math
+from pathlib import Path
+
+import contourpy
+import numpy as np
+import rasterio
+import rasterio.features
+import shapely
+from pyproj import CRS, Transformer
+from rasterio.transform import from_origin
+
+from schemas.tools.analysis import (
+    RasterContoursArgs,
+    RasterContoursResult,
+    RasterPolygonizeArgs,
+    RasterPolygonizeResult,
+    VectorRasterizeArgs,
+    VectorRasterizeResult,
+)
+from workers.confine import pinned
+from workers.context import JobContext
+from workers.errors import JobFailed
+from workers.files import atomic_output, output_path, raster_input, resolve_in_workspace
+from workers.gdal.errors import check_bands, open_raster, require_georeferenced, writing
+from workers.gdal.outputs import file_ref
+from workers.gdal.vector_io import Layer, output_driver, read_layer, write_layer
+from workers.jobs import job
+
+_SHAPES_DTYPES = ("uint8", "int16", "uint16", "int32", "float32")
+"""What `rasterio.features.shapes` takes; others are cast when that loses nothing."""
+REPORT_EVERY = 5000
+"""Polygons or lines between progress reports."""
+
+
+def _vector_target(args: RasterPolygonizeArgs | RasterContoursArgs, ctx: JobContext) -> tuple[Path, str]:
+    dst = output_path(args.output, ctx.roots, overwrite=args.overwrite)
+    return dst, output_driver(args.driver, dst)
+
+
+def _crs_text(src: rasterio.DatasetReader) -> str | None:
+    return src.crs.to_string() if src.crs else None
+
+
+# --- raster_polygonize ------------------------------------------------------------------------------------------
+
+
+def _shapes_array(data: np.ndarray) -> np.ndarray:
+    if data.dtype.name in _SHAPES_DTYPES:
+        return data
+    target = "float32" if data.dtype.kind == "f" else "int32"
+    cast = data.astype(target)
+    if not np.array_equal(cast.astype(data.dtype), data, equal_nan=data.dtype.kind == "f"):
+        raise JobFailed(
+            "option.unsupported", f"band: {data.dtype} values do not fit {target} for polygonizing", field="band"
+        )
+    return cast
+
+
+@job("raster_polygonize")
+def raster_polygonize(args: RasterPolygonizeArgs, ctx: JobContext) -> RasterPolygonizeResult:
+    """Polygons of connected equal-valued pixels of `args.band`, with the value in `args.field_name`.
+
+    Raises:
+        JobFailed: a path outside the workspace or a host not allowed, an unreadable raster, a missing band, an
+            existing output without `overwrite`, a dtype that cannot be polygonized losslessly.
+        JobCancelled: the call was cancelled; nothing is left at `args.output`.
+    """
+    source = raster_input(args.uri, ctx.roots, ctx.settings)
+    dst, driver = _vector_target(args, ctx)
+    with open_raster(source) as src:
+        check_bands([args.band], src.count, "band")
+        require_georeferenced(src)
+        data = src.read(args.band)
+        mask = src.read_masks(args.band) > 0
+        transform, crs = src.transform, _crs_text(src)
+    if data.dtype.kind == "f":
+        mask &= np.isfinite(data)
+    ctx.progress(0, None, "tracing polygons")
+    geoms, values = [], []
+    for geojson, value in rasterio.features.shapes(
+        _shapes_array(data), mask=mask, connectivity=args.connectivity, transform=transform
+    ):
+        geoms.append(shapely.geometry.shape(geojson))
+        values.append(value)
+        if len(geoms) % REPORT_EVERY == 0:
+            ctx.progress(len(geoms), None, f"traced {len(geoms)} polygons")
+    column = np.array(values, dtype="float64" if data.dtype.kind == "f" else "int64")
+    layer = Layer(dst.stem, driver, crs, [args.field_name], [column], np.array(geoms, dtype=object))
+    write_layer(layer, dst, driver, crs, fence=ctx.fence)
+    return RasterPolygonizeResult(
+        output=file_ref(dst, driver), feature_count=len(geoms), crs=crs, band=args.band,
+        connectivity=args.connectivity, distinct_values=len(set(values)),
+    )  # fmt: skip
+
+
+# --- vector_rasterize -------------------------------------------------------------------------------------------
+
+
+def _grid(args: VectorRasterizeArgs, layer: Layer, ctx: JobContext) -> tuple[int, int, rasterio.Affine, str | None]:
+    """Width, height, transform and CRS of the output grid: `like`'s, or the layer's extent at `resolution`."""
+    if args.like is not None:
+        with open_raster(raster_input(args.like, ctx.roots, ctx.settings, field="like"), "like") as like:
+            require_georeferenced(like, "like")
+            return like.width, like.height, like.transform, _crs_text(like)
+    assert args.resolution is not None
+    present = layer.geometry[~shapely.is_missing(layer.geometry) & ~shapely.is_empty(layer.geometry)]
+    if not len(present):
+        raise JobFailed("layer.empty", "uri: the layer has no geometries to rasterize", field="uri")
+    left, bottom, right, top = shapely.total_bounds(present).tolist()
+    xres, yres = args.resolution
+    width, height = max(1, math.ceil((right - left) / xres)), max(1, math.ceil((top - bottom) / yres))
+    if width * height > 1 << 31:
+        raise JobFailed("option.unsupported", f"resolution: {width}×{height} pixels is too many", field="resolution")
+    return width, height, from_origin(left, top, xres, yres), layer.crs
+
+
+def _in_crs(geometry: np.ndarray, src: str | None, dst: str | None) -> np.ndarray:
+    if src is None or dst is None or CRS.from_user_input(src) == CRS.from_user_input(dst):
+        return geometry
+    move = Transformer.from_crs(CRS.from_user_input(src), CRS.from_user_input(dst), always_xy=True)
+    return shapely.transform(geometry, lambda xy: np.column_stack(move.transform(xy[:, 0], xy[:, 1])))
+
+
+def _burn_values(args: VectorRasterizeArgs, layer: Layer) -> np.ndarray:
+    if args.attribute is None:
+        return np.full(len(layer.geometry), args.burn_value, dtype="float64")
+    if args.attribute not in layer.fields:
+        raise JobFailed(
+            "field.not_found", f"attribute: {args.attribute!r} is not one of {layer.fields}", field="attribute"
+        )
+    column = layer.columns[layer.fields.index(args.attribute)]
+    if column.dtype.kind not in "iuf":
+        raise JobFailed("option.unsupported", f"attribute: {args.attribute!r} is not numeric", field="attribute")
+    return column.astype("float64")
+
+
+@job("vector_rasterize")
+def vector_rasterize(args: VectorRasterizeArgs, ctx: JobContext) -> VectorRasterizeResult:
+    """Burn `args.uri`'s geometries into a GeoTIFF at `args.output` (a value or an attribute per feature).
+
+    Raises:
+        JobFailed: a path outside the workspace, an unreadable layer or `like` raster, a missing or non-numeric
+            attribute, an existing output without `overwrite`, a GDAL write error.
+        JobCancelled: the call was cancelled; nothing is left at `args.output`.
+    """
+    path = resolve_in_workspace(args.uri, ctx.roots)
+    dst = output_path(args.output, ctx.roots, overwrite=args.overwrite)
+    layer = read_layer(path, args.layer, ctx)
+    values = _burn_values(args, layer)
+    width, height, transform, crs = _grid(args, layer, ctx)
+    geometry = _in_crs(layer.geometry, layer.crs, crs)
+    keep = ~shapely.is_missing(geometry) & ~shapely.is_empty(geometry) & ~np.isnan(values)
+    ctx.progress(0, 1, f"burning {int(keep.sum())} features into {width}×{height} pixels")
+    burnt = rasterio.features.rasterize(
+        zip(geometry[keep], values[keep], strict=True), out_shape=(height, width), transform=transform,
+        fill=args.nodata, all_touched=args.all_touched, dtype=args.dtype,
+    )  # fmt: skip
+    profile = {"driver": "GTiff", "width": width, "height": height, "count": 1, "dtype": args.dtype, "crs": crs}
+    profile |= {"transform": transform, "nodata": args.nodata, "tiled": True, "compress": "deflate"}
+    target = Path(pinned(dst, "output"))
+    with writing(), atomic_output(target, ctx.fence) as tmp, rasterio.open(tmp, "w", **profile) as out:
+        out.write(burnt, 1)
+    ctx.progress(1, 1, "written")
+    return VectorRasterizeResult(
+        output=file_ref(dst, "GTiff"), width=width, height=height, crs=crs, transform=list(transform)[:6],
+        burned_pixels=int(np.count_nonzero(burnt != args.nodata)), feature_count=int(keep.sum()),
+    )  # fmt: skip
+
+
+# --- raster_contours --------------------------------------------------------------------------------------------
+
+
+def contour_levels(args: RasterContoursArgs, low: float, high: float) -> list[float]:
+    """`args.levels`, or `base + k·interval` from the data's minimum to its maximum.
+
+    Raises:
+        JobFailed: the interval makes more than `args.max_levels` levels.
+    """
+    if args.levels is not None:
+        return sorted(set(args.levels))
+    assert args.interval is not None
+    first, last = math.ceil((low - args.base) / args.interval), math.floor((high - args.base) / args.interval)
+    if last - first + 1 > args.max_levels:
+        raise JobFailed(
+            "option.unsupported",
+            f"interval: {args.interval:g} makes {last - first + 1} levels over {low:g}..{high:g}; "
+            f"at most {args.max_levels} (raise max_levels or the interval)",
+            field="interval",
+        )
+    return [args.base + k * args.interval for k in range(first, last + 1)]
+
+
+@job("raster_contours")
+def raster_contours(args: RasterContoursArgs, ctx: JobContext) -> RasterContoursResult:
+    """Contour lines of `args.band` at `args.interval` or `args.levels`, one feature per line with its level.
+
+    Raises:
+        JobFailed: a path outside the workspace or a host not allowed, an unreadable raster, a missing band, too
+            many levels, an existing output without `overwrite`.
+        JobCancelled: the call was cancelled; nothing is left at `args.output`.
+    """
+    source = raster_input(args.uri, ctx.roots, ctx.settings)
+    dst, driver = _vector_target(args, ctx)
+    with open_raster(source) as src:
+        check_bands([args.band], src.count, "band")
+        require_georeferenced(src)
+        data = src.read(args.band, masked=True).astype("float64")
+        transform, crs = src.transform, _crs_text(src)
+    data = np.ma.masked_invalid(data)
+    valid = data.compressed()
+    levels = contour_levels(args, float(valid.min()), float(valid.max())) if valid.size else []
+    generator = contourpy.contour_generator(z=data, line_type="Separate")
+    geoms, values, traced = [], [], []
+    for n, level in enumerate(levels, start=1):
+        lines = [line for line in generator.lines(level) if len(line) >= 2]
+        for line in lines:
+            cols, rows = line[:, 0] + 0.5, line[:, 1] + 0.5  # contourpy's x, y are column and row of pixel centres
+            xs, ys = transform * (cols, rows)
+            geoms.append(shapely.linestrings(np.column_stack([xs, ys])))
+            values.append(level)
+        if lines:
+            traced.append(level)
+        ctx.progress(n, len(levels), f"level {level:g}: {len(lines)} lines")
+    layer = Layer(
+        dst.stem, driver, crs, [args.attribute], [np.array(values, dtype="float64")], np.array(geoms, dtype=object)
+    )
+    write_layer(layer, dst, driver, crs, fence=ctx.fence)
+    return RasterContoursResult(
+        output=file_ref(dst, driver), feature_count=len(geoms), crs=crs, levels=traced,
+        method="contourpy marching squares over pixel centres (linear interpolation), nodata masked",
+    )  # fmt: skip
