@@ -91,17 +91,19 @@ class ZonalStatsResult(ToolResult):
 # --- raster_polygonize, vector_rasterize, raster_contours ---------------------------------------------------------
 
 
-class VectorOutputArgs(GeoArgs):
+class RasterToVectorArgs(GeoArgs):
+    """What the tools that trace a raster band into a vector layer take."""
+
+    uri: RasterUri
+    """Raster to trace: a workspace path or an allowed `https://` COG URL."""
     output: Uri
     """Vector layer to write, inside the workspace; the driver follows the extension unless given."""
+    band: int = Field(default=1, ge=1)
     driver: str | None = Field(default=None, max_length=64)
     overwrite: bool = False
 
 
-class RasterPolygonizeArgs(VectorOutputArgs):
-    uri: RasterUri
-    """Raster to trace: a workspace path or an allowed `https://` COG URL."""
-    band: int = Field(default=1, ge=1)
+class RasterPolygonizeArgs(RasterToVectorArgs):
     connectivity: Literal[4, 8] = 4
     """4: pixels join across edges; 8: across corners too."""
     field_name: str = Field(default="value", min_length=1, max_length=64, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -167,10 +169,7 @@ class VectorRasterizeResult(ToolResult):
         return f"burnt {self.feature_count} features into {self.width}×{self.height} pixels, {self.output.path}"
 
 
-class RasterContoursArgs(VectorOutputArgs):
-    uri: RasterUri
-    """Raster (a DEM) to contour: a workspace path or an allowed `https://` COG URL."""
-    band: int = Field(default=1, ge=1)
+class RasterContoursArgs(RasterToVectorArgs):
     interval: float | None = Field(default=None, gt=0)
     """Distance between levels; levels are `base + k·interval` within the data's range. Give this or `levels`."""
     base: float = 0.0
@@ -361,7 +360,7 @@ ZONAL_STATS = _spec(
     "to `output`. Zones in another CRS are reprojected to the raster's.",
     ZonalStatsArgs,
     ZonalStatsResult,
-    _READS,
+    Hints(),  # reads only, unless `output` is given: then it writes a new file (replacing one only on overwrite)
 )
 RASTER_POLYGONIZE = _spec(
     "raster_polygonize",
@@ -386,7 +385,7 @@ RASTER_CONTOURS = _spec(
     "raster_contours",
     "Contour lines",
     "Trace contour lines of a raster (a DEM) at a fixed interval or at given levels into a line layer with the "
-    "level as an attribute; nodata is left out.",
+    "level as an attribute; nodata is left out. Use it to draw elevation lines or isolines of any surface.",
     RasterContoursArgs,
     RasterContoursResult,
     _WRITES,
@@ -414,7 +413,7 @@ VECTOR_PREVIEW = _spec(
     "vector_preview",
     "Preview a vector layer",
     "A PNG drawing of a layer's geometries (filled polygons with outlines, lines, points), returned as image "
-    "content, at most `max_size` pixels a side.",
+    "content, at most `max_size` pixels a side. Use it to look at a layer's shapes and extent.",
     VectorPreviewArgs,
     VectorPreviewResult,
     _READS,

@@ -23,6 +23,7 @@ from schemas.tools.analysis import (
     RasterContoursResult,
     RasterPolygonizeArgs,
     RasterPolygonizeResult,
+    RasterToVectorArgs,
     VectorRasterizeArgs,
     VectorRasterizeResult,
 )
@@ -41,7 +42,7 @@ REPORT_EVERY = 5000
 """Polygons or lines between progress reports."""
 
 
-def _vector_target(args: RasterPolygonizeArgs | RasterContoursArgs, ctx: JobContext) -> tuple[Path, str]:
+def _vector_target(args: RasterToVectorArgs, ctx: JobContext) -> tuple[Path, str]:
     dst = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     return dst, output_driver(args.driver, dst)
 
