@@ -49,6 +49,8 @@ class RemoteRaster:
     """An allowed `http(s)://` raster, read by HTTP range requests through GDAL's `/vsicurl/` (never written)."""
 
     url: str
+    allowed: frozenset[str]
+    """The allow-list it was checked against (`name` or `name:port` entries): redirects are checked against it."""
     timeout_s: int = 30
     max_retry: int = 2
 
@@ -72,6 +74,21 @@ class RemoteRaster:
         }
 
 
+def allowed_host(url: str, allowed: frozenset[str]) -> str | None:
+    """The `host` or `host:port` of `url` when `allowed` lists it (an http(s) URL without spaces), else None."""
+    try:
+        parts = urlsplit(url)
+        host, port = (parts.hostname or "").lower(), parts.port
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not host or any(c in url for c in " \0\n\r\t"):
+        return None
+    for entry in (f"{host}:{port}", host):
+        if entry in allowed:
+            return entry
+    return None
+
+
 def raster_input(
     uri: str, roots: list[Path], settings: "Settings | None", *, field: str = "uri"
 ) -> "Path | RemoteRaster":
@@ -79,31 +96,27 @@ def raster_input(
     here before anything is requested, or a workspace path (`resolve_in_workspace`).
 
     Raises:
-        JobFailed: `remote.not_allowed` (remote reads are off, or the host is not listed), `path.invalid`, or what
+        JobFailed: `remote.not_allowed` (remote reads are off, or the host is not listed), or what
             `resolve_in_workspace` raises.
     """
     scheme = uri.split(":", 1)[0].lower() if ":" in uri else ""
     if scheme not in ("http", "https"):
         return resolve_in_workspace(uri, roots, field=field)
-    try:
-        parts = urlsplit(uri)
-        host, port = (parts.hostname or "").lower(), parts.port
-    except ValueError as exc:
-        raise JobFailed("path.invalid", f"{field}: {uri!r} is not a usable URL ({exc})", field=field) from exc
-    allowed = {h.strip().lower() for h in (settings.remote_hosts if settings else "").split(",") if h.strip()}
+    listed = settings.remote_hosts if settings is not None else ""
+    allowed = frozenset(h.strip().lower() for h in listed.split(",") if h.strip())
     if not allowed:
         raise JobFailed(
             "remote.not_allowed", f"{field}: remote reads are off (no GEOGATE_REMOTE_HOSTS configured)", field=field
         )
-    if not host or (host not in allowed and f"{host}:{port}" not in allowed) or any(c in uri for c in " \0\n"):
+    if allowed_host(uri, allowed) is None:
         raise JobFailed(
             "remote.not_allowed",
-            f"{field}: host {host!r} is not in GEOGATE_REMOTE_HOSTS ({sorted(allowed)})",
+            f"{field}: the host of {uri!r} is not in GEOGATE_REMOTE_HOSTS ({', '.join(sorted(allowed))})",
             field=field,
         )
     if settings is None:
-        return RemoteRaster(uri)
-    return RemoteRaster(uri, settings.remote_timeout_s, settings.remote_max_retry)
+        return RemoteRaster(uri, allowed)
+    return RemoteRaster(uri, allowed, settings.remote_timeout_s, settings.remote_max_retry)
 
 
 def _first_inside(candidates: list[Path], roots: list[Path], must_exist: bool, uri: str, field: str) -> Path:

@@ -9,6 +9,7 @@ import contextlib
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urljoin
 
 import httpx
 import pyogrio.errors
@@ -20,7 +21,7 @@ from rasterio.errors import NotGeoreferencedWarning, RasterioError
 
 from workers.confine import current_roots, inside_roots, pinned
 from workers.errors import JobFailed
-from workers.files import RemoteRaster
+from workers.files import RemoteRaster, allowed_host
 
 _UNRECOGNISED = ("not recognized as being in a supported file format", "not recognised as a supported file format")
 
@@ -73,6 +74,7 @@ def open_raster(path: Path | RemoteRaster, field: str = "uri") -> Iterator[raste
             `remote.no_range` or `remote.failed`.
     """
     if isinstance(path, RemoteRaster):
+        check_remote(path, field)
         with remote_reading(path, field), rasterio.Env(**path.gdal_env()), warnings.catch_warnings():
             warnings.simplefilter("ignore", NotGeoreferencedWarning)
             with rasterio.open(path.gdal_path, driver="GTiff") as src:
@@ -103,13 +105,8 @@ def remote_reading(remote: RemoteRaster, field: str = "uri") -> Iterator[None]:
         yield
     except RasterioError as exc:
         text = str(exc)
-        if _NO_RANGE in text or (any(m in text for m in _UNRECOGNISED) and not _answers_ranges(remote)):
-            raise JobFailed(
-                "remote.no_range",
-                f"{field}: the server of {remote.url!r} does not answer HTTP range requests (it sent the whole file "
-                "for a byte range); remote rasters are read by ranges, so copy the file into the workspace instead",
-                field=field,
-            ) from exc
+        if _NO_RANGE in text:
+            raise _no_range(remote, field) from exc
         if any(marker in text for marker in _UNREACHABLE):
             raise JobFailed(
                 "remote.unreachable", f"{field}: {remote.url!r} is unreachable: {text}", field=field
@@ -117,15 +114,53 @@ def remote_reading(remote: RemoteRaster, field: str = "uri") -> Iterator[None]:
         raise JobFailed("remote.failed", f"{field}: {remote.url!r} could not be read: {exc}", field=field) from exc
 
 
-def _answers_ranges(remote: RemoteRaster) -> bool:
-    """Whether the server answers a one-byte range request with 206. Asked only after GDAL, reading as a GeoTIFF,
-    failed to recognise the file: GDAL signals "Range downloading not supported" first, but the exception it raises
-    then only says the format was not recognised."""
-    try:
-        with httpx.stream("GET", remote.url, headers={"Range": "bytes=0-0"}, timeout=remote.timeout_s) as reply:
-            return reply.status_code != 200  # the body is not read
-    except httpx.HTTPError:
-        return True  # unreachable now: not a verdict on ranges
+MAX_REDIRECTS = 3
+
+
+def check_remote(remote: RemoteRaster, field: str = "uri") -> None:
+    """Ask the server for one byte before GDAL reads: a 206 lets GDAL go on; a redirect is followed only to an
+    allowed host (GDAL's curl follows redirects wherever they lead, so each hop is checked here first); a 200 means
+    the server ignores ranges.
+
+    Raises:
+        JobFailed: `remote.not_allowed` (a redirect to a host off the list), `remote.no_range`,
+            `remote.unreachable`, `remote.failed` (an HTTP error status).
+    """
+    url = remote.url
+    for _ in range(MAX_REDIRECTS + 1):
+        try:
+            with httpx.stream("GET", url, headers={"Range": "bytes=0-0"}, timeout=remote.timeout_s) as reply:
+                status, location = reply.status_code, reply.headers.get("location")  # the body is not read
+        except httpx.HTTPError as exc:
+            raise JobFailed(
+                "remote.unreachable", f"{field}: {remote.url!r} is unreachable: {exc}", field=field
+            ) from exc
+        if not (300 <= status < 400 and location):
+            break
+        url = urljoin(url, location)
+        if allowed_host(url, remote.allowed) is None:
+            raise JobFailed(
+                "remote.not_allowed",
+                f"{field}: {remote.url!r} redirects to {url!r}, whose host is not in GEOGATE_REMOTE_HOSTS",
+                field=field,
+            )
+    else:
+        raise JobFailed(
+            "remote.failed", f"{field}: {remote.url!r} redirects more than {MAX_REDIRECTS} times", field=field
+        )
+    if status == 200:
+        raise _no_range(remote, field)
+    if status != 206:
+        raise JobFailed("remote.failed", f"{field}: {remote.url!r} answered HTTP {status}", field=field)
+
+
+def _no_range(remote: RemoteRaster, field: str) -> JobFailed:
+    return JobFailed(
+        "remote.no_range",
+        f"{field}: the server of {remote.url!r} does not answer HTTP range requests (it sent the whole file for a "
+        "byte range); remote rasters are read by ranges, so copy the file into the workspace instead",
+        field=field,
+    )
 
 
 def _check_files(src: rasterio.DatasetReader, path: Path, field: str) -> None:

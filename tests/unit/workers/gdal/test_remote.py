@@ -40,9 +40,19 @@ class Served:
     """(method, Range header, status) of every request."""
 
 
-def _handler(body: bytes, served: Served, ranges: bool) -> type[BaseHTTPRequestHandler]:
+def _handler(body: bytes, served: Served, ranges: bool, redirect: str | None) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        def _redirected(self) -> bool:
+            if redirect is not None:
+                served.requests.append((self.command, self.headers.get("Range"), 302))
+                self.send_response(302)
+                self.send_header("Location", redirect)
+                self._send(b"")
+            return redirect is not None
+
         def do_HEAD(self) -> None:
+            if self._redirected():
+                return
             served.requests.append(("HEAD", self.headers.get("Range"), 200))
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
@@ -50,6 +60,8 @@ def _handler(body: bytes, served: Served, ranges: bool) -> type[BaseHTTPRequestH
             self.end_headers()
 
         def do_GET(self) -> None:
+            if self._redirected():
+                return
             asked = _RANGE.fullmatch(self.headers.get("Range") or "")
             if ranges and asked:
                 start = int(asked.group(1))
@@ -94,11 +106,11 @@ ServerFactory = Callable[..., Served]
 def serve() -> Iterator[ServerFactory]:
     servers: list[ThreadingHTTPServer] = []
 
-    def start(path: Path, *, ranges: bool = True) -> Served:
+    def start(path: Path, *, ranges: bool = True, redirect: str | None = None) -> Served:
         server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
         host = f"127.0.0.1:{server.server_address[1]}"
         served = Served(f"http://{host}/{path.name}", host)
-        server.RequestHandlerClass = _handler(path.read_bytes(), served, ranges)
+        server.RequestHandlerClass = _handler(path.read_bytes(), served, ranges, redirect)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)
         return served
@@ -156,6 +168,20 @@ def test_a_host_outside_the_allow_list_is_refused_before_any_request(
             assert (refused.value.code, refused.value.field) == ("remote.not_allowed", "uri")
 
     assert served.requests == []
+
+
+def test_a_redirect_is_followed_only_to_an_allowed_host(cog: Path, serve: ServerFactory, tmp_path: Path) -> None:
+    target = serve(cog)
+    redirecting = serve(cog, redirect=target.url)
+
+    with pytest.raises(JobFailed) as refused:
+        cog_validate(CogValidateArgs(uri=redirecting.url), remote_ctx(tmp_path, redirecting.host))
+    assert (refused.value.code, refused.value.field) == ("remote.not_allowed", "uri")
+    assert target.requests == [] and len(redirecting.requests) == 1
+
+    both = remote_ctx(tmp_path, f"{redirecting.host},{target.host}")
+    assert cog_validate(CogValidateArgs(uri=redirecting.url), both).valid
+    assert target.requests and all(status in (200, 206) for _, _, status in target.requests)
 
 
 def test_a_server_without_range_support_is_a_clear_error(cog: Path, serve: ServerFactory, tmp_path: Path) -> None:
