@@ -62,6 +62,9 @@ class RemoteRaster:
     def name(self) -> str:
         return self.url
 
+    def __str__(self) -> str:
+        return self.url
+
     def gdal_env(self) -> dict[str, str | int]:
         """GDAL options of a read: bounded waits and retries, no directory listing or sidecar probes."""
         return {

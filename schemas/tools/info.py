@@ -8,7 +8,8 @@ from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 
 class RasterInfoArgs(ToolArgs):
     uri: str = Field(min_length=1, max_length=4096)
-    """Path of the raster, relative to a workspace root (or absolute inside one)."""
+    """Path of the raster, relative to a workspace root (or absolute inside one), or an `https://` URL of a COG on
+    a host in `GEOGATE_REMOTE_HOSTS`."""
     band: int | None = Field(default=None, ge=1)
     """Only report this band (1-based)."""
 

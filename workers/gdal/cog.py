@@ -40,4 +40,4 @@ def cog_validate(args: CogValidateArgs, ctx: JobContext) -> CogValidateResult:
     else:
         with reading(source):
             valid, errors, warnings = rio_cog_validate(pinned(source), strict=args.strict, quiet=True)
-    return CogValidateResult(path=str(source.name), valid=valid, errors=errors, warnings=warnings, **facts)
+    return CogValidateResult(path=str(source), valid=valid, errors=errors, warnings=warnings, **facts)

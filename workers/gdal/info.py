@@ -11,7 +11,7 @@ from schemas.tools.info import BandInfo, FieldInfo, RasterInfoArgs, RasterInfoRe
 from workers.confine import pinned
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.files import resolve_in_workspace
+from workers.files import raster_input, resolve_in_workspace
 from workers.gdal.errors import check_bands, open_raster, reading
 from workers.jobs import job
 
@@ -43,9 +43,10 @@ def raster_info(args: RasterInfoArgs, ctx: JobContext) -> RasterInfoResult:
     """Describe a raster: driver, size, bands, CRS, transform, bounds, nodata and overviews.
 
     Raises:
-        JobFailed: the path is outside the workspace, the file is not a readable raster, or `band` is out of range.
+        JobFailed: the path is outside the workspace (or the URL's host is not allowed), the file is not a readable
+            raster, or `band` is out of range.
     """
-    path = resolve_in_workspace(args.uri, ctx.roots)
+    path = raster_input(args.uri, ctx.roots, ctx.settings)
     with open_raster(path) as src:
         bands = [args.band] if args.band is not None else list(range(1, src.count + 1))
         check_bands(bands, src.count, "band")

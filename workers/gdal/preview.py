@@ -151,7 +151,7 @@ def raster_preview(args: RasterPreviewArgs, ctx: JobContext) -> RasterPreviewRes
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", NoOverviewWarning)  # small files have none; the read is the same
-                    reader = Reader(input=source.name, dataset=src)
+                    reader = Reader(input=str(source), dataset=src)
                     img = reader.preview(indexes=bands, max_size=size, resampling_method=resampling)
             except RioTilerError as exc:
                 raise JobFailed("gdal.corrupt", f"uri: rio-tiler could not read a preview: {exc}", field="uri") from exc
@@ -163,7 +163,7 @@ def raster_preview(args: RasterPreviewArgs, ctx: JobContext) -> RasterPreviewRes
             raise JobFailed("preview.too_large", "max_size: the picture does not fit an image block", field="max_size")
     ctx.progress(1, 1, "rendered")
     return RasterPreviewResult(
-        width=img.width, height=img.height, png_bytes=len(png), path=str(source.name), mode=mode, bands=bands,
+        width=img.width, height=img.height, png_bytes=len(png), path=str(source), mode=mode, bands=bands,
         percentiles=list(args.percentiles), source_size=source_size, crs=img.crs.to_string() if img.crs else None,
         bounds=list(img.bounds), **figures,
     ).with_png(png)  # fmt: skip

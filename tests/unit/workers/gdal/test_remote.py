@@ -19,11 +19,13 @@ import shapely
 
 from eventlog.settings import Settings
 from schemas.tools.analysis import CogValidateArgs, RasterPreviewArgs, ZonalStatsArgs
+from schemas.tools.info import RasterInfoArgs
 from tests.support import free_port
 from tests.unit.workers.gdal.conftest import RasterFactory, VectorFactory
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.gdal.cog import cog_validate
+from workers.gdal.info import raster_info
 from workers.gdal.preview import raster_preview
 from workers.gdal.zonal import zonal_stats
 
@@ -139,10 +141,18 @@ def test_an_allowed_range_server_is_read_by_ranges_and_gives_the_local_figures(
     local = zonal_stats(ZonalStatsArgs(uri="dem.tif", zones="zones.gpkg", stats=["mean", "count", "max"]), ctx)
     report = cog_validate(CogValidateArgs(uri=served.url), ctx)
     preview = raster_preview(RasterPreviewArgs(uri=served.url, max_size=64), ctx)
+    info = raster_info(RasterInfoArgs(uri=served.url), ctx)
 
     assert remote.features == local.features and remote.features[0].count
     assert (report.valid, report.errors, report.path) == (True, [], served.url)
     assert (preview.width, preview.height, preview.path) == (64, 46, served.url)
+    assert (info.path, info.driver, info.width, info.height, info.overview_levels) == (
+        served.url,
+        "GTiff",
+        700,
+        500,
+        [2],
+    )
     gets = [r for r in served.requests if r[0] == "GET"]
     assert gets and all(status == 206 and asked for _, asked, status in gets)
     fetched = sum(int(a.split("-")[1]) - int(a.split("=")[1].split("-")[0]) + 1 for _, a, _ in gets if a)
