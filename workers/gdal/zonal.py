@@ -46,6 +46,20 @@ def _ids(layer: Layer, id_field: str | None) -> list[Any]:
     return [v if isinstance(v, int | str) else str(v) for v in values]
 
 
+def _check_polygons(geometry: np.ndarray) -> None:
+    present = ~shapely.is_missing(geometry)
+    kinds = shapely.get_type_id(geometry)
+    bad = np.flatnonzero(present & ~np.isin(kinds, [3, 6]))
+    if bad.size:
+        kind = shapely.get_type_id(geometry[bad[0]])
+        names = {0: "Point", 1: "LineString", 2: "LinearRing", 4: "MultiPoint", 5: "MultiLineString", 7: "Collection"}
+        raise JobFailed(
+            "geometry.unsupported",
+            f"zones: feature {int(bad[0])} is a {names.get(int(kind), 'non-polygon')}; zonal statistics need polygons",
+            field="zones",
+        )
+
+
 def _to_raster_crs(layer: Layer, raster_crs: CRS | None) -> tuple[np.ndarray, bool]:
     """The zones' geometries in the raster's CRS, and whether they had to be transformed."""
     if layer.crs is None or raster_crs is None:
@@ -103,6 +117,7 @@ def zonal_stats(args: ZonalStatsArgs, ctx: JobContext) -> ZonalStatsResult:
         dst = output_path(args.output, ctx.roots, overwrite=args.overwrite)
         driver = output_driver(args.driver, dst)
     layer = read_layer(zones_path, args.layer, ctx, field="zones")
+    _check_polygons(layer.geometry)
     ids = _ids(layer, args.id_field)
     with open_raster(source) as src:
         check_bands([args.band], src.count, "band")

@@ -189,7 +189,11 @@ def test_errors_name_the_field(dem: tuple[np.ndarray, Affine], make_vector: Vect
         zonal_stats(ZonalStatsArgs(uri="src.tif", zones="zones.gpkg", id_field="nope"), ctx)
     with pytest.raises(JobFailed) as bad_zones:
         zonal_stats(ZonalStatsArgs(uri="src.tif", zones="missing.gpkg"), ctx)
+    make_vector("points.gpkg", [shapely.Point(10.1, 49.9)])
+    with pytest.raises(JobFailed) as points:
+        zonal_stats(ZonalStatsArgs(uri="src.tif", zones="points.gpkg"), ctx)
     with pytest.raises(ValidationError) as bad_stat:
         ZonalStatsArgs(uri="src.tif", zones="zones.gpkg", stats=["mode"])
     assert (bad_band.value.field, bad_id.value.field, bad_zones.value.field) == ("band", "id_field", "zones")
+    assert (points.value.code, points.value.field) == ("geometry.unsupported", "zones")
     assert bad_stat.value.errors()[0]["loc"][0] == "stats"
