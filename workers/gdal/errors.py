@@ -129,8 +129,11 @@ def check_remote(remote: RemoteRaster, field: str = "uri") -> None:
     url = remote.url
     for _ in range(MAX_REDIRECTS + 1):
         try:
-            with httpx.stream("GET", url, headers={"Range": "bytes=0-0"}, timeout=remote.timeout_s) as reply:
-                status, location = reply.status_code, reply.headers.get("location")  # the body is not read
+            with httpx.Client(timeout=remote.timeout_s) as client:
+                request = client.build_request("GET", url, headers={"Range": "bytes=0-0"})
+                reply = client.send(request, stream=True)  # the body is not read
+                status, location = reply.status_code, reply.headers.get("location")
+                reply.close()
         except httpx.HTTPError as exc:
             raise JobFailed(
                 "remote.unreachable", f"{field}: {remote.url!r} is unreachable: {exc}", field=field
