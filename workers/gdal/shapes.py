@@ -15,6 +15,7 @@ import numpy as np
 import rasterio
 import rasterio.features
 import shapely
+from affine import Affine
 from pyproj import CRS, Transformer
 from rasterio.transform import from_origin
 
@@ -42,9 +43,17 @@ REPORT_EVERY = 5000
 """Polygons or lines between progress reports."""
 
 
-def _vector_target(args: RasterToVectorArgs, ctx: JobContext) -> tuple[Path, str]:
+def _band_to_trace(
+    args: RasterToVectorArgs, ctx: JobContext
+) -> tuple[Path, str, np.ma.MaskedArray, Affine, str | None]:
+    """The output and its driver (checked first), then the band as a masked array with its transform and CRS."""
+    source = raster_input(args.uri, ctx.roots, ctx.settings)
     dst = output_path(args.output, ctx.roots, overwrite=args.overwrite)
-    return dst, output_driver(args.driver, dst)
+    driver = output_driver(args.driver, dst)
+    with open_raster(source) as src:
+        check_bands([args.band], src.count, "band")
+        require_georeferenced(src)
+        return dst, driver, src.read(args.band, masked=True), src.transform, _crs_text(src)
 
 
 def _crs_text(src: rasterio.DatasetReader) -> str | None:
@@ -75,14 +84,8 @@ def raster_polygonize(args: RasterPolygonizeArgs, ctx: JobContext) -> RasterPoly
             existing output without `overwrite`, a dtype that cannot be polygonized losslessly.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
-    source = raster_input(args.uri, ctx.roots, ctx.settings)
-    dst, driver = _vector_target(args, ctx)
-    with open_raster(source) as src:
-        check_bands([args.band], src.count, "band")
-        require_georeferenced(src)
-        data = src.read(args.band)
-        mask = src.read_masks(args.band) > 0
-        transform, crs = src.transform, _crs_text(src)
+    dst, driver, band, transform, crs = _band_to_trace(args, ctx)
+    data, mask = band.data, ~np.ma.getmaskarray(band)
     if data.dtype.kind == "f":
         mask &= np.isfinite(data)
     ctx.progress(0, None, "tracing polygons")
@@ -209,13 +212,8 @@ def raster_contours(args: RasterContoursArgs, ctx: JobContext) -> RasterContours
             many levels, an existing output without `overwrite`.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
-    source = raster_input(args.uri, ctx.roots, ctx.settings)
-    dst, driver = _vector_target(args, ctx)
-    with open_raster(source) as src:
-        check_bands([args.band], src.count, "band")
-        require_georeferenced(src)
-        data = src.read(args.band, masked=True).astype("float64")
-        transform, crs = src.transform, _crs_text(src)
+    dst, driver, band, transform, crs = _band_to_trace(args, ctx)
+    data = band.astype("float64")
     data = np.ma.masked_invalid(data)
     valid = data.compressed()
     levels = contour_levels(args, float(valid.min()), float(valid.max())) if valid.size else []
