@@ -24,6 +24,7 @@ from tests.support import free_port
 from tests.unit.workers.gdal.conftest import RasterFactory, VectorFactory
 from workers.context import JobContext
 from workers.errors import JobFailed
+from workers.files import RemoteRaster, allowed_host, raster_input
 from workers.gdal.cog import cog_validate
 from workers.gdal.info import raster_info
 from workers.gdal.preview import raster_preview
@@ -237,3 +238,33 @@ def test_outputs_stay_in_the_workspace(
 
     assert refused.value.field == "output" and not list(tmp_path.rglob("*.gpkg.gpkg"))
     assert served.requests == []
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("https://tiles.example.org/a.tif", True),
+        ("HTTPS://Tiles.Example.ORG:443/a.tif", True),  # scheme and host are case-insensitive; any port for `host`
+        ("http://data.example.net:8080/a.tif", True),
+        ("http://data.example.net:8081/a.tif", False),  # `host:port` entries allow that port only
+        ("http://tiles.example.org@evil.example.com/a.tif", False),  # user info is not the host
+        ("http://evil.example.com/#@tiles.example.org/a.tif", False),
+        ("http://tiles.example.org.evil.example.com/a.tif", False),
+        ("ftp://tiles.example.org/a.tif", False),
+        ("http://tiles.example.org/a b.tif", False),
+    ],
+)
+def test_the_allow_list_matches_hosts_not_strings(url: str, allowed: bool) -> None:
+    listed = frozenset({"tiles.example.org", "data.example.net:8080"})
+    assert (allowed_host(url, listed) is not None) is allowed
+
+
+def test_the_allow_list_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("GEOGATE_REMOTE_HOSTS", "tiles.example.org, 127.0.0.1:9")
+    settings = Settings(redis_url="redis://unused")
+
+    remote = raster_input("https://tiles.example.org/dem.tif", [tmp_path], settings)
+
+    assert isinstance(remote, RemoteRaster) and remote.allowed == {"tiles.example.org", "127.0.0.1:9"}
+    assert remote.gdal_path == "/vsicurl/https://tiles.example.org/dem.tif" and remote.timeout_s == 30
+    assert Settings.model_construct().remote_hosts == ""  # off by default
