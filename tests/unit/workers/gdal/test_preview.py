@@ -154,3 +154,25 @@ def test_vector_preview_fills_polygons_and_leaves_the_rest_blank(make_vector: Ve
     outside = [int(v) for v in to_pixel * (10.4, 49.2)]
     assert tuple(picture[:3, inside[1], inside[0]]) == (200, 10, 10)
     assert tuple(picture[:3, outside[1], outside[0]]) == (255, 255, 255)
+
+
+def test_vector_preview_draws_lines_and_points_in_the_stroke_colour(
+    make_vector: VectorFactory, ctx: JobContext
+) -> None:
+    line = shapely.LineString([(500_000, 5_540_000), (504_000, 5_540_000)])
+    point = shapely.Point(502_000, 5_542_000)
+    make_vector("lines.gpkg", [line, point], crs="EPSG:32633")
+
+    result = vector_preview(VectorPreviewArgs(uri="lines.gpkg", max_size=200, stroke=[0, 90, 0]), ctx)
+
+    picture = decoded(result.blocks()[0])
+    assert (result.width, result.height) == (200, round(200 * (2000 + 240) / (4000 + 240)))
+    pad = 0.03 * 4000
+    to_pixel = ~rasterio.transform.from_bounds(
+        500_000 - pad, 5_540_000 - pad, 504_000 + pad, 5_542_000 + pad, result.width, result.height
+    )
+    for x, y in [(502_000, 5_540_000), (502_000, 5_542_000)]:
+        col, row = (int(v) for v in to_pixel * (x, y))
+        near = picture[:3, max(row - 1, 0) : row + 2, max(col - 1, 0) : col + 2].reshape(3, -1).T
+        assert any(tuple(p) == (0, 90, 0) for p in near)
+    assert (picture[:3] == 255).all(axis=0).mean() > 0.9  # the rest is blank
