@@ -1,5 +1,6 @@
 """GDAL resources (gdal-mcp's set and more): workspace catalog, per-file metadata as jobs, reference documents."""
 
+import base64
 import functools
 import json
 from collections import Counter
@@ -7,8 +8,10 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.types import ImageContent
 
 from gateway import reference
+from schemas.tools.analysis import COG_VALIDATE, RASTER_PREVIEW
 from schemas.tools.base import ToolSpec
 from schemas.tools.catalog import CATALOG_SCAN, DATASET_FORMAT
 from schemas.tools.info import RASTER_INFO, VECTOR_INFO
@@ -140,7 +143,8 @@ def _catalog_templates(server: "MCPServer", scan: Callable[..., Awaitable[str]])
 
 
 def register_metadata(server: "MCPServer", runtime: "Gateway") -> None:
-    """`metadata://{file}/…`: format, raster, vector, bands, one band, statistics of one workspace file."""
+    """`metadata://{file}/…`: format, raster, vector, bands, one band, statistics, COG check and preview of one
+    workspace file."""
 
     async def job(spec: ToolSpec, **args: Any) -> dict[str, Any]:
         return await run_job(runtime, spec, {k: v for k, v in args.items() if v is not None})
@@ -166,6 +170,25 @@ def register_metadata(server: "MCPServer", runtime: "Gateway") -> None:
         return dumps(await job(RASTER_STATS, uri=file, include_histogram=include_histogram))
 
     _band_resources(server, job)
+    _analysis_resources(server, runtime, job)
+
+
+def _analysis_resources(server: "MCPServer", runtime: "Gateway", job: Callable[..., Awaitable[dict[str, Any]]]) -> None:
+    @server.resource("metadata://{+file}/cog", name="metadata_cog", mime_type=JSON)
+    async def cog(file: str) -> str:
+        """Whether the file is a valid Cloud-Optimised GeoTIFF (what `cog_validate` returns): errors, warnings,
+        block size, overviews, compression."""
+        return dumps(await job(COG_VALIDATE, uri=file))
+
+    @server.resource("metadata://{+file}/preview{?mode,max_size}", name="metadata_preview", mime_type="image/png")
+    async def preview(file: str, mode: str = "auto", max_size: int = 512) -> bytes:
+        """A PNG quicklook of a raster (what `raster_preview` shows): mode auto, stretch, hillshade or rgb."""
+        result = await runtime.run(RASTER_PREVIEW, {"uri": file, "mode": mode, "max_size": max_size})
+        images = [block for block in result.content if isinstance(block, ImageContent)]
+        if result.is_error or not images:
+            error = (result.structured_content or {}).get("error", {})
+            raise ResourceError(str(error.get("message") or "the preview could not be made"))
+        return base64.b64decode(images[0].data)
 
 
 def _band_resources(server: "MCPServer", job: Callable[..., Awaitable[dict[str, Any]]]) -> None:

@@ -2,6 +2,7 @@
 statistics come back per feature."""
 
 import base64
+import json
 
 import numpy as np
 import pyogrio.raw
@@ -42,6 +43,20 @@ async def test_raster_preview_is_image_content_with_a_png_of_the_stated_size(sta
     assert (figures["width"], figures["height"], figures["colormap"]) == (48, 24, "terrain")
     assert figures["stretch_min"][0] >= data.min() and figures["stretch_max"][0] <= data.max()
     assert figures["stretch_min"][0] < figures["stretch_max"][0]
+
+
+async def test_metadata_resources_check_the_cog_layout_and_show_a_preview(stack: Stack) -> None:
+    async with Client(stack.url) as client:
+        listed = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+        cog = json.loads((await client.read_resource("metadata://dem.tif/cog")).contents[0].text)
+        picture = (await client.read_resource("metadata://dem.tif/preview?mode=hillshade&max_size=40")).contents[0]
+
+    assert {"metadata://{+file}/cog", "metadata://{+file}/preview{?mode,max_size}"} <= listed
+    # dem.tif is a 64×32 striped GeoTIFF: small enough that rio-cogeo finds no error, not tiled, no overviews
+    assert (cog["valid"], cog["tiled"], cog["overviews"], cog["width"]) == (True, False, [], 64)
+    assert picture.mime_type == "image/png"
+    with MemoryFile(base64.b64decode(picture.blob)) as mem, mem.open() as png:
+        assert (png.width, png.height) == (40, 20)
 
 
 async def test_zonal_stats_per_feature_through_a_worker(stack: Stack) -> None:
