@@ -2,9 +2,11 @@
 by the `raster_preview` job itself, as a hillshade.
 
 Run from the repository: `.venv/bin/python docs/preview_dem.py`. The DEM is written to a temporary workspace; the
-PNG is the tool's image content, byte for byte.
+PNG is the tool's image content, byte for byte. With `--sizes` it prints instead the size each kind of picture
+comes back at when 512 px are asked for (the table in docs/gis-more.md): the PNG must fit one image block.
 """
 
+import sys
 import tempfile
 from pathlib import Path
 
@@ -31,15 +33,33 @@ def synthetic_dem(height: int = 900, width: int = 1200, seed: int = 32) -> np.nd
     return z.astype("float32")
 
 
+def write(path: Path, data: np.ndarray) -> None:
+    profile = {"driver": "GTiff", "width": data.shape[1], "height": data.shape[0], "count": 1, "dtype": data.dtype}
+    transform = from_origin(500_000, 5_200_000, 10, 10)
+    with rasterio.open(path, "w", **profile, crs="EPSG:32633", transform=transform) as dst:
+        dst.write(data, 1)
+
+
+def sizes(root: Path) -> None:
+    rng = np.random.default_rng(1)
+    write(root / "classes.tif", np.kron(rng.integers(1, 8, (45, 60)), np.ones((20, 20))).astype("uint8"))
+    write(root / "noise.tif", rng.normal(0, 1, (900, 1200)).astype("float32"))
+    ctx = JobContext(call_id="docs", roots=[root])
+    for uri, mode, colormap in [
+        ("dem.tif", "hillshade", "viridis"), ("dem.tif", "stretch", "gray"), ("dem.tif", "stretch", "terrain"),
+        ("dem.tif", "stretch", "viridis"), ("classes.tif", "stretch", "viridis"), ("noise.tif", "stretch", "viridis"),
+    ]:  # fmt: skip
+        result = raster_preview(RasterPreviewArgs(uri=uri, mode=mode, colormap=colormap, max_size=512), ctx)
+        print(f"{uri} {mode} {colormap}: {result.width}x{result.height}, {result.png_bytes} bytes")
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        dem = synthetic_dem()
-        profile = {"driver": "GTiff", "width": dem.shape[1], "height": dem.shape[0], "count": 1, "dtype": "float32"}
-        with rasterio.open(
-            root / "dem.tif", "w", **profile, crs="EPSG:32633", transform=from_origin(500_000, 5_200_000, 10, 10)
-        ) as dst:
-            dst.write(dem, 1)
+        write(root / "dem.tif", synthetic_dem())
+        if "--sizes" in sys.argv:
+            sizes(root)
+            return
         args = RasterPreviewArgs(uri="dem.tif", mode="hillshade", max_size=640)
         result = raster_preview(args, JobContext(call_id="docs", roots=[root]))
     OUT.write_bytes(result._png)
