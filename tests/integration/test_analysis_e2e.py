@@ -71,12 +71,20 @@ async def test_zonal_stats_per_feature_through_a_worker(stack: Stack) -> None:
         stack.workspace / "zones_e2e.gpkg", wkb, [names], ["name"], geometry_type="Polygon", crs="EPSG:32633"
     )
 
+    progress: list[str | None] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(message)
+
     async with Client(stack.url) as client:
         result = await client.call_tool(
-            "zonal_stats", {"uri": "dem.tif", "zones": "zones_e2e.gpkg", "id_field": "name"}
+            "zonal_stats",
+            {"uri": "dem.tif", "zones": "zones_e2e.gpkg", "id_field": "name"},
+            progress_callback=on_progress,
         )
 
     assert not result.is_error, result.content
+    assert "zonal statistics: 2/2 zones" in progress
     features = result.structured_content["features"]
     for (c0, r0, c1, r1), got, name in zip(boxes, features, ["north", "south"], strict=True):
         block = data[r0:r1, c0:c1]
