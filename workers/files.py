@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from workers.errors import JobFailed
 
 if TYPE_CHECKING:
-    from eventlog.settings import Settings
+    from geogate.settings import Settings
     from workers.context import Fence
 
 
@@ -105,8 +105,7 @@ def raster_input(
     scheme = uri.split(":", 1)[0].lower() if ":" in uri else ""
     if scheme not in ("http", "https"):
         return resolve_in_workspace(uri, roots, field=field)
-    listed = settings.remote_hosts if settings is not None else ""
-    allowed = frozenset(h.strip().lower() for h in listed.split(",") if h.strip())
+    allowed = frozenset(h.lower() for h in settings.remote_hosts) if settings is not None else frozenset()
     if not allowed:
         raise JobFailed(
             "remote.not_allowed", f"{field}: remote reads are off (no GEOGATE_REMOTE_HOSTS configured)", field=field

@@ -336,7 +336,14 @@ _RASTER_ALIASES = {"path": "uri", "file": "uri", "input": "uri", "dst": "output"
 
 
 def _spec(
-    name: str, title: str, description: str, args: type[GeoArgs], result: type[ToolResult], hints: Hints
+    name: str,
+    title: str,
+    description: str,
+    args: type[GeoArgs],
+    result: type[ToolResult],
+    hints: Hints,
+    *,
+    runs_long: bool = False,
 ) -> ToolSpec:
     return ToolSpec(
         name=name,
@@ -348,6 +355,7 @@ def _spec(
         hints=hints,
         timeout_s=3600.0,
         aliases=_RASTER_ALIASES,
+        runs_long=runs_long,
     )
 
 
@@ -361,6 +369,7 @@ ZONAL_STATS = _spec(
     ZonalStatsArgs,
     ZonalStatsResult,
     Hints(),  # reads only, unless `output` is given: then it writes a new file (replacing one only on overwrite)
+    runs_long=True,
 )
 RASTER_POLYGONIZE = _spec(
     "raster_polygonize",
@@ -370,6 +379,7 @@ RASTER_POLYGONIZE = _spec(
     RasterPolygonizeArgs,
     RasterPolygonizeResult,
     _WRITES,
+    runs_long=True,
 )
 VECTOR_RASTERIZE = _spec(
     "vector_rasterize",
@@ -380,6 +390,7 @@ VECTOR_RASTERIZE = _spec(
     VectorRasterizeArgs,
     VectorRasterizeResult,
     _WRITES,
+    runs_long=True,
 )
 RASTER_CONTOURS = _spec(
     "raster_contours",
@@ -389,6 +400,7 @@ RASTER_CONTOURS = _spec(
     RasterContoursArgs,
     RasterContoursResult,
     _WRITES,
+    runs_long=True,
 )
 COG_VALIDATE = _spec(
     "cog_validate",

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import rasterio
 
-from eventlog.store import EventStore
+from geogate.eventlog.store import EventStore
 from schemas.tools.analysis import CogValidateArgs
 from tests.unit.workers.gdal.conftest import RasterFactory
 from tests.unit.workers.gdal.test_tiled import both, tile_types

@@ -17,7 +17,7 @@ import rasterio
 import rasterio.shutil
 import shapely
 
-from eventlog.settings import Settings
+from geogate.settings import Settings
 from schemas.tools.analysis import CogValidateArgs, RasterPreviewArgs, ZonalStatsArgs
 from schemas.tools.info import RasterInfoArgs
 from tests.support import free_port
@@ -267,4 +267,4 @@ def test_the_allow_list_is_read_from_the_environment(monkeypatch: pytest.MonkeyP
 
     assert isinstance(remote, RemoteRaster) and remote.allowed == {"tiles.example.org", "127.0.0.1:9"}
     assert remote.gdal_path == "/vsicurl/https://tiles.example.org/dem.tif" and remote.timeout_s == 30
-    assert Settings.model_construct().remote_hosts == ""  # off by default
+    assert Settings.defaults().remote_hosts == []  # off by default
