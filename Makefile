@@ -3,7 +3,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-SYSTEM_PACKAGES := redis-server bubblewrap chromium npm wrk
+SYSTEM_PACKAGES := redis-server bubblewrap chromium npm wrk gdal-bin
 OPS_ASSETS := gateway/ops/assets
 OPS_VENDOR := gateway/ops/static/vendor
 
@@ -22,6 +22,7 @@ system-deps:
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v npm >/dev/null || missing="$$missing npm"; \
 	command -v wrk >/dev/null || missing="$$missing wrk"; \
+	command -v gdaldem >/dev/null || missing="$$missing gdal-bin"; \
 	[ -x /usr/bin/python3.11 ] || missing="$$missing python3.11-minimal"; \
 	if [ -n "$$missing" ]; then \
 	  if command -v apt-get >/dev/null; then \

@@ -3,10 +3,10 @@
 Geogate runs as `make run` runs it (`geogate dev`'s worker pools, `gateway.dev.worker_pools`). Prints the load
 average at the start (and before each part), each part's details, then one table: measure, value, baseline,
 ratio or added time, target, met. `--json PATH` also writes the table as JSON (the README's figures come from it).
-Each part runs alone too: bench/overhead.py, handlers.py, gdal.py, throughput.py, tiles.py.
+Each part runs alone too: bench/overhead.py, handlers.py, gdal.py, throughput.py, tiles.py, gis.py.
 With `--runs N` every part runs N times (the parts in turn, so that a noisy minute hits one run of each) and the
 table gives, for each row, the run with the median figure, the median floor and the range of the figure.
-Usage: python bench/run.py [--quick] [--runs 1] [--only overhead,handlers,gdal,throughput,tiles]
+Usage: python bench/run.py [--quick] [--runs 1] [--only overhead,handlers,gdal,throughput,tiles,gis]
        [--json .bench/results.json]
 """
 
@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import gdal
+import gis
 import handlers
 import overhead
 import throughput
@@ -39,6 +40,10 @@ PARTS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "tiles": (
         "one 8192² reprojection and one 16384² statistics call over every worker (issue 29)",
         lambda quick: tiles.measure(*((1, 8192, 8192) if quick else (3, 8192, 16384))),
+    ),
+    "gis": (
+        "raster_calc NDVI and raster_terrain slope on 8192², whole and tiled, vs numexpr in-process (issue 32)",
+        lambda quick: gis.measure(runs=1 if quick else 3),
     ),
 }
 

@@ -220,6 +220,7 @@ REFERENCE = (
     ("reference://resampling/available", "resampling", "Resampling methods by category (one line each)."),
     ("reference://compression/available", "compression", "GeoTIFF/COG compression options (lossless, lossy…)."),
     ("reference://glossary/geospatial", "glossary", "Geospatial terms used by the tools and their results."),
+    ("reference://raster/operations", "raster", "How to use band math, terrain, clip and mosaic (grammar, rules)."),
 )
 """(base URI, document, description): the whole document at the base URI, sections at `<base>/{filter}`."""
 
@@ -276,6 +277,11 @@ def register_reference(server: "MCPServer", runtime: "Gateway") -> None:
     async def glossary(term: str) -> str:
         """The definition of one term (crs, nodata, cog, …) or of a group of terms (format, vector…)."""
         return reference_text("reference://glossary/geospatial", term)
+
+    @server.resource("reference://raster/operations/{operation}", name="raster_operation", mime_type=MARKDOWN)
+    async def raster_operation(operation: str) -> str:
+        """How to use one analysis tool: calc (the expression grammar), terrain, clip or mosaic (or a tool name)."""
+        return reference_text("reference://raster/operations", operation)
 
 
 def register(server: "MCPServer", runtime: "Gateway") -> None:

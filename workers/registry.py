@@ -26,6 +26,10 @@ FAMILIES = (
     "workers.gdal.preview",
     "workers.gdal.cog",
     "workers.gdal.shapes",
+    "workers.gdal.calc",
+    "workers.gdal.terrain",
+    "workers.gdal.clip",
+    "workers.gdal.mosaic",
 )
 
 

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
-DOCS = ("crs", "resampling", "compression", "glossary")
+DOCS = ("crs", "resampling", "compression", "glossary", "raster")
 """The reference documents beside this module (`<name>.md`)."""
 
 

@@ -8,7 +8,9 @@ from schemas.tools.handlers import RUN_RESULT_HANDLER
 from schemas.tools.info import RASTER_INFO, VECTOR_INFO
 from schemas.tools.justify import JUSTIFY_CHOICE
 from schemas.tools.llm import ASK
+from schemas.tools.mosaic import RASTER_CLIP, RASTER_MOSAIC
 from schemas.tools.raster import RASTER_CONVERT, RASTER_REPROJECT, RASTER_STATS
+from schemas.tools.raster_ops import RASTER_CALC, RASTER_TERRAIN
 from schemas.tools.tiling import FAN_IN, tile_spec
 from schemas.tools.vector import VECTOR_BUFFER, VECTOR_CLIP, VECTOR_CONVERT, VECTOR_REPROJECT, VECTOR_SIMPLIFY
 from schemas.tools.workflows import WORKFLOW_TOOLS
@@ -21,6 +23,7 @@ _FAMILIES: tuple[tuple[ToolSpec, ...], ...] = (
     tuple(WORKFLOW_TOOLS),
     (ASK,),
     ANALYSIS_TOOLS,
+    (RASTER_CALC, RASTER_TERRAIN, RASTER_CLIP, RASTER_MOSAIC),
 )
 
 TOOLS: dict[str, ToolSpec] = {spec.name: spec for family in _FAMILIES for spec in family}

@@ -43,3 +43,22 @@ def test_the_summary_counts_by_kind_driver_and_crs() -> None:
     summary = summarise(scan)
     assert summary["by_crs"] == {"EPSG:4326": 1, "none": 1} and summary["unreadable"] == ["b.tif"]
     assert (summary["total"], summary["total_bytes"], summary["by_kind"]) == (2, 20, {"raster": 2})
+
+
+@pytest.mark.parametrize("tool", ["raster_calc", "raster_terrain", "raster_clip", "raster_mosaic"])
+def test_the_raster_operations_guide_has_a_section_for_each_analysis_tool(tool: str) -> None:
+    section = reference_text("reference://raster/operations", tool)
+    assert section.count("\n## ") == 1 and f"`{tool}`" in section
+
+
+def test_the_calc_guide_lists_exactly_the_functions_the_grammar_allows() -> None:
+    """The guide and the allow-list cannot drift apart: every function named in backticks is allowed, and every
+    allowed function is named."""
+    import re
+
+    from schemas.tools.expression import FUNCTIONS
+
+    text = reference_text("reference://raster/operations", "calc")
+    listed = text.split("functions:", 1)[1].split("Nothing else", 1)[0]
+    named = {n.split("(")[0] for n in re.findall(r"`([a-z0-9]+(?:\([^`]*\))?)`", listed)}
+    assert named == set(FUNCTIONS)

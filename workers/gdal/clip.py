@@ -1,0 +1,144 @@
+"""Job `raster_clip`: a raster cut to a box (a window of its own grid) or masked and cropped to a polygon layer
+(rasterio's `mask`), into an atomic GeoTIFF."""
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import rasterio
+import rasterio.mask
+import shapely
+from pyproj import CRS, Transformer
+from pyproj.exceptions import ProjError
+from rasterio.warp import transform_bounds
+from rasterio.windows import Window
+from rasterio.windows import transform as window_transform
+
+from schemas.tools.mosaic import RasterClipArgs, RasterClipResult
+from workers.confine import pinned
+from workers.context import JobContext
+from workers.errors import JobFailed
+from workers.files import atomic_output, output_path, resolve_in_workspace
+from workers.gdal.blocks import ALIGN_ROWS
+from workers.gdal.errors import open_raster, parse_crs, reading, require_georeferenced, writing
+from workers.gdal.outputs import file_ref
+from workers.gdal.vector_io import read_layer
+from workers.gdal.windowed import count_valid
+from workers.jobs import job
+
+_EPSILON = 1e-9
+"""Pixels a box edge overlaps by less than this are not kept (float noise of bounds given at pixel edges)."""
+
+
+def fill_value(src: rasterio.DatasetReader, nodata: float | None) -> float:
+    """The output's nodata: the one asked for, the raster's own, else NaN for floats and 0 for integers."""
+    if nodata is not None:
+        return nodata
+    if src.nodata is not None:
+        return float(src.nodata)
+    return float("nan") if np.dtype(src.dtypes[0]).kind == "f" else 0.0
+
+
+def box_window(src: rasterio.DatasetReader, args: RasterClipArgs) -> Window:
+    """The window of every pixel the box touches, within the raster.
+
+    Raises:
+        JobFailed: `crs.unknown` for a bad `bounds_crs`, `clip.no_overlap` (field `bounds`) when the box misses.
+    """
+    assert args.bounds is not None
+    bounds = args.bounds
+    if args.bounds_crs is not None:
+        given = parse_crs(args.bounds_crs, "bounds_crs")
+        if src.crs is None:
+            raise JobFailed("crs.missing", "bounds_crs: the raster has no CRS to transform into", field="bounds_crs")
+        bounds = list(transform_bounds(given, src.crs, *bounds, densify_pts=21))
+    inverse = ~src.transform
+    cols, rows = zip(*(inverse * (x, y) for x in bounds[0::2] for y in bounds[1::2]), strict=True)
+    left, right = max(math.floor(min(cols) + _EPSILON), 0), min(math.ceil(max(cols) - _EPSILON), src.width)
+    top, bottom = max(math.floor(min(rows) + _EPSILON), 0), min(math.ceil(max(rows) - _EPSILON), src.height)
+    if left >= right or top >= bottom:
+        raise JobFailed(
+            "clip.no_overlap", f"bounds: {args.bounds} do not overlap the raster ({list(src.bounds)})", field="bounds"
+        )
+    return Window(left, top, right - left, bottom - top)
+
+
+def mask_shapes(src: rasterio.DatasetReader, args: RasterClipArgs, ctx: JobContext) -> list[Any]:
+    """The mask layer's polygons, in the raster's CRS.
+
+    Raises:
+        JobFailed: the layer cannot be read, has no polygons, or cannot be transformed.
+    """
+    assert args.mask is not None
+    path = resolve_in_workspace(args.mask, ctx.roots, field="mask")
+    layer = read_layer(path, args.layer, JobContext(ctx.call_id, ctx.roots), field="mask")
+    polygons = [g for g in layer.geometry if g is not None and shapely.get_dimensions(g) == 2]
+    if not polygons:
+        raise JobFailed("mask.invalid", f"mask: {args.mask!r} has no polygons", field="mask")
+    if layer.crs and src.crs is not None and CRS(layer.crs) != CRS(src.crs.to_wkt()):
+        transformer = Transformer.from_crs(CRS(layer.crs), CRS(src.crs.to_wkt()), always_xy=True)
+        try:
+            polygons = list(shapely.transform(np.array(polygons), lambda xy: np.column_stack(
+                transformer.transform(*xy.T, errcheck=True))))  # fmt: skip
+        except ProjError as exc:
+            raise JobFailed("crs.transform_failed", f"mask: PROJ cannot transform it: {exc}", field="mask") from exc
+    return [shapely.geometry.mapping(g) for g in polygons]
+
+
+def _clipped(src: rasterio.DatasetReader, path: Path, args: RasterClipArgs, ctx: JobContext, fill: float) -> tuple:
+    """The output's pixels and transform."""
+    if args.bounds is not None:
+        window = box_window(src, args)
+        with reading(path):
+            return src.read(window=window), window_transform(window, src.transform)
+    shapes = mask_shapes(src, args, ctx)
+    ctx.progress(1, 3, f"mask of {len(shapes)} polygons read")
+    try:
+        with reading(path):
+            return rasterio.mask.mask(src, shapes, crop=args.crop, all_touched=args.all_touched, nodata=fill)
+    except ValueError as exc:  # "Input shapes do not overlap raster."
+        raise JobFailed("clip.no_overlap", f"mask: {exc}", field="mask") from exc
+
+
+def _profile(src: rasterio.DatasetReader, data: np.ndarray, transform: Any, fill: float, compression: str) -> dict:
+    height, width = data.shape[1:]
+    profile = {"driver": "GTiff", "dtype": src.dtypes[0], "count": src.count, "crs": src.crs, "nodata": fill}
+    profile |= {"transform": transform, "width": width, "height": height, "bigtiff": "IF_SAFER"}
+    if width >= ALIGN_ROWS and height >= ALIGN_ROWS:
+        profile |= {"tiled": True, "blockxsize": ALIGN_ROWS, "blockysize": ALIGN_ROWS}
+    return profile | ({"compress": compression} if compression != "none" else {})
+
+
+@job("raster_clip")
+def raster_clip(args: RasterClipArgs, ctx: JobContext) -> RasterClipResult:
+    """Cut `args.uri` to `args.bounds` or to the polygons of `args.mask`; write a GeoTIFF at `args.output`.
+
+    Raises:
+        JobFailed: a path outside the workspace, an existing output without `overwrite`, an unreadable raster or
+            mask, a mask without polygons, bounds or polygons that miss the raster, a write error.
+        JobCancelled: the call was cancelled; nothing is left at `args.output`.
+    """
+    src_path = resolve_in_workspace(args.uri, ctx.roots)
+    dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
+    with open_raster(src_path) as src:
+        require_georeferenced(src)
+        fill = fill_value(src, args.nodata)
+        data, transform = _clipped(src, src_path, args, ctx, fill)
+        profile = _profile(src, data, transform, fill, args.compression)
+    ctx.progress(2, 3, f"clipped to {profile['width']}×{profile['height']}")
+    with (
+        atomic_output(Path(pinned(dst_path, "output")), ctx.fence) as tmp,
+        writing(),
+        rasterio.open(tmp, "w", **profile) as dst,
+    ):
+        dst.write(data)
+    width, height = profile["width"], profile["height"]
+    return RasterClipResult(
+        output=file_ref(dst_path, "GTiff"),
+        width=width,
+        height=height,
+        bounds=list(rasterio.transform.array_bounds(height, width, transform))[:4],
+        transform=list(transform)[:6],
+        valid_pixels=count_valid(data[0], fill),
+    )
