@@ -4,9 +4,11 @@
 - `GET /ops/api/summary` (all time and last hour) and `GET /ops` on a real gateway (median, p99), against a
   baseline measured the same way over the first 10,000 events in the same run (the ratio shows the cost does not
   grow with the log; target: under 1 s over 1M events),
-- `geogate replay` as a command (events/s; target ≥ 100,000).
+- `geogate replay --check` and `geogate replay` as commands (events/s; target ≥ 100,000), with the CPU Redis spent
+  on each (INFO's used_cpu_user + used_cpu_sys).
 
-Run: `.venv/bin/python bench/ops.py [--events N]`.
+Run: `.venv/bin/python bench/ops.py [--events N] [--data DIR]`. With `--data`, Redis keeps its data in DIR; a later
+run given the same DIR reuses that log (appending 1M events takes minutes) and times the replays alone.
 """
 
 import argparse
@@ -20,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,6 +32,7 @@ import redis
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._stack import _wait_http, percentile
+from gateway import dev
 from gateway.dev import Children, free_port, start_redis
 from geogate.eventlog import ops_feed, streams
 from geogate.eventlog.append import SCRIPT, script_call, stream_fields
@@ -55,10 +59,12 @@ class Appender:
         self.pending = 0
 
     def add(self, event: Event, dedupe: str) -> None:
+        dedupe_key, dedupe_field = self.keys.dedupe_slot(dedupe)
         call = script_call(
             mode="append",
             stream=self.keys.stream_for(event.aggregate),
-            dedupe=self.keys.dedupe(dedupe),
+            dedupe=dedupe_key,
+            dedupe_field=dedupe_field,
             index=self.live.index(event.aggregate),
             fields=stream_fields(event, dedupe),
             ops=ops_for(event, self.live),
@@ -158,38 +164,79 @@ def report(figures: dict[str, Any], small: dict[str, list[float]], large: dict[s
             f"{name}: over {events:,} events p50 {m:.2f} ms p99 {percentile(large[name], 99):.2f} ms; "
             f"over {baseline_n:,}: p50 {b:.2f} ms p99 {percentile(small[name], 99):.2f} ms; ratio {m / b:.2f}x"
         )
-    replay, replay_s = figures["replay"], figures["replay_s"]
-    status = replay.stdout.strip().splitlines()[-1] if replay.stdout.strip() else replay.stderr.strip()[-300:]
-    print(f"geogate replay: {events:,} events in {replay_s:.1f} s = {events / replay_s:,.0f} events/s ({status})")
+    report_replays(figures)
+
+
+def report_replays(figures: dict[str, Any]) -> None:
+    events = figures["events"]
+    for name, (run, seconds, redis_cpu) in figures["replays"].items():
+        status = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr.strip()[-300:]
+        print(
+            f"{name}: {events:,} events in {seconds:.1f} s = {events / seconds:,.0f} events/s; "
+            f"Redis CPU {redis_cpu:.1f} s ({status})"
+        )
+
+
+def replays(env: dict[str, str], client: redis.Redis) -> dict[str, tuple[Any, float, float]]:
+    """`geogate replay --check`, then `geogate replay`, as commands: (result, seconds, Redis CPU seconds) each."""
+    found = {}
+    for name, extra in (("geogate replay --check", ["--check"]), ("geogate replay", [])):
+        cpu = redis_cpu(client)
+        argv = [sys.executable, "-m", "gateway.cli", "replay", *extra]
+        run, seconds = timed(lambda argv=argv: subprocess.run(argv, env=env, capture_output=True, text=True))
+        found[name] = (run, seconds, redis_cpu(client) - cpu)
+    return found
+
+
+def redis_cpu(client: redis.Redis) -> float:
+    info = client.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=1_000_000)
-    total = parser.parse_args().events
-    baseline_n = min(10_000, total)
-    rng, data, redis_children = random.Random(7), Path(tempfile.mkdtemp(prefix="geogate-bench-ops-")), Children()
-    start = datetime.now(UTC) - timedelta(seconds=SPAN_S + 60)
+    parser.add_argument("--data", type=Path, help="keep Redis's data here, and reuse the log a run left there")
+    args = parser.parse_args()
+    data = args.data or Path(tempfile.mkdtemp(prefix="geogate-bench-ops-"))
+    reuse, redis_children = (data / "redis").is_dir(), Children()
+    if reuse:  # a reused 1M-event log (about 1 GB) loads for longer than start_redis' 10 s wait on a busy machine
+        dev._wait_for_redis = partial(dev._wait_for_redis, timeout_s=300)
     try:
         url = start_redis(Settings(data_dir=data), redis_children)
         client, keys = redis.Redis.from_url(url), Keys("geogate")
         env = {**os.environ, "REDIS_URL": url, "GEOGATE_LOG_LEVEL": "WARNING"}
-        appender = Appender(client, keys)
-        append(appender, baseline_n, start, rng)
-        ops_feed.catch_up(client, keys)
-        small = endpoints_over(env, data)
-        _, append_s = timed(lambda: append(appender, total - baseline_n, start, rng))
-        folded, fold_s = timed(lambda: ops_feed.catch_up(client, keys))
-        large = endpoints_over(env, data)
-        replay_cmd = [sys.executable, "-m", "gateway.cli", "replay"]
-        replay, replay_s = timed(lambda: subprocess.run(replay_cmd, env=env, capture_output=True, text=True))
-        events = sum(client.xlen(keys.stream(c)) for c in streams.all_categories())
-        memory = client.info("memory")["used_memory_human"]
+        figures = {} if reuse else build_log(client, keys, env, data, args.events)
+        ops_feed.catch_up(client, keys)  # level with the log, as running gateways keep it (a no-op after build_log)
+        figures["replays"] = replays(env, client)
+        figures["events"] = sum(client.xlen(keys.stream(c)) for c in streams.all_categories())
+        figures["memory"] = client.info("memory")["used_memory_human"]
     finally:
         redis_children.stop()
-        shutil.rmtree(data, ignore_errors=True)  # about 1 GB of Redis data at 1M events
-    figures = {"events": events, "baseline": baseline_n, "append_s": append_s, "memory": memory, "folded": folded}
-    report(figures | {"fold_s": fold_s, "replay": replay, "replay_s": replay_s}, small, large)
+        if args.data is None:
+            shutil.rmtree(data, ignore_errors=True)  # about 1 GB of Redis data at 1M events
+    if reuse:
+        print(f"log: {figures['events']:,} events, reused from {data} (Redis uses {figures['memory']})")
+        report_replays(figures)
+    else:
+        report(figures, figures.pop("small"), figures.pop("large"))
+
+
+def build_log(client: redis.Redis, keys: Keys, env: dict[str, str], data: Path, total: int) -> dict[str, Any]:
+    """Append `total` events and time the ops summary and its endpoints over the first 10,000 and over all."""
+    baseline_n, rng = min(10_000, total), random.Random(7)
+    start = datetime.now(UTC) - timedelta(seconds=SPAN_S + 60)
+    appender = Appender(client, keys)
+    append(appender, baseline_n, start, rng)
+    ops_feed.catch_up(client, keys)
+    small = endpoints_over(env, data)
+    _, append_s = timed(lambda: append(appender, total - baseline_n, start, rng))
+    folded, fold_s = timed(lambda: ops_feed.catch_up(client, keys))
+    large = endpoints_over(env, data)
+    return {"baseline": baseline_n, "append_s": append_s, "folded": folded, "fold_s": fold_s} | {
+        "small": small,
+        "large": large,
+    }
 
 
 if __name__ == "__main__":

@@ -25,12 +25,13 @@ from geogate.process.lifetime import dies_with_this_process
 LUA = Path(__file__).with_name("mcp_call.lua")
 
 
-def wrk(url: str, seconds: int, connections: int = 64) -> dict[str, float]:
+def wrk_argv(url: str, seconds: int, connections: int = 64) -> list[str]:
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (apt-get install wrk)")
-    argv = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "-s", str(LUA), url]
-    done = subprocess.run(argv, capture_output=True, text=True, check=True, preexec_fn=dies_with_this_process())
-    out = done.stdout
+    return ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "-s", str(LUA), url]
+
+
+def parse_wrk(out: str) -> dict[str, float]:
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     total = int(re.search(r"(\d+) requests in", out).group(1))
     errors = sum(int(n) for n in re.findall(r"(?:Non-2xx or 3xx responses|Socket errors: .*?timeout) (\d+)", out))
@@ -42,6 +43,12 @@ def wrk(url: str, seconds: int, connections: int = 64) -> dict[str, float]:
         "p50": float(fields["P50"]),
         "p99": float(fields["P99"]),
     }
+
+
+def wrk(url: str, seconds: int, connections: int = 64) -> dict[str, float]:
+    argv = wrk_argv(url, seconds, connections)
+    done = subprocess.run(argv, capture_output=True, text=True, check=True, preexec_fn=dies_with_this_process())
+    return parse_wrk(done.stdout)
 
 
 def loaded(url: str, seconds: int) -> tuple[dict[str, float], dict[str, float]]:

@@ -1,6 +1,8 @@
 -- Idempotent append + projection update in one atomic step (docs/event-log.md).
--- KEYS[1] stream, KEYS[2] dedupe key, KEYS[3] aggregate index, KEYS[4..] keys the ops touch.
+-- KEYS[1] stream, KEYS[2] dedupe key (a string, or a hash of a call's dedupe keys), KEYS[3] aggregate index,
+-- KEYS[4..] keys the ops touch.
 -- ARGV: mode ("append" | "project"), dedupe ttl (0 = none), entry id (used in "project" mode),
+--       dedupe field ("" = KEYS[2] is the dedupe key itself; else the field of the hash KEYS[2]),
 --       nfields, field/value pairs,
 --       nexpect, then per expectation: key#, field, kind ("in"|"not_in"|"lt"), nvalues, values...,
 --       nops, then per op: name, key#, nargs, args...   ("\0id" in an arg is replaced by the entry id),
@@ -9,8 +11,8 @@
 -- Returns {status, entry id, readback, failed}: 1 appended, 0 duplicate (id of the first), -1 an expectation failed
 -- (then the entry id slot holds that field's current value and `failed` the expectation's 1-based number), -2 the
 -- log is fenced by a replay's swap (nothing written; try again shortly).
-local mode, ttl = ARGV[1], tonumber(ARGV[2])
-local i = 4
+local mode, ttl, dedupe_field = ARGV[1], tonumber(ARGV[2]), ARGV[4]
+local i = 5
 
 local nfields = tonumber(ARGV[i]); i = i + 1
 local fields = {}
@@ -74,7 +76,13 @@ end
 
 local id
 if mode == 'append' then
-  local first = redis.call('GET', KEYS[2])
+  local first
+  if dedupe_field == '' then first = redis.call('GET', KEYS[2])
+  else
+    -- a call's dedupe keys were string keys `<KEYS[2]>:<field>` before they became fields of KEYS[2]: honour those
+    -- too until they expire (the dedupe TTL), so an append retried across an upgrade still lands once
+    first = redis.call('HGET', KEYS[2], dedupe_field) or redis.call('GET', KEYS[2] .. ':' .. dedupe_field)
+  end
   if first then return {0, first, readback(), 0} end
   -- a replay swapping its rebuilt projections in holds `<prefix>:fence`: appends wait (the caller retries)
   local prefix = string.match(KEYS[1], '^(.*):log:')
@@ -84,7 +92,10 @@ if mode == 'append' then
     if not ok then return {-1, cur, readback(), x} end
   end
   id = redis.call('XADD', KEYS[1], '*', unpack(fields))
-  if ttl > 0 then redis.call('SET', KEYS[2], id, 'EX', ttl) else redis.call('SET', KEYS[2], id) end
+  if dedupe_field ~= '' then
+    redis.call('HSET', KEYS[2], dedupe_field, id)
+    if ttl > 0 then redis.call('EXPIRE', KEYS[2], ttl) end
+  elseif ttl > 0 then redis.call('SET', KEYS[2], id, 'EX', ttl) else redis.call('SET', KEYS[2], id) end
 else
   id = ARGV[3]
 end

@@ -121,12 +121,15 @@ def script_call(
     ops: Sequence[Op],
     ttl: int = 0,
     entry_id: str = "*",
+    dedupe_field: str = "",
     expect: Sequence[Expect] = (),
     readback: Readback | None = None,
 ) -> ScriptCall:
-    """Lay out one script call. Pure, so sync and async stores share it. Expectations are checked in order."""
+    """Lay out one script call. Pure, so sync and async stores share it. Expectations are checked in order.
+
+    `dedupe_field`: the dedupe key is that field of the hash `dedupe` ("" = `dedupe` is a string key of its own)."""
     call = ScriptCall(keys=[stream, dedupe, index])
-    call.args = [mode, ttl, entry_id, len(fields) // 2, *fields, len(expect)]
+    call.args = [mode, ttl, entry_id, dedupe_field, len(fields) // 2, *fields, len(expect)]
     for e in expect:
         call.args += _expectation(call, e)
     call.args.append(len(ops))

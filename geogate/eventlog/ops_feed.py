@@ -16,6 +16,7 @@ import redis
 import redis.asyncio as aredis
 
 from geogate.eventlog import checkpoints
+from geogate.eventlog.fold import one_key_each, write_all
 from geogate.eventlog.projections.ops import OpsDelta, OpsFold, Pending, is_histogram
 from geogate.eventlog.store import StoredEvent, parse_entries
 from geogate.eventlog.streams import Keys, ProjectionKeys, all_categories
@@ -198,16 +199,15 @@ class Rebuild:
         traced = trace_ids(entries)
         traces = _traces(traced, self.client.hmget(self.target.ops_traces(), traced) if traced else [])
         delta = fold(entries, self.pending, self.slot_max)
+        for call_id in [c for c, state in delta.pending.items() if state is None and c not in self.pending]:
+            del delta.pending[call_id]  # begun and ended within the batch: never written, nothing to delete
         for call_id, state in delta.pending.items():
             if state is None:
                 self.pending.pop(call_id, None)
             else:
                 self.pending[call_id] = state
         self.slot_max = delta.slot_max
-        pipe = self.client.pipeline(transaction=False)
-        for command in write_commands(delta, self.target, self.keys, traces):
-            pipe.execute_command(*command)
-        pipe.execute()
+        write_all(self.client, one_key_each(write_commands(delta, self.target, self.keys, traces)))
 
 
 def catch_up(client: redis.Redis, keys: Keys, target: ProjectionKeys | None = None, *, bounded: bool = False) -> int:

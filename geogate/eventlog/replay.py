@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 import redis
 
 from geogate.eventlog import ops_feed, snapshots
+from geogate.eventlog.fold import Keyspace
 from geogate.eventlog.store import EventStore, StoredEvent
 from geogate.eventlog.streams import ProjectionKeys, all_categories
 
-BATCH = 1000
+READ_BATCH = 10_000
+"""Entries per XRANGE, and events folded in memory between two flushes of the changed keys."""
 SETTLE_ROUNDS = 5
 """`--check` under load: a key that differs is compared again after catching up, this many times at most."""
 SETTLE_STEPS = 20
@@ -41,6 +43,8 @@ class ReplayReport:
     extra_live: list[str] = field(default_factory=list)
     """Live keys the rebuild did not produce (written outside the log, or left by a bug)."""
     different: list[str] = field(default_factory=list)
+    families: list[str] = field(default_factory=list)
+    """The projection families (`call`, `idx`, `metrics`, `ops`, …) of the keys that differ, missing or extra."""
     from_snapshot: bool = False
 
     @property
@@ -68,9 +72,9 @@ def iter_log(
 def _iter_stream(store: EventStore, category: str, start: str, stop: str | None) -> Iterator[StoredEvent]:
     cursor, end = (start if start == "-" else f"({start}"), ("+" if stop is None else f"({stop}")
     while True:
-        batch = store.read(category, cursor, end, count=BATCH)
+        batch = store.read(category, cursor, end, count=READ_BATCH)
         yield from batch
-        if len(batch) < BATCH:
+        if len(batch) < READ_BATCH:
             return
         cursor = f"({batch[-1].entry_id}"
 
@@ -103,6 +107,11 @@ class Fold:
     last: dict[str, str]
     ops: ops_feed.Rebuild
     events: int = 0
+    keyspace: Keyspace = field(init=False)
+    """The projection keys being folded, over what `target` holds when the fold starts (a snapshot, or nothing)."""
+
+    def __post_init__(self) -> None:
+        self.keyspace = Keyspace.over(self.store.redis, self.target)
 
     def advance(self, events: Iterator[StoredEvent] | None = None) -> int:
         """Fold the events after `last` up to each stream's end as it is now (or the given ones) into the target;
@@ -110,7 +119,7 @@ class Fold:
         count, batch = 0, []
         for stored in events if events is not None else iter_log(self.store, self.last, ends_now(self.store)):
             batch.append(stored)
-            if len(batch) >= BATCH:
+            if len(batch) >= READ_BATCH:
                 count += self._apply(batch)
                 batch = []
         if batch:
@@ -118,7 +127,8 @@ class Fold:
         return count
 
     def _apply(self, batch: list[StoredEvent]) -> int:
-        self.store.project(batch, self.target)
+        self.keyspace.fold(batch)
+        self.keyspace.flush()
         self.ops.add(batch)
         for stored in batch:
             self.last[stored.stream] = stored.entry_id
@@ -136,10 +146,61 @@ def rebuild(store: EventStore, target: ProjectionKeys) -> Fold:
     return fold
 
 
+COMPARE = """
+local function same_list(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do if a[i] ~= b[i] then return false end end
+  return true
+end
+local function same_pairs(a, b)
+  if #a ~= #b then return false end
+  local t = {}
+  for i = 1, #a, 2 do t[a[i]] = a[i + 1] end
+  for i = 1, #b, 2 do if t[b[i]] ~= b[i + 1] then return false end end
+  return true
+end
+local function same_members(a, b)
+  if #a ~= #b then return false end
+  local t = {}
+  for i = 1, #a do t[a[i]] = true end
+  for i = 1, #b do if not t[b[i]] then return false end end
+  return true
+end
+local differ = {}
+for k = 1, #KEYS, 2 do
+  local x, y = KEYS[k], KEYS[k + 1]
+  local kind = redis.call('TYPE', x)['ok']
+  local same = kind == redis.call('TYPE', y)['ok']
+  if same then
+    if kind == 'hash' then same = same_pairs(redis.call('HGETALL', x), redis.call('HGETALL', y))
+    elseif kind == 'list' then same = same_list(redis.call('LRANGE', x, 0, -1), redis.call('LRANGE', y, 0, -1))
+    elseif kind == 'set' then same = same_members(redis.call('SMEMBERS', x), redis.call('SMEMBERS', y))
+    elseif kind == 'zset' then
+      same = same_list(redis.call('ZRANGE', x, 0, -1, 'WITHSCORES'), redis.call('ZRANGE', y, 0, -1, 'WITHSCORES'))
+    elseif kind == 'string' then same = redis.call('GET', x) == redis.call('GET', y)
+    else same = false end
+  end
+  if not same then differ[#differ + 1] = (k + 1) / 2 end
+end
+return differ
+"""
+"""Compares pairs of keys (KEYS: rebuilt, live, rebuilt, live, …) by type and content inside Redis; returns the
+numbers (1-based) of the pairs that differ. Values never cross the network: a comparison of 1M events' keys sends
+their names and gets back the few that differ. Comparing pairs needs no hashing and no sorting (a digest per family
+would need both, and a second pass over the families whose digest differs)."""
+COMPARE_PAIRS = 500
+"""Key pairs per script call: a call holds Redis for about a millisecond."""
+
+
+def family(keys: ProjectionKeys, key: str) -> str:
+    """The projection family of a key under `keys` (`call`, `idx`, `metrics`, `ops`, `workflow`, …)."""
+    return key.removeprefix(keys.base + ":").split(":", 1)[0]
+
+
 def compare(
     store: EventStore, rebuilt: ProjectionKeys, live: ProjectionKeys, only: list[str] | None = None
 ) -> ReplayReport:
-    """Key-by-key, type-aware comparison of two namespaces (read in pipelined batches); `only` limits it to these
+    """Type-aware comparison of two namespaces, key by key inside Redis (`COMPARE`); `only` limits it to these
     live keys."""
     if only is None:
         new = {k.removeprefix(rebuilt.base) for k in _scan(store, rebuilt.pattern())}
@@ -152,11 +213,12 @@ def compare(
     report.missing_live = sorted(live.base + s for s in new - old)
     report.extra_live = sorted(live.base + s for s in old - new)
     shared = sorted(new & old)
-    for i in range(0, len(shared), BATCH):
-        part = shared[i : i + BATCH]
-        left = _dump_many(store, [rebuilt.base + s for s in part])
-        right = _dump_many(store, [live.base + s for s in part])
-        report.different += [live.base + s for s, a, b in zip(part, left, right, strict=True) if a != b]
+    script = store.redis.register_script(COMPARE)
+    for i in range(0, len(shared), COMPARE_PAIRS):
+        part = shared[i : i + COMPARE_PAIRS]
+        pairs = [k for s in part for k in (rebuilt.base + s, live.base + s)]
+        report.different += [live.base + part[int(n) - 1] for n in script(keys=pairs)]
+    report.families = sorted({family(live, k) for k in report.suspects})
     return report
 
 
@@ -246,22 +308,3 @@ def _delete(store: EventStore, pattern: str) -> None:
     keys = _scan(store, pattern)
     for i in range(0, len(keys), 500):
         store.redis.delete(*keys[i : i + 500])
-
-
-def _dump_many(store: EventStore, keys: list[str]) -> list[object]:
-    """(type, content) of each key, in two pipelined round trips."""
-    pipe = store.redis.pipeline(transaction=False)
-    for key in keys:
-        pipe.type(key)
-    kinds = [k.decode() if isinstance(k, bytes) else str(k) for k in pipe.execute()]
-    readers = {
-        "hash": pipe.hgetall,
-        "list": lambda key: pipe.lrange(key, 0, -1),
-        "set": pipe.smembers,
-        "zset": lambda key: pipe.zrange(key, 0, -1, withscores=True),
-        "string": pipe.get,
-    }
-    for key, kind in zip(keys, kinds, strict=True):
-        readers.get(kind, pipe.exists)(key)
-    values = pipe.execute()
-    return [(kind, sorted(v) if kind == "set" else v) for kind, v in zip(kinds, values, strict=True)]

@@ -126,10 +126,12 @@ class _Core:
         self, event: Event, dedupe_key: str, effects: Sequence[Op], expect: Sequence[Expect], readback: Readback | None
     ) -> tuple[list[str], list[Any]]:
         event = redact_event(event)  # issue 14: no secret reaches the log or a projection
+        dedupe, dedupe_field = self.keys.dedupe_slot(dedupe_key)
         call = script_call(
             mode="append",
             stream=self.keys.stream_for(event.aggregate),
-            dedupe=self.keys.dedupe(dedupe_key),
+            dedupe=dedupe,
+            dedupe_field=dedupe_field,
             index=self.live.index(event.aggregate),
             fields=stream_fields(event, dedupe_key),
             ops=[*ops_for(event, self.live), *effects, *fan_in_ops(event, self.live)],

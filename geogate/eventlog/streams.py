@@ -55,6 +55,18 @@ class Keys:
     def dedupe(self, dedupe_key: str) -> str:
         return f"{self.prefix}:dedupe:{dedupe_key}"
 
+    def dedupe_slot(self, dedupe_key: str) -> tuple[str, str]:
+        """Where an append records `dedupe_key`: (key, hash field), or (key, "") for a string key of its own.
+
+        A call's dedupe keys (`call:<id>:…`) are the fields of one hash per call, which expires the dedupe TTL
+        after the call's last append: one key per call instead of one per event. Other keys (a client's rejections,
+        a justification's decisions) keep a key each, so no hash grows for as long as its aggregate lives."""
+        head, _, rest = dedupe_key.partition(":")
+        call_id, _, field = rest.partition(":")
+        if head == "call" and call_id and field:
+            return self.dedupe(f"call:{call_id}"), field
+        return self.dedupe(dedupe_key), ""
+
     def blob(self, sha256: str) -> str:
         return f"{self.prefix}:blob:{sha256}"
 

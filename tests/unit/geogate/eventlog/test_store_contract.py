@@ -223,3 +223,32 @@ def test_a_silent_reader_stops_holding_the_log_back(store: EventStore) -> None:
     removed = trim(store, RetentionPolicy(maxlen=1, consumer_stale_s=60))
 
     assert removed[stream] == 3 and [e.event.data.call_id for e in store.read("calls")] == ids[3:]
+
+
+def test_a_calls_dedupe_keys_are_one_hash_that_expires_and_still_dedupe(store: EventStore) -> None:
+    call_id = request(store)
+    agg = call_aggregate(call_id)
+    started = ToolStarted(call_id=call_id, worker="w", attempt="a", queue_wait_ms=1)
+    first = store.append(make_event(agg, started), streams.started_key(call_id, "a"))
+    again = store.append(make_event(agg, started), streams.started_key(call_id, "a"))
+    other = store.append(make_event(agg, ToolProgress(call_id=call_id, progress=1)), "progress-without-call-prefix")
+
+    key, field = store.keys.dedupe_slot(streams.started_key(call_id, "a"))
+    assert first.new and not again.new and again.entry_id == first.entry_id and other.new
+    assert field == "started:a"
+    assert sorted(store.redis.hkeys(key)) == [b"requested", b"started:a"]
+    assert store.redis.hget(key, "started:a").decode() == first.entry_id
+    assert 0 < store.redis.ttl(key) <= store.dedupe_ttl_s
+    assert store.redis.type(store.keys.dedupe("progress-without-call-prefix")) == b"string"
+
+
+def test_a_dedupe_key_written_before_the_per_call_hash_still_dedupes(store: EventStore) -> None:
+    call_id = new_id()
+    before_upgrade = store.keys.dedupe(streams.requested_key(call_id))  # the string key the old layout wrote
+    store.redis.set(before_upgrade, "1-1")
+    data = ToolRequested(call_id=call_id, tool="ping", queue="gdal", args={}, timeout_s=5)
+
+    again = store.append(make_event(call_aggregate(call_id), data), streams.requested_key(call_id))
+
+    assert not again.new and again.entry_id == "1-1"
+    assert store.read_aggregate(call_aggregate(call_id)) == []

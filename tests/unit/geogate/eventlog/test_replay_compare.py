@@ -1,0 +1,67 @@
+"""`replay --check` compares the namespaces inside Redis: one changed value is found and named with its family."""
+
+from typing import Any
+
+import pytest
+
+from geogate.eventlog.replay import replay
+from geogate.eventlog.store import EventStore
+from schemas.events import ToolRequested, ToolStarted, ToolSucceeded
+from schemas.ids import call_aggregate, new_id
+from tests.support import make_event
+
+
+def calls(store: EventStore, n: int) -> list[str]:
+    made = []
+    for _ in range(n):
+        call_id = new_id()
+        agg = call_aggregate(call_id)
+        for data, key in (
+            (ToolRequested(call_id=call_id, tool="ping", queue="gdal", args={}, timeout_s=5), "r"),
+            (ToolStarted(call_id=call_id, worker="w", attempt="a", queue_wait_ms=1), "s"),
+            (ToolSucceeded(call_id=call_id, result={"n": 1}, duration_ms=2.0), "o"),
+        ):
+            store.append(make_event(agg, data), f"{call_id}:{key}")
+        made.append(call_id)
+    return made
+
+
+KEY_OF = {
+    "call": lambda store, c: store.live.call(c),
+    "idx": lambda store, c: store.live.index(call_aggregate(c)),
+    "metrics": lambda store, c: store.live.metrics(),
+}
+
+
+@pytest.mark.parametrize(
+    ("family", "change"),
+    [
+        ("call", lambda r, key: r.hset(key, "status", "failed")),
+        ("call", lambda r, key: r.hdel(key, "text")),
+        ("idx", lambda r, key: r.rpush(key, "9-9")),
+        ("metrics", lambda r, key: r.hincrby(key, "events:tool.started", 1)),
+    ],
+)
+def test_one_changed_value_is_found_and_its_family_named(store: EventStore, family: str, change: Any) -> None:
+    made = calls(store, 30)
+    assert replay(store, swap=False).identical
+    key = KEY_OF[family](store, made[17])
+
+    change(store.redis, key)
+    report = replay(store, swap=False)
+
+    assert report.different == [key]
+    assert report.families == [family] and not report.missing_live and not report.extra_live
+
+
+def test_a_key_of_another_type_and_a_key_only_live_are_reported(store: EventStore) -> None:
+    made = calls(store, 5)
+    store.redis.delete(store.live.call(made[0]))
+    store.redis.set(store.live.call(made[0]), "x")
+    store.redis.hset(store.live.call("stray"), "status", "done")
+
+    report = replay(store, swap=False)
+
+    assert report.different == [store.live.call(made[0])]
+    assert report.extra_live == [store.live.call("stray")]
+    assert report.families == ["call"]
