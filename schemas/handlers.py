@@ -1,4 +1,4 @@
-"""Result handlers (seed 003): the script a tool call may carry, its limits, and what running it produced."""
+"""Result handlers (docs/handlers.md): the script a tool call may carry, its limits, and what running it produced."""
 
 from typing import Literal
 

@@ -31,7 +31,7 @@ class LLMConversationStarted(EventData):
 
 
 class LLMAttempted(EventData):
-    """One request to the model and what came of it (seed 001: every attempt is recorded)."""
+    """One request to the model and what came of it (every attempt is recorded; docs/llm-host.md)."""
 
     type: Literal["llm.attempt"] = "llm.attempt"
     conversation_id: str

@@ -40,7 +40,7 @@ class Choice(BaseModel):
 
 
 class Justification(BaseModel):
-    """The four keys every justification has (seed 000 / gdal-mcp's schema)."""
+    """The four keys every justification has (gdal-mcp's schema; docs/preflight.md)."""
 
     model_config = ConfigDict(extra="forbid")
 

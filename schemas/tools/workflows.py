@@ -1,4 +1,4 @@
-"""Guided-workflow tools (seed 002): start, answer and inspect a workflow run; every answer names the next call."""
+"""Guided-workflow tools: start, answer and inspect a run; each answer names the next call (docs/workflows.md)."""
 
 import json
 from typing import Annotated, Literal

@@ -34,7 +34,7 @@ class LLMConfig(Connection):
 
 
 class LoopPolicy(_Config):
-    """How hard the loop tries and what it refuses (seed 001 safety boundaries, enforced)."""
+    """How hard the loop tries and what it refuses (the LLM host's safety boundaries, enforced; docs/llm-host.md)."""
 
     max_attempts: int = Field(default=3, ge=1)
     """Model attempts per turn, the first included."""

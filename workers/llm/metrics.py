@@ -1,4 +1,4 @@
-"""Metrics over `llm.attempt` payloads (seed 001): first-attempt success by model and by call format, retries,
+"""Metrics over `llm.attempt` payloads (docs/llm-host.md): first-attempt success by model and by call format, retries,
 errors, tokens."""
 
 from collections import Counter, defaultdict

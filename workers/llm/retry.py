@@ -1,4 +1,4 @@
-"""Retry context (seed 001): every previous error in order, guidance per error kind, the tool schema again."""
+"""Retry context (docs/llm-host.md): every previous error in order, guidance per error kind, the tool schema again."""
 
 from collections.abc import Sequence
 from typing import Any

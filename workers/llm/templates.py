@@ -1,7 +1,7 @@
 """Per-model prompt templates for prompt-based tool calling, as data: the loop never branches on the model.
 
 `generic`, `llama3` and `code` ask for JSON, which every instruction-following model can write. The others
-ask a model for the format it was trained on (seed 001's "prompt engineering per model"); the extractor
+ask a model for the format it was trained on (prompt engineering per model); the extractor
 reads each of them (`formats/`). `call_format` and `results_intro` are shown as written; `tool_line` is
 formatted with `name`, `description` and `schema`.
 """

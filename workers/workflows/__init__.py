@@ -1,1 +1,1 @@
-"""Guided workflows (seed 002): YAML definitions, the `${…}` template language, state as a fold of events."""
+"""Guided workflows (docs/workflows.md): YAML definitions, the `${…}` template language, state as a fold of events."""

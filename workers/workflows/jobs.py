@@ -58,7 +58,7 @@ def service_for(ctx: JobContext) -> WorkflowService:
 
 @job("startChainOfThought")
 def start_chain_of_thought(args: StartChainOfThoughtArgs, ctx: JobContext) -> WorkflowAnswer:
-    """Start the `chain_of_thought` workflow on `args.problem` (seed 002)."""
+    """Start the `chain_of_thought` workflow on `args.problem` (docs/workflows.md)."""
     return service_for(ctx).start("chain_of_thought", {"problem": args.problem}, ctx.call_id)
 
 
