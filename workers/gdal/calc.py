@@ -66,20 +66,23 @@ class Calc:
             JobFailed: an unreadable input, inputs on different grids (`raster.misaligned`, naming the input), or a
                 band the input lacks (`band.out_of_range`, naming `expression`).
         """
-        for name, path in self.paths.items():
-            self.sources[name] = self._held.enter_context(open_raster(path, f"inputs.{name}"))
-        first_name, first = next(iter(self.sources.items()))
-        for name, src in self.sources.items():
-            _same_grid(first_name, first, name, src)
-        for band in self.parsed.bands:
-            count = self.sources[band.name].count
-            if band.band > count:
-                raise JobFailed(
-                    "band.out_of_range",
-                    f"expression: {band.name}[{band.band}] does not exist; {band.name} has bands 1..{count}",
-                    field="expression",
-                )
-        self.profile = output_profile(first, self.dtype, self.nodata, self.compression)
+        with contextlib.ExitStack() as opening:  # on a failure the inputs close now, not whenever the GC runs:
+            # a suspended `open_raster` exits its GDAL environment in whatever code runs then (rasterio's `EnvError`)
+            for name, path in self.paths.items():
+                self.sources[name] = opening.enter_context(open_raster(path, f"inputs.{name}"))
+            first_name, first = next(iter(self.sources.items()))
+            for name, src in self.sources.items():
+                _same_grid(first_name, first, name, src)
+            for band in self.parsed.bands:
+                count = self.sources[band.name].count
+                if band.band > count:
+                    raise JobFailed(
+                        "band.out_of_range",
+                        f"expression: {band.name}[{band.band}] does not exist; {band.name} has bands 1..{count}",
+                        field="expression",
+                    )
+            self.profile = output_profile(first, self.dtype, self.nodata, self.compression)
+            self._held = opening.pop_all()
         return self
 
     def compute(self, window: TileWindow) -> np.ndarray:

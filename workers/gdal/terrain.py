@@ -82,19 +82,21 @@ class Terrain:
         Raises:
             JobFailed: an unreadable DEM, no georeferencing, a rotated grid (`raster.rotated`), a missing band.
         """
-        src = self.src = self._held.enter_context(open_raster(self.path))
-        require_georeferenced(src)
-        check_bands([self.params["band"]], src.count, "band")
-        t = src.transform
-        if t.b != 0 or t.d != 0 or t.a <= 0 or t.e >= 0:
-            raise JobFailed(
-                "raster.rotated",
-                "uri: the DEM's grid is rotated or not north-up; warp it first with raster_reproject",
-                field="uri",
-            )
-        self.crs = CRS.from_user_input(src.crs.to_wkt()) if src.crs is not None else None
-        dtype, nodata = ("uint8", 0.0) if self.params["product"] == "hillshade" else ("float32", SLOPE_NODATA)
-        self.profile = output_profile(src, dtype, nodata, self.params["compression"])
+        with contextlib.ExitStack() as opening:  # a failed open closes the DEM now (see `calc.Calc.open`)
+            src = self.src = opening.enter_context(open_raster(self.path))
+            require_georeferenced(src)
+            check_bands([self.params["band"]], src.count, "band")
+            t = src.transform
+            if t.b != 0 or t.d != 0 or t.a <= 0 or t.e >= 0:
+                raise JobFailed(
+                    "raster.rotated",
+                    "uri: the DEM's grid is rotated or not north-up; warp it first with raster_reproject",
+                    field="uri",
+                )
+            self.crs = CRS.from_user_input(src.crs.to_wkt()) if src.crs is not None else None
+            dtype, nodata = ("uint8", 0.0) if self.params["product"] == "hillshade" else ("float32", SLOPE_NODATA)
+            self.profile = output_profile(src, dtype, nodata, self.params["compression"])
+            self._held = opening.pop_all()
         return self
 
     @property

@@ -1,6 +1,7 @@
 """Job `raster_calc`: band math on generated rasters (odd sizes, nodata, a geographic CRS), checked against NumPy
 over the same arrays, and its failures by code and field."""
 
+import gc
 from pathlib import Path
 
 import numpy as np
@@ -126,6 +127,22 @@ def test_types_numexpr_cannot_combine_fail_as_an_invalid_expression(
 
     with pytest.raises(JobFailed) as caught:
         raster_calc(RasterCalcArgs(inputs={"a": "a.tif"}, expression="a & 3", output="o.tif"), ctx)
-
     assert (caught.value.code, caught.value.field) == ("expression.invalid", "expression")
     assert not list(tmp_path.glob("*o*.tif"))  # no partial output, no leftover temporary
+
+
+def test_a_failed_open_closes_its_inputs_at_once(ctx: JobContext, make_raster: RasterFactory) -> None:
+    """Inputs opened before a check failed are closed then, not left to the garbage collector: a suspended open
+    exits its GDAL environment in whatever runs when it is collected (rasterio's "No GDAL environment exists")."""
+    make_raster("a.tif", size=SIZE)
+    make_raster("b.tif", size=(SIZE[0] + 1, SIZE[1]))
+    args = RasterCalcArgs(inputs={"a": "a.tif", "b": "b.tif"}, expression="a + b", output="o.tif")
+    try:
+        raster_calc(args, ctx)
+    except JobFailed as failed:
+        frames = failed.__traceback__  # what a caller holding the error keeps alive
+
+    with rasterio.Env():
+        del frames
+        gc.collect()
+        assert rasterio.env.local._env is not None  # this block's environment is still there
