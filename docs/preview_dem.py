@@ -14,7 +14,7 @@ import numpy as np
 import rasterio
 from rasterio.transform import from_origin
 
-from schemas.tools.analysis import RasterPreviewArgs
+from schemas.tools.previews import RasterPreviewArgs
 from workers.context import JobContext
 from workers.gdal.preview import raster_preview
 

@@ -11,10 +11,10 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import ImageContent
 
 from gateway import reference
-from schemas.tools.analysis import COG_VALIDATE, RASTER_PREVIEW
 from schemas.tools.base import ToolSpec
 from schemas.tools.catalog import CATALOG_SCAN, DATASET_FORMAT
 from schemas.tools.info import RASTER_INFO, VECTOR_INFO
+from schemas.tools.previews import COG_VALIDATE, RASTER_PREVIEW
 from schemas.tools.raster import RASTER_STATS
 
 if TYPE_CHECKING:

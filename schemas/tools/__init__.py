@@ -9,6 +9,7 @@ from schemas.tools.info import RASTER_INFO, VECTOR_INFO
 from schemas.tools.justify import JUSTIFY_CHOICE
 from schemas.tools.llm import ASK
 from schemas.tools.mosaic import RASTER_CLIP, RASTER_MOSAIC
+from schemas.tools.previews import PREVIEW_TOOLS
 from schemas.tools.raster import RASTER_CONVERT, RASTER_REPROJECT, RASTER_STATS
 from schemas.tools.raster_ops import RASTER_CALC, RASTER_TERRAIN
 from schemas.tools.tiling import FAN_IN, tile_spec
@@ -23,6 +24,7 @@ _FAMILIES: tuple[tuple[ToolSpec, ...], ...] = (
     tuple(WORKFLOW_TOOLS),
     (ASK,),
     ANALYSIS_TOOLS,
+    PREVIEW_TOOLS,
     (RASTER_CALC, RASTER_TERRAIN, RASTER_CLIP, RASTER_MOSAIC),
 )
 

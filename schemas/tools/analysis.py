@@ -1,17 +1,15 @@
-"""Analysis, validation and preview tools (issue 32 part B): `zonal_stats`, `raster_polygonize`,
-`vector_rasterize`, `raster_contours`, `cog_validate`, `raster_preview`, `vector_preview`.
+"""Analysis tools: `zonal_stats`, `raster_polygonize`, `vector_rasterize`, `raster_contours` (the pictures and
+`cog_validate` are in `schemas.tools.previews`).
 
 Raster inputs (`uri` of the raster tools) may be `http(s)://` URLs of COGs on a host in `GEOGATE_REMOTE_HOSTS`;
 outputs always stay in the workspace.
 """
 
-import base64
 from typing import Annotated, Literal, Self
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Field, model_validator
 
 from schemas import tasks
-from schemas.content import ContentBlock, ImageBlock
 from schemas.tools.base import Hints, ToolResult, ToolSpec
 from schemas.tools.raster import GeoArgs, OutputRef, Uri
 
@@ -192,150 +190,14 @@ class RasterContoursResult(VectorLayerResult):
     method: str
 
 
-# --- cog_validate ---------------------------------------------------------------------------------------------
-
-
-class CogValidateArgs(GeoArgs):
-    uri: RasterUri
-    """GeoTIFF to check: a workspace path or an allowed `https://` URL."""
-    strict: bool = False
-    """Count warnings as errors."""
-
-
-class CogValidateResult(ToolResult):
-    path: str
-    valid: bool
-    errors: list[str]
-    warnings: list[str]
-    width: int
-    height: int
-    blocksize: list[int]
-    """[x, y] of band 1's blocks."""
-    tiled: bool
-    overviews: list[int]
-    """Decimation factors of band 1's overviews."""
-    compression: str | None
-
-    def summary(self) -> str:
-        state = "a valid COG" if self.valid else f"not a valid COG ({len(self.errors)} errors)"
-        return f"{self.path}: {state}, {len(self.warnings)} warnings"
-
-
-# --- raster_preview, vector_preview -------------------------------------------------------------------------------
-
-
-class PreviewArgs(GeoArgs):
-    max_size: int = Field(default=512, ge=16, le=1024)
-    """Longest side of the picture in pixels (it keeps the data's aspect); smaller if the PNG would not fit a
-    result's image block."""
-
-
-class RasterPreviewArgs(PreviewArgs):
-    uri: RasterUri
-    """Raster to show: a workspace path or an allowed `https://` COG URL."""
-    mode: Literal["auto", "stretch", "hillshade", "rgb"] = "auto"
-    """`stretch`: one band, percentile-stretched and colour-ramped; `hillshade`: one band as a DEM's shaded relief;
-    `rgb`: three bands; `auto`: rgb for 3+ bands, else stretch."""
-    bands: list[Annotated[int, Field(ge=1)]] | None = Field(default=None, min_length=1, max_length=3)
-    """One band (stretch, hillshade) or three (rgb); band 1 or bands 1-3 when omitted."""
-    colormap: str = Field(default="viridis", min_length=1, max_length=64)
-    """A rio-tiler colormap name (viridis, terrain, gray, rdylgn, …) for one stretched band."""
-    percentiles: list[Annotated[float, Field(ge=0, le=100)]] = Field(default_factory=lambda: [2.0, 98.0])
-    """Stretch from the first to the second percentile of the valid pixels."""
-    azimuth: float = Field(default=315.0, ge=0, le=360)
-    """Hillshade: direction of the light, degrees clockwise from north."""
-    altitude: float = Field(default=45.0, ge=0, le=90)
-    """Hillshade: height of the light above the horizon, degrees."""
-    z_factor: float = Field(default=1.0, gt=0)
-    """Hillshade: vertical exaggeration."""
-
-    @model_validator(mode="after")
-    def _sane(self) -> Self:
-        if len(self.percentiles) != 2 or self.percentiles[0] >= self.percentiles[1]:
-            raise ValueError("percentiles must be [low, high] with low < high")
-        if self.mode == "rgb" and self.bands is not None and len(self.bands) != 3:
-            raise ValueError("bands: rgb takes three bands")
-        if self.mode in ("stretch", "hillshade") and self.bands is not None and len(self.bands) != 1:
-            raise ValueError(f"bands: {self.mode} takes one band")
-        return self
-
-
-class _Picture(ToolResult):
-    """A preview's figures; the PNG itself is the result's image content."""
-
-    width: int
-    height: int
-    mime_type: str = "image/png"
-    png_bytes: int
-    _png: bytes = PrivateAttr(default=b"")
-
-    def with_png(self, png: bytes) -> Self:
-        self._png = png
-        return self
-
-    def blocks(self) -> list[ContentBlock]:
-        return [ImageBlock(data=base64.b64encode(self._png).decode("ascii"), mime_type=self.mime_type)]
-
-
-class RasterPreviewResult(_Picture):
-    path: str
-    mode: Literal["stretch", "hillshade", "rgb"]
-    bands: list[int]
-    stretch_min: list[float]
-    """Per band shown: the value drawn darkest (or first colour); empty for a hillshade."""
-    stretch_max: list[float]
-    percentiles: list[float]
-    colormap: str | None
-    """The colour ramp of a one-band stretch; None for rgb and hillshade."""
-    source_size: list[int]
-    """[width, height] of the raster."""
-    crs: str | None
-    bounds: list[float]
-    """left, bottom, right, top of the picture in the raster's CRS."""
-    hillshade: dict[str, float] | None = None
-    """azimuth, altitude, z_factor and the pixel size (in metres) used."""
-
-    def summary(self) -> str:
-        how = {"stretch": f"{self.colormap} stretch", "hillshade": "hillshade", "rgb": "RGB"}[self.mode]
-        return f"{self.width}×{self.height} PNG preview of {self.path} ({how} of bands {self.bands})"
-
-
-class VectorPreviewArgs(PreviewArgs):
-    uri: Uri
-    """Vector layer to draw, in the workspace."""
-    layer: str | None = Field(default=None, max_length=256)
-    fill: list[Annotated[int, Field(ge=0, le=255)]] = Field(default_factory=lambda: [120, 170, 220], min_length=3)
-    """RGB of polygon interiors."""
-    stroke: list[Annotated[int, Field(ge=0, le=255)]] = Field(default_factory=lambda: [20, 40, 90], min_length=3)
-    """RGB of lines, points and polygon outlines."""
-
-    @model_validator(mode="after")
-    def _rgb(self) -> Self:
-        if len(self.fill) != 3 or len(self.stroke) != 3:
-            raise ValueError("fill and stroke are [r, g, b]")
-        return self
-
-
-class VectorPreviewResult(_Picture):
-    path: str
-    layer: str
-    feature_count: int
-    crs: str | None
-    bounds: list[float]
-    """minx, miny, maxx, maxy of the layer (what the picture spans)."""
-
-    def summary(self) -> str:
-        return f"{self.width}×{self.height} PNG of {self.feature_count} features of {self.path}:{self.layer}"
-
-
 # --- specs ----------------------------------------------------------------------------------------------------
 
-_READS = Hints(read_only=True, idempotent=True)
-_WRITES = Hints(destructive=True)
+READS = Hints(read_only=True, idempotent=True)
+WRITES = Hints(destructive=True)
 _RASTER_ALIASES = {"path": "uri", "file": "uri", "input": "uri", "dst": "output", "output_path": "output"}
 
 
-def _spec(
+def analysis_spec(
     name: str,
     title: str,
     description: str,
@@ -359,7 +221,7 @@ def _spec(
     )
 
 
-ZONAL_STATS = _spec(
+ZONAL_STATS = analysis_spec(
     "zonal_stats",
     "Zonal statistics",
     "Statistics of a raster band per polygon of a vector layer (count, min, max, mean, sum, std, median, "
@@ -371,17 +233,17 @@ ZONAL_STATS = _spec(
     Hints(),  # reads only, unless `output` is given: then it writes a new file (replacing one only on overwrite)
     runs_long=True,
 )
-RASTER_POLYGONIZE = _spec(
+RASTER_POLYGONIZE = analysis_spec(
     "raster_polygonize",
     "Polygonize a raster",
     "Trace connected areas of equal pixel value into polygons with the value as an attribute (nodata and masked "
     "pixels skipped; 4- or 8-connectivity). Use it to turn a classification into vector areas.",
     RasterPolygonizeArgs,
     RasterPolygonizeResult,
-    _WRITES,
+    WRITES,
     runs_long=True,
 )
-VECTOR_RASTERIZE = _spec(
+VECTOR_RASTERIZE = analysis_spec(
     "vector_rasterize",
     "Rasterize a vector layer",
     "Burn a layer's geometries into a GeoTIFF: a fixed value or a numeric attribute, on a grid of a given "
@@ -389,54 +251,17 @@ VECTOR_RASTERIZE = _spec(
     "vector data with rasters.",
     VectorRasterizeArgs,
     VectorRasterizeResult,
-    _WRITES,
+    WRITES,
     runs_long=True,
 )
-RASTER_CONTOURS = _spec(
+RASTER_CONTOURS = analysis_spec(
     "raster_contours",
     "Contour lines",
     "Trace contour lines of a raster (a DEM) at a fixed interval or at given levels into a line layer with the "
     "level as an attribute; nodata is left out. Use it to draw elevation lines or isolines of any surface.",
     RasterContoursArgs,
     RasterContoursResult,
-    _WRITES,
+    WRITES,
     runs_long=True,
 )
-COG_VALIDATE = _spec(
-    "cog_validate",
-    "Validate a Cloud-Optimised GeoTIFF",
-    "Check a GeoTIFF against the COG layout with rio-cogeo: whether it is valid, its errors and warnings, block "
-    "size, overviews and compression. Use it before publishing a raster for HTTP range reads.",
-    CogValidateArgs,
-    CogValidateResult,
-    _READS,
-)
-RASTER_PREVIEW = _spec(
-    "raster_preview",
-    "Preview a raster",
-    "A PNG quicklook of a raster, returned as image content: one band percentile-stretched through a colour ramp, "
-    "a DEM as hillshade, or three bands as RGB, at most `max_size` pixels a side. The numbers used (stretch range, "
-    "colormap, size) come back in the structured result. Use it to look at data before or after processing.",
-    RasterPreviewArgs,
-    RasterPreviewResult,
-    _READS,
-)
-VECTOR_PREVIEW = _spec(
-    "vector_preview",
-    "Preview a vector layer",
-    "A PNG drawing of a layer's geometries (filled polygons with outlines, lines, points), returned as image "
-    "content, at most `max_size` pixels a side. Use it to look at a layer's shapes and extent.",
-    VectorPreviewArgs,
-    VectorPreviewResult,
-    _READS,
-)
-
-ANALYSIS_TOOLS = (
-    ZONAL_STATS,
-    RASTER_POLYGONIZE,
-    VECTOR_RASTERIZE,
-    RASTER_CONTOURS,
-    COG_VALIDATE,
-    RASTER_PREVIEW,
-    VECTOR_PREVIEW,
-)
+ANALYSIS_TOOLS = (ZONAL_STATS, RASTER_POLYGONIZE, VECTOR_RASTERIZE, RASTER_CONTOURS)

@@ -2,7 +2,7 @@
 
 from rio_cogeo.cogeo import cog_validate as rio_cog_validate
 
-from schemas.tools.analysis import CogValidateArgs, CogValidateResult
+from schemas.tools.previews import CogValidateArgs, CogValidateResult
 from workers.confine import pinned
 from workers.context import JobContext
 from workers.files import RemoteRaster, raster_input

@@ -20,7 +20,7 @@ from rio_tiler.models import ImageData
 from rio_tiler.utils import render
 
 from schemas.content import MAX_BLOCK_CHARS
-from schemas.tools.analysis import RasterPreviewArgs, RasterPreviewResult, VectorPreviewArgs, VectorPreviewResult
+from schemas.tools.previews import RasterPreviewArgs, RasterPreviewResult, VectorPreviewArgs, VectorPreviewResult
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.files import raster_input, resolve_in_workspace

@@ -6,6 +6,7 @@ import pytest
 
 from schemas.tools import TOOLS
 from schemas.tools.analysis import ANALYSIS_TOOLS
+from schemas.tools.previews import PREVIEW_TOOLS
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.registry import load_all
@@ -19,14 +20,14 @@ MINIMAL: dict[str, dict[str, object]] = {
     "raster_preview": {},
     "vector_preview": {},
 }
-NAMES = [spec.name for spec in ANALYSIS_TOOLS]
+NAMES = [spec.name for spec in (*ANALYSIS_TOOLS, *PREVIEW_TOOLS)]
 
 
 def test_every_tool_is_published_with_a_job() -> None:
     assert sorted(MINIMAL) == sorted(NAMES)
     jobs = load_all()
     for name in NAMES:
-        assert TOOLS[name] is next(s for s in ANALYSIS_TOOLS if s.name == name) and name in jobs
+        assert TOOLS[name] is next(s for s in (*ANALYSIS_TOOLS, *PREVIEW_TOOLS) if s.name == name) and name in jobs
 
 
 @pytest.mark.parametrize("name", NAMES)

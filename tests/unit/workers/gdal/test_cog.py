@@ -7,7 +7,7 @@ import pytest
 import rasterio
 
 from geogate.eventlog.store import EventStore
-from schemas.tools.analysis import CogValidateArgs
+from schemas.tools.previews import CogValidateArgs
 from tests.unit.workers.gdal.conftest import RasterFactory
 from tests.unit.workers.gdal.test_tiled import both, tile_types
 from workers.context import JobContext

@@ -14,7 +14,7 @@ from rasterio.io import MemoryFile
 from rio_tiler.colormap import cmap
 
 from schemas.content import MAX_BLOCK_CHARS, ImageBlock
-from schemas.tools.analysis import RasterPreviewArgs, VectorPreviewArgs
+from schemas.tools.previews import RasterPreviewArgs, VectorPreviewArgs
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.gdal.preview import raster_preview, vector_preview

@@ -18,8 +18,9 @@ import rasterio.shutil
 import shapely
 
 from geogate.settings import Settings
-from schemas.tools.analysis import CogValidateArgs, RasterPreviewArgs, ZonalStatsArgs
+from schemas.tools.analysis import ZonalStatsArgs
 from schemas.tools.info import RasterInfoArgs
+from schemas.tools.previews import CogValidateArgs, RasterPreviewArgs
 from tests.support import free_port
 from tests.unit.workers.gdal.conftest import RasterFactory, VectorFactory
 from workers.context import JobContext
