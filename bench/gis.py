@@ -12,7 +12,6 @@ Usage: python bench/gis.py [--runs 3] [--size 8192]
 """
 
 import argparse
-import asyncio
 import contextlib
 import hashlib
 import math
@@ -30,7 +29,7 @@ from _report import Row, show
 from _stack import geogate_stack
 from affine import Affine
 from rasterio.windows import Window
-from tiles import _call, interleaved, timed
+from tiles import Session, interleaved, session, timed
 
 OFF = {"GEOGATE_TILE_MIN_PIXELS": str(1 << 40)}
 EXPRESSION = "(b - a) / (b + a)"
@@ -94,9 +93,9 @@ def sha256_ms(path: Path) -> float:
     return statistics.median(timed(digest) for _ in range(3))
 
 
-def through(url: str, tool: str, args: dict[str, object]) -> Callable[[], float]:
+def through(held: Session, tool: str, args: dict[str, object]) -> Callable[[], float]:
     def run() -> float:
-        return asyncio.run(_call(url, tool, args))[0]
+        return held.call(tool, args)[0]
 
     return run
 
@@ -117,9 +116,10 @@ def measure(runs: int = 3, size: int = 8192) -> list[Row]:
                 "slope in-process": lambda: timed(lambda: in_process_slope(root))}  # fmt: skip
         for label, env in (("whole", OFF), ("tiled", {})):
             urls = stacks.enter_context(geogate_stack(workers=2, workspace=root, env=env))
+            held = stacks.enter_context(session(urls[0]))
             for name, (tool, args) in CALLS.items():
                 call_args = args | {"output": f"{name}-{label}.tif", "overwrite": True}
-                jobs[f"{name} {label}"] = through(urls[0], tool, call_args)
+                jobs[f"{name} {label}"] = through(held, tool, call_args)
         samples = interleaved(runs, jobs)
         hashing = {name: sha256_ms(root / f"{name}-whole.tif") for name in CALLS}
     return report(samples, hashing, size)
