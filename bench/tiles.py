@@ -216,15 +216,13 @@ def measure(runs: int = 3, size: int = 8192, stats_size: int = 16384) -> list[Ro
             "rasterio 1 thread": lambda: timed(lambda: rasterio_warp(root / "src.tif", root / "r1.tif", 1)),
             "rasterio 2 threads": lambda: timed(lambda: rasterio_warp(root / "src.tif", root / "r2.tif", 2)),
         }
-        warp: dict[str, list[float]] = {}
+        rounds: dict[str, dict[str, list[float]]] = {}
         summary: dict[str, list[float]] = {}
         models: dict[str, dict[str, float]] = {}
         for name, (workers, env) in STACKS.items():
             with geogate_stack(workers=workers, workspace=root, env=env) as urls, session(urls[0]) as held:
                 calls: list[str] = []
-                runs_here = interleaved(runs, {**baselines, name: _through(held, "raster_reproject", calls)})
-                for key, values in runs_here.items():
-                    warp.setdefault(key, []).extend(values)
+                rounds[name] = interleaved(runs, {**baselines, name: _through(held, "raster_reproject", calls)})
                 if name == "tiled, 1 worker" and (cost := costs(urls.redis, calls[-1])):  # its tiles ran alone
                     models["reproject"] = cost
                 if workers == 2:
@@ -232,7 +230,7 @@ def measure(runs: int = 3, size: int = 8192, stats_size: int = 16384) -> list[Ro
                     summary[label] = interleaved(runs, {label: _through(held, "raster_stats", calls)})[label]
                     if not env and (cost := costs(urls.redis, calls[-1])):
                         models["stats"] = cost
-    return report(warp, summary, models, size, stats_size)
+    return report(rounds, summary, models, size, stats_size)
 
 
 def _through(held: Session, tool: str, calls: list[str]) -> Callable[[], float]:
@@ -248,17 +246,35 @@ def _through(held: Session, tool: str, calls: list[str]) -> Callable[[], float]:
 
 
 def report(
-    warp: dict[str, list[float]],
+    rounds: dict[str, dict[str, list[float]]],
     summary: dict[str, list[float]],
     models: dict[str, dict[str, float]],
     size: int,
     big: int,
 ) -> list[Row]:
-    p50 = {name: statistics.median(values) for name, values in (warp | summary).items()}
+    """The rows, each call set against the baselines of its own stack's rounds.
+
+    The machine's speed drifts over a run (a 2-vCPU VM's neighbours: in one run rasterio's one-thread warp took
+    4.5-4.9 s during the first stack's rounds and 3.4-3.9 s during the last one's), so a call is compared with the
+    baselines measured in the same minutes, never with baselines pooled over the run; two calls from different
+    stacks are compared each through its own rounds' one-thread warp (`_scaled`).
+    """
+    p50 = {stack: {name: statistics.median(values) for name, values in runs.items()} for stack, runs in rounds.items()}
     print(f"raster_reproject {size}² float32 4326→3857 bilinear; raster_stats {big}² float32 (medians)")
-    for name, value in p50.items():
-        print(f"  {name:<22} {value:10.1f} ms   ({', '.join(f'{v:.0f}' for v in (warp | summary)[name])})")
-    efficiency = p50["tiled, 1 worker"] / p50["tiled, 2 workers"] / 2
+    for stack, runs in rounds.items():
+        print(f"  {stack}, with the baselines of its rounds:")
+        for name, values in runs.items():
+            print(f"    {name:<22} {p50[stack][name]:10.1f} ms   ({', '.join(f'{v:.0f}' for v in values)})")
+    for name, values in summary.items():
+        print(f"  {name:<24} {statistics.median(values):10.1f} ms   ({', '.join(f'{v:.0f}' for v in values)})")
+    tiled, whole = p50["tiled, 2 workers"]["tiled, 2 workers"], p50["whole, 2 workers"]["whole, 2 workers"]
+    whole_here = _scaled(p50, "whole, 2 workers", "tiled, 2 workers")
+    one_here = _scaled(p50, "tiled, 1 worker", "tiled, 2 workers")
+    two_threads, one_thread = (
+        p50["tiled, 2 workers"]["rasterio 2 threads"],
+        p50["whole, 2 workers"]["rasterio 1 thread"],
+    )
+    efficiency = one_here / tiled / 2
     print(f"  parallel efficiency at 2 workers: {efficiency:.2f}")
     if "reproject" in models:
         cost = models["reproject"]
@@ -269,26 +285,39 @@ def report(
             print(f"  predicted on {workers:>2} workers: {predict(cost, workers):.2f} s")
     if "stats" in models:
         print("  stats call on two workers (s): " + _shown(models["stats"]))
-    t2 = predict(models["reproject"], 2) * 1000 if "reproject" in models else None
+    # the model comes from the one-worker stack's log: scaled to the tiled stack's rounds as its call is
+    t2 = (
+        predict(models["reproject"], 2) * 1000 * one_here / p50["tiled, 1 worker"]["tiled, 1 worker"]
+        if "reproject" in models
+        else None
+    )
     bandwidth = memory_bound_speedup()
     print(f"  a memory-bound NumPy pass, two processes at once vs one: {bandwidth:.2f}× the throughput")
     floor_t2 = "T(2) of the cost model: the same tiles with none slowed by another, and the serial parts"
     return [
-        Row(f"tiled reproject {size}² vs rasterio num_threads=2", p50["tiled, 2 workers"], p50["rasterio 2 threads"],
-            "ms", "ratio", 1.0, baseline_name="rasterio warp, num_threads=2, in the bench",
-            floor=t2 / p50["rasterio 2 threads"] if t2 else None, floor_name=floor_t2),
-        Row(f"tiled vs whole reproject {size}²", p50["tiled, 2 workers"], p50["whole, 2 workers"], "ms", "speed-up",
-            1.8, at_most=False, baseline_name="the same call with tiling off",
-            floor=p50["whole, 2 workers"] / t2 if t2 else None, floor_name=floor_t2),
-        Row(f"whole reproject {size}² vs rasterio 1 thread", p50["whole, 2 workers"], p50["rasterio 1 thread"], "ms",
-            "ratio", 1.1, baseline_name="rasterio warp, one thread, in the bench"),
-        Row(f"tiled vs whole raster_stats {big}²", p50["stats tiled"], p50["stats whole"], "ms", "speed-up", 1.8,
-            at_most=False, baseline_name="the same call with tiling off", floor=bandwidth,
+        Row(f"tiled reproject {size}² vs rasterio num_threads=2", tiled, two_threads, "ms", "ratio", 1.0,
+            baseline_name="rasterio warp, num_threads=2, in the bench, in the tiled stack's rounds",
+            floor=t2 / two_threads if t2 else None, floor_name=floor_t2),
+        Row(f"tiled vs whole reproject {size}²", tiled, whole_here, "ms", "speed-up", 1.8, at_most=False,
+            baseline_name="the same call with tiling off, scaled to the tiled stack's rounds",
+            floor=whole_here / t2 if t2 else None, floor_name=floor_t2),
+        Row(f"whole reproject {size}² vs rasterio 1 thread", whole, one_thread, "ms", "ratio", 1.1,
+            baseline_name="rasterio warp, one thread, in the bench, in the whole stack's rounds"),
+        Row(f"tiled vs whole raster_stats {big}²", statistics.median(summary["stats tiled"]),
+            statistics.median(summary["stats whole"]), "ms", "speed-up", 1.8, at_most=False,
+            baseline_name="the same call with tiling off", floor=bandwidth,
             floor_name="what a second process adds to a memory-bound NumPy pass on this machine"),
-        Row("tiled reproject, 2 workers vs 1", p50["tiled, 2 workers"], p50["tiled, 1 worker"], "ms", "speed-up",
-            1.8, at_most=False, baseline_name="one worker process",
-            floor=p50["tiled, 1 worker"] / t2 if t2 else None, floor_name=floor_t2),
+        Row("tiled reproject, 2 workers vs 1", tiled, one_here, "ms", "speed-up", 1.8, at_most=False,
+            baseline_name="one worker process, scaled to the tiled stack's rounds",
+            floor=one_here / t2 if t2 else None, floor_name=floor_t2),
     ]  # fmt: skip
+
+
+def _scaled(p50: dict[str, dict[str, float]], stack: str, to: str) -> float:
+    """`stack`'s call time as it would have been in `to`'s rounds: scaled by the ratio of the one-thread warp's
+    medians in the two stacks' rounds."""
+    ratio = p50[to]["rasterio 1 thread"] / p50[stack]["rasterio 1 thread"]
+    return p50[stack][stack] * ratio
 
 
 def _pass(_: int) -> float:
