@@ -98,19 +98,28 @@ class Session:
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
         self._served = asyncio.run_coroutine_threadsafe(self._serve(url), self._loop)
-        self._ready.result(timeout=60)
+        try:
+            self._ready.result(timeout=60)
+        except BaseException:
+            self._stop()
+            raise
 
     async def _serve(self, url: str) -> None:
         self._requests = asyncio.Queue()
-        async with Client(url, sampling_callback=_justify) as client:
-            await client.list_tools()
-            self._ready.set_result(None)
-            while (request := await self._requests.get()) is not None:
-                tool, args, answer = request
-                try:
-                    answer.set_result(await _call(client, tool, args))
-                except BaseException as exc:  # SystemExit of a failed call included: raised in the caller's thread
-                    answer.set_exception(exc)
+        try:
+            async with Client(url, sampling_callback=_justify) as client:
+                await client.list_tools()
+                self._ready.set_result(None)
+                while (request := await self._requests.get()) is not None:
+                    tool, args, answer = request
+                    try:
+                        answer.set_result(await _call(client, tool, args))
+                    except BaseException as exc:  # SystemExit of a failed call too: raised in the caller's thread
+                        answer.set_exception(exc)
+        except BaseException as exc:
+            if not self._ready.done():  # the session never opened: the constructor raises it
+                self._ready.set_exception(exc)
+            raise
 
     def call(self, tool: str, args: dict[str, object]) -> tuple[float, str]:
         """Milliseconds of one `tools/call` and its call id."""
@@ -120,7 +129,12 @@ class Session:
 
     def close(self) -> None:
         self._loop.call_soon_threadsafe(self._requests.put_nowait, None)
-        self._served.result(timeout=60)
+        try:
+            self._served.result(timeout=60)
+        finally:
+            self._stop()
+
+    def _stop(self) -> None:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
         self._loop.close()

@@ -26,6 +26,12 @@ def test_a_held_session_answers_each_call_and_survives_a_failed_one(tmp_path: Pa
     assert first_ms > 0 and second_ms > 0
 
 
+def test_a_session_that_cannot_open_raises_in_the_caller() -> None:
+    with pytest.raises(Exception) as raised:
+        tiles.Session("http://127.0.0.1:9/mcp")  # nothing listens on the discard port
+    assert not isinstance(raised.value, TimeoutError)
+
+
 def _rounds(rio1: float, rio2: float, call: str, ms: float) -> dict[str, list[float]]:
     return {"rasterio 1 thread": [rio1] * 3, "rasterio 2 threads": [rio2] * 3, call: [ms] * 3}
 
