@@ -29,7 +29,7 @@ from _report import Row, show
 from _stack import geogate_stack
 from affine import Affine
 from rasterio.windows import Window
-from tiles import Session, interleaved, session, timed
+from tiles import Session, interleaved, timed
 
 OFF = {"GEOGATE_TILE_MIN_PIXELS": str(1 << 40)}
 EXPRESSION = "(b - a) / (b + a)"
@@ -116,7 +116,7 @@ def measure(runs: int = 3, size: int = 8192) -> list[Row]:
                 "slope in-process": lambda: timed(lambda: in_process_slope(root))}  # fmt: skip
         for label, env in (("whole", OFF), ("tiled", {})):
             urls = stacks.enter_context(geogate_stack(workers=2, workspace=root, env=env))
-            held = stacks.enter_context(session(urls[0]))
+            held = stacks.enter_context(Session(urls[0]))
             for name, (tool, args) in CALLS.items():
                 call_args = args | {"output": f"{name}-{label}.tif", "overwrite": True}
                 jobs[f"{name} {label}"] = through(held, tool, call_args)

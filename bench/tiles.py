@@ -17,9 +17,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -114,7 +113,7 @@ class Session:
                     tool, args, answer = request
                     try:
                         answer.set_result(await _call(client, tool, args))
-                    except BaseException as exc:  # SystemExit of a failed call too: raised in the caller's thread
+                    except (Exception, SystemExit) as exc:  # a failed call's SystemExit too: raised in the caller
                         answer.set_exception(exc)
         except BaseException as exc:
             if not self._ready.done():  # the session never opened: the constructor raises it
@@ -127,6 +126,12 @@ class Session:
         self._loop.call_soon_threadsafe(self._requests.put_nowait, (tool, args, answer))
         return answer.result()
 
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         self._loop.call_soon_threadsafe(self._requests.put_nowait, None)
         try:
@@ -138,15 +143,6 @@ class Session:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
         self._loop.close()
-
-
-@contextmanager
-def session(url: str) -> Iterator[Session]:
-    held = Session(url)
-    try:
-        yield held
-    finally:
-        held.close()
 
 
 async def _call(client: Client, tool: str, args: dict[str, object]) -> tuple[float, str]:
@@ -234,7 +230,7 @@ def measure(runs: int = 3, size: int = 8192, stats_size: int = 16384) -> list[Ro
         summary: dict[str, list[float]] = {}
         models: dict[str, dict[str, float]] = {}
         for name, (workers, env) in STACKS.items():
-            with geogate_stack(workers=workers, workspace=root, env=env) as urls, session(urls[0]) as held:
+            with geogate_stack(workers=workers, workspace=root, env=env) as urls, Session(urls[0]) as held:
                 calls: list[str] = []
                 rounds[name] = interleaved(runs, {**baselines, name: _through(held, "raster_reproject", calls)})
                 if name == "tiled, 1 worker" and (cost := costs(urls.redis, calls[-1])):  # its tiles ran alone

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.integration
 
 def test_a_held_session_answers_each_call_and_survives_a_failed_one(tmp_path: Path) -> None:
     (tmp_path / "note.txt").write_text("not a raster")
-    with geogate_stack(workers=1, workspace=tmp_path) as urls, tiles.session(urls[0]) as held:
+    with geogate_stack(workers=1, workspace=tmp_path) as urls, tiles.Session(urls[0]) as held:
         first_ms, first = held.call("ping", {})
         with pytest.raises(SystemExit, match="raster_info failed"):
             held.call("raster_info", {"uri": "note.txt"})
