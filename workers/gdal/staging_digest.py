@@ -25,7 +25,6 @@ import ctypes.util
 import fcntl
 import json
 import logging
-import mmap
 import os
 import struct
 from collections.abc import Iterator
@@ -41,6 +40,8 @@ logger = logging.getLogger(__name__)
 LAYOUT, CHECKPOINT, LOCK, WRITTEN, VOID = "digest.json", "digest.state", "digest.lock", "written", "digest.void"
 _CTX_SIZE = 112
 """sizeof(SHA256_CTX): h[8], Nl, Nh, data[16], num, md_len, all 32-bit."""
+HASH_BUFFER = 1 << 20
+"""Bytes read and hashed at a time (`_hash_range`)."""
 
 
 def _libcrypto() -> ctypes.CDLL | None:
@@ -175,15 +176,23 @@ def _checkpoint(folder: Path) -> tuple[int, Sha256 | None]:
 
 
 def _hash_range(path: Path, digest: Sha256, start: int, end: int) -> None:
-    """Hash bytes [start, end) of `path` through a private mapping (no copy into Python buffers)."""
+    """Hash bytes [start, end) of `path`, read into one reused buffer that stays in the CPU's cache.
+
+    Reading beats a mapping of the file here: 172-178 ms against 226-231 ms for a 259 MB staging file in the page
+    cache (a mapping takes a page fault per 4 KiB; buffers of 256 KiB to 1 MiB are alike, 64 KiB and 4 MiB a little
+    slower; OpenSSL's own speed test gives 131 ms for the sha256 alone on that machine).
+    """
     if end <= start:
         return
-    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY) as mapped:
-        anchor = ctypes.c_char.from_buffer(mapped)  # a writable view is what ctypes takes; nothing writes to it
-        try:
-            digest.update_at(ctypes.addressof(anchor) + start, end - start)
-        finally:
-            del anchor
+    buffer = bytearray(HASH_BUFFER)
+    view, address = memoryview(buffer), ctypes.addressof(ctypes.c_char.from_buffer(buffer))
+    with path.open("rb", buffering=0) as handle:
+        while start < end:
+            got = os.preadv(handle.fileno(), [view[: min(HASH_BUFFER, end - start)]], start)
+            if got <= 0:
+                raise OSError(f"{path} ended at byte {start}, before {end}")
+            digest.update_at(address, got)
+            start += got
 
 
 @contextmanager

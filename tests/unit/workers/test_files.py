@@ -2,6 +2,7 @@
 
 import hashlib
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -150,6 +151,19 @@ def test_a_file_written_front_to_back_is_digested_as_it_is_written(root: Path) -
     got = written_through(digest, (0, b"header"), (6, b"x" * 300_000), (300_006, b"tail"))
 
     assert got == hashlib.sha256((root / "out.tif").read_bytes()).hexdigest()
+
+
+def test_the_digest_is_hashed_beside_the_writer_and_its_thread_ends_with_the_handle(root: Path) -> None:
+    digest = WriteDigest(root / "out.tif")
+    handle = digest.opener(digest.path, "wb")
+    hashers = [t for t in threading.enumerate() if t.name == "write-digest"]
+    handle.write(b"x" * 300_000)
+
+    assert digest.hexdigest() is None  # still open: more may come
+    handle.close()
+    handle.close()  # twice, as io's finalizer may
+    assert digest.hexdigest() == hashlib.sha256(b"x" * 300_000).hexdigest()
+    assert hashers and not any(t.is_alive() for t in hashers)
 
 
 def test_a_file_patched_behind_its_end_or_truncated_has_no_digest(root: Path) -> None:
