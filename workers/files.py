@@ -254,8 +254,12 @@ class WriteDigest:
     of the GIL): a job holds one core of its pool, and a call alone leaves the other cores idle. The untiled
     8192² reprojection of `bench/tiles.py` (a 259 MB output), run in one process beside rasterio's one-thread
     warp, took a median 1.04× of it (8 pairs, 1.03-1.14×) against 1.09× (1.06-1.11×) hashing in line: the
-    sha256 is ~150 ms of that output, the copies ~25 ms. The thread ends when the handle closes.
+    sha256 is ~150 ms of that output, the copies ~25 ms. A writer more than `BACKLOG` bytes ahead of the hashing
+    waits for it, so a fast writer of a large file holds no more than that in copies. The thread ends when the
+    handle closes.
     """
+
+    BACKLOG = 64 << 20
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -266,6 +270,8 @@ class WriteDigest:
         self._pending: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._hasher: threading.Thread | None = None
         self._done = False
+        self._backlog = 0
+        self._room = threading.Condition()
 
     def opener(self, name: str | os.PathLike[str], mode: str = "rb") -> IO[bytes]:
         """A file opener (`rasterio.open(..., opener=)`): `path` opened for writing is digested, anything else
@@ -294,13 +300,20 @@ class WriteDigest:
     def _hash(self) -> None:
         while (data := self._pending.get()) is not None:
             self._sha.update(data)  # hashlib lets go of the GIL for buffers over 2 KiB
+            with self._room:
+                self._backlog -= len(data)
+                self._room.notify()
 
     def _wrote(self, offset: int, data: memoryview) -> None:
         if offset != self._end:
             self._broken = True
         if not self._broken:
-            self._pending.put(bytes(data))  # the writer reuses its buffer
-            self._end += len(data)
+            copy = bytes(data)  # the writer reuses its buffer
+            with self._room:
+                self._room.wait_for(lambda: self._backlog < self.BACKLOG)
+                self._backlog += len(copy)
+            self._pending.put(copy)
+            self._end += len(copy)
 
     def _break(self) -> None:
         self._broken = True

@@ -166,6 +166,17 @@ def test_the_digest_is_hashed_beside_the_writer_and_its_thread_ends_with_the_han
     assert hashers and not any(t.is_alive() for t in hashers)
 
 
+def test_a_writer_ahead_of_the_hashing_by_its_backlog_waits_and_the_digest_holds(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(WriteDigest, "BACKLOG", 1)  # every write waits for the one before to be hashed
+    writes = [(i * 70_000, bytes([i]) * 70_000) for i in range(40)]
+
+    got = written_through(WriteDigest(root / "out.tif"), *writes)
+
+    assert got == hashlib.sha256(b"".join(data for _, data in writes)).hexdigest()
+
+
 def test_a_file_patched_behind_its_end_or_truncated_has_no_digest(root: Path) -> None:
     """A writer that goes back to fill in a header leaves the caller to read the file."""
     assert written_through(WriteDigest(root / "a.tif"), (0, b"0000body"), (0, b"head")) is None
