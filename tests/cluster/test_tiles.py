@@ -9,6 +9,7 @@ import hashlib
 import os
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,7 @@ from schemas.ids import call_aggregate
 from schemas.tools.tiling import tile_call_id, tile_of
 from tests.cluster.conftest import Cluster, running_cluster, write_raster
 from tests.cluster.load import replay_check
-from tests.support import justify, wait_for
+from tests.support import justify, wait_for, wait_for_log
 
 pytestmark = pytest.mark.cluster
 
@@ -65,6 +66,17 @@ def call_of(cluster: Cluster, output: str) -> str | None:
         if raw and f'"output":"{output}"' in raw.decode() and tile_of(key.decode().rsplit(":", 1)[1]) is None:
             return key.decode().rsplit(":", 1)[1]
     return None
+
+
+def a_tile_started(cluster: Cluster, output: str) -> bool:
+    """The call writing `output` has fanned out, and one of its tiles has started."""
+    parent = call_of(cluster, output)
+    if parent is None:
+        return False
+    store = cluster.store()
+    tiles = int(store.redis.hget(store.live.call(parent), "tiles") or 0)
+    types = (e.type for i in range(tiles) for e in store.read_aggregate(call_aggregate(tile_call_id(parent, i))))
+    return "tool.started" in types
 
 
 def tile_runs(cluster: Cluster, parent: str) -> list[RunningEntry]:
@@ -142,17 +154,23 @@ def test_a_cancelled_tiled_job_leaves_no_part_no_output_and_ends_every_tile_once
         add_slow(cluster, slow_dir)
         result: dict[str, object] = {}
 
+        store = cluster.store()
+
         async def call_then_cancel() -> None:
             async with Client(cluster.gateways[0][0], sampling_callback=justify) as client:
                 args = {"uri": "slow.tif", "output": "cancelled.tif", "dst_crs": "EPSG:4326", "resampling": "lanczos"}
-                with pytest.raises(Exception):  # noqa: B017 - the client's own read timeout cancels the call
-                    await client.call_tool("raster_reproject", args, read_timeout_seconds=1.5)
+                call = asyncio.create_task(client.call_tool("raster_reproject", args))
+                started = partial(a_tile_started, cluster, "cancelled.tif")
+                await asyncio.to_thread(wait_for_log, store, started, what="a tile of the call to start", timeout_s=60)
+                assert not call.done()  # 64 tiles: the first has just started
+                call.cancel()  # the client abandons the call: the SDK sends notifications/cancelled
+                with pytest.raises(asyncio.CancelledError):
+                    await call
                 result["done"] = True
 
         asyncio.run(call_then_cancel())
         parent = call_of(cluster, "cancelled.tif")
         assert parent is not None
-        store = cluster.store()
         wait_for(lambda: store.call_state(parent).terminal, what="the cancelled parent to end", timeout_s=60)
         tiles = int(store.redis.hget(store.live.call(parent), "tiles") or 0)
         every_tile_ended = lambda: all(outcomes(cluster, tile_call_id(parent, i)) for i in range(tiles))  # noqa: E731
