@@ -1,10 +1,11 @@
 """`replay --check` compares the namespaces inside Redis: one changed value is found and named with its family."""
 
+import gc
 from typing import Any
 
 import pytest
 
-from geogate.eventlog.replay import replay
+from geogate.eventlog.replay import iter_log, rebuild, replay
 from geogate.eventlog.store import EventStore
 from schemas.events import ToolRequested, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate, new_id
@@ -65,3 +66,32 @@ def test_a_key_of_another_type_and_a_key_only_live_are_reported(store: EventStor
     assert report.different == [store.live.call(made[0])]
     assert report.extra_live == [store.live.call("stray")]
     assert report.families == ["call"]
+
+
+def test_the_fold_runs_without_the_cyclic_collector_and_gives_it_back(store: EventStore) -> None:
+    calls(store, 3)
+    seen: list[bool] = []
+
+    def watched(events: list[Any]) -> Any:
+        for stored in events:
+            seen.append(gc.isenabled())
+            yield stored
+
+    fold = rebuild(store, store.keys.projections("rebuild"))
+    stored = list(iter_log(store))
+    assert fold.advance(watched(stored)) == len(stored) and seen == [False] * len(stored)
+    assert gc.isenabled()
+
+    def broken() -> Any:
+        yield stored[0]
+        raise RuntimeError("the log went away")
+
+    with pytest.raises(RuntimeError):
+        fold.advance(broken())
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        fold.advance(iter(stored[:1]))
+        assert not gc.isenabled()  # left as it was found
+    finally:
+        gc.enable()
