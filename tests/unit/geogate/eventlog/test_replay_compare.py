@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from geogate.eventlog.replay import iter_log, rebuild, replay
+from geogate.eventlog.replay import compare, iter_log, rebuild, replay
 from geogate.eventlog.store import EventStore
 from schemas.events import ToolRequested, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate, new_id
@@ -95,3 +95,20 @@ def test_the_fold_runs_without_the_cyclic_collector_and_gives_it_back(store: Eve
         assert not gc.isenabled()  # left as it was found
     finally:
         gc.enable()
+
+
+def test_equal_content_written_in_another_order_is_the_same(store: EventStore) -> None:
+    rebuilt, live = store.keys.projections("rebuild"), store.live
+    fields = [(f"f{i}", "x" * (i % 90)) for i in range(300)]  # a long hash is stored as a hash table
+    for key, order in (("call:a", fields[:3]), ("call:b", fields)):
+        for field, value in order:
+            store.redis.hset(rebuilt.base + ":" + key, field, value)
+        for field, value in reversed(order):
+            store.redis.hset(live.base + ":" + key, field, value)
+        assert store.redis.dump(rebuilt.base + ":" + key) != store.redis.dump(live.base + ":" + key)
+    store.redis.rpush(rebuilt.base + ":idx:c", "1-0", "2-0")
+    store.redis.rpush(live.base + ":idx:c", "2-0", "1-0")
+
+    report = compare(store, rebuilt, live)
+
+    assert report.different == [live.base + ":idx:c"] and report.keys == 3
