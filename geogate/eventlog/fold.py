@@ -152,6 +152,17 @@ class Keyspace:
 
     def flush(self) -> int:
         """Write every changed key (delete, rewrite whole, expiry) in a few script calls; returns keys written."""
+        written = len(self.dirty)
+        write_all(self.client, self.changes())
+        return written
+
+    def changes(self) -> list[Command]:
+        """The commands that write every changed key (delete, rewrite whole, expiry), for `write_all`; from here
+        the fold counts them as written, so they must run before a key not held is read back (`_load`) again.
+
+        Only the keys changed since the last `changes` stay held, so a key read back was last changed at least one
+        call of `changes` before the last: a caller that writes each call's commands while the next batch folds
+        (as `geogate.eventlog.replay.Fold` does) must have finished the one before."""
         commands: list[Command] = []
         for key in self.dirty:
             held = self.held[key]
@@ -162,12 +173,10 @@ class Keyspace:
             else:
                 commands += _writes(key, held)
                 self.stored.add(key)
-        write_all(self.client, commands)
-        written = len(self.dirty)
         # only the keys this batch changed stay held: the rest are in Redis and read back if touched again
         self.held = {k: self.held[k] for k in self.dirty}
         self.dirty = set()
-        return written
+        return commands
 
     def _get(self, key: str) -> Held | None:
         held = self.held.get(key)

@@ -10,13 +10,14 @@ and none is applied twice, whatever arrives during the replay.
 import gc
 import heapq
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import redis
 
 from geogate.eventlog import ops_feed, snapshots
-from geogate.eventlog.fold import Keyspace
+from geogate.eventlog.fold import Keyspace, write_all
 from geogate.eventlog.store import EventStore, StoredEvent
 from geogate.eventlog.streams import ProjectionKeys, all_categories
 
@@ -112,26 +113,43 @@ class Fold:
     keyspace: Keyspace = field(init=False)
     """The projection keys being folded, over what `target` holds when the fold starts (a snapshot, or nothing)."""
 
+    _writing: "Future[None] | None" = field(init=False, default=None)
+
     def __post_init__(self) -> None:
         self.keyspace = Keyspace.over(self.store.redis, self.target)
 
+    def _written(self) -> None:
+        """Wait for the batch being written, if any (its error, if it failed, is raised here)."""
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            writing.result()
+
     def advance(self, events: Iterator[StoredEvent] | None = None) -> int:
         """Fold the events after `last` up to each stream's end as it is now (or the given ones) into the target;
-        returns how many. Bounded: events appended meanwhile wait for the next call."""
+        returns how many, all written when it returns. Bounded: events appended meanwhile wait for the next call.
+
+        A batch's keys are written by a thread while the next batch is read and folded (at most one batch in
+        flight: `Keyspace.changes` says why that is enough), so Redis' time writing them overlaps this process'
+        folding instead of adding to it."""
         count, batch = 0, []
-        with gc_paused():
-            for stored in events if events is not None else iter_log(self.store, self.last, ends_now(self.store)):
-                batch.append(stored)
-                if len(batch) >= READ_BATCH:
-                    count += self._apply(batch)
-                    batch = []
-            if batch:
-                count += self._apply(batch)
+        with gc_paused(), ThreadPoolExecutor(1, thread_name_prefix="replay-write") as writer:
+            try:
+                for stored in events if events is not None else iter_log(self.store, self.last, ends_now(self.store)):
+                    batch.append(stored)
+                    if len(batch) >= READ_BATCH:
+                        count += self._apply(batch, writer)
+                        batch = []
+                if batch:
+                    count += self._apply(batch, writer)
+            finally:
+                self._written()
         return count
 
-    def _apply(self, batch: list[StoredEvent]) -> int:
+    def _apply(self, batch: list[StoredEvent], writer: ThreadPoolExecutor) -> int:
         self.keyspace.fold(batch)
-        self.keyspace.flush()
+        commands = self.keyspace.changes()
+        self._written()  # the batch before this one: its keys may be read back by the next fold
+        self._writing = writer.submit(write_all, self.store.redis, commands)
         self.ops.add(batch)
         for stored in batch:
             self.last[stored.stream] = stored.entry_id

@@ -112,3 +112,25 @@ def test_equal_content_written_in_another_order_is_the_same(store: EventStore) -
     report = compare(store, rebuilt, live)
 
     assert report.different == [live.base + ":idx:c"] and report.keys == 3
+
+
+def test_small_batches_written_while_the_next_folds_rebuild_the_same_keys(
+    store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each call's events lie batches apart, so its keys are written, let go and read back while later batches'
+    writes are in flight."""
+    made = [new_id() for _ in range(30)]
+    for key, payload in (
+        ("r", lambda c: ToolRequested(call_id=c, tool="ping", queue="gdal", args={"n": c}, timeout_s=5)),
+        ("s", lambda c: ToolStarted(call_id=c, worker="w", attempt="a", queue_wait_ms=1)),
+        ("t", lambda c: ToolStarted(call_id=c, worker="v", attempt="b", queue_wait_ms=1)),  # counts on the first
+        ("o", lambda c: ToolSucceeded(call_id=c, result={"n": 1}, duration_ms=2.0)),
+    ):
+        for call_id in made:
+            store.append(make_event(call_aggregate(call_id), payload(call_id)), f"{call_id}:{key}")
+    monkeypatch.setattr("geogate.eventlog.replay.READ_BATCH", 4)
+
+    report = replay(store, swap=False)
+
+    assert report.identical and report.events == 120
+    assert store.redis.hmget(store.live.call(made[3]), "status", "attempts") == [b"succeeded", b"2"]
