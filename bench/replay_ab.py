@@ -2,9 +2,10 @@
 
 Appends N events of `bench/ops.py`'s mix through the live append script, brings the ops summary level, then runs
 `geogate replay --check` alternately from the baseline checkout and from this one (each command's start included),
-`--rounds` times each, and prints the seconds and the ratio.
+`--rounds` times each, and prints the seconds and the ratio. Several baselines (`--against A B …`, for instance the
+commits of a series) run in the same alternation, each with its ratio to this checkout.
 
-Usage: python bench/replay_ab.py --against /path/to/main/checkout [--events 30000] [--rounds 2]
+Usage: python bench/replay_ab.py --against /path/to/main/checkout [more checkouts] [--events 30000] [--rounds 2]
 """
 
 import argparse
@@ -42,12 +43,12 @@ def check(tree: Path, env: dict[str, str]) -> tuple[float, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--against", type=Path, required=True, help="the baseline checkout")
+    parser.add_argument("--against", type=Path, nargs="+", required=True, help="the baseline checkout(s)")
     parser.add_argument("--events", type=int, default=30_000)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     data, children = Path(tempfile.mkdtemp(prefix="geogate-bench-replay-ab-")), Children()
-    times: dict[Path, list[float]] = {args.against.resolve(): [], ROOT: []}
+    times: dict[Path, list[float]] = {tree.resolve(): [] for tree in args.against} | {ROOT: []}
     try:
         url = start_redis(Settings(data_dir=data), children)
         client, keys = redis.Redis.from_url(url), Keys("geogate")
@@ -63,8 +64,10 @@ def main() -> None:
     finally:
         children.stop()
         shutil.rmtree(data, ignore_errors=True)
-    base, mine = (min(s) for s in times.values())
-    print(f"{args.events:,} events: baseline best {base:.1f} s, this checkout best {mine:.1f} s ({base / mine:.2f}×)")
+    mine = min(times.pop(ROOT))
+    for tree, seconds in times.items():
+        base = min(seconds)
+        print(f"{args.events:,} events: {tree} best {base:.1f} s, this checkout best {mine:.1f} s ({base / mine:.2f}×)")
 
 
 if __name__ == "__main__":
