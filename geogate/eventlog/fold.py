@@ -6,7 +6,7 @@ event. The ops come from the same projectors as the live path (`geogate.eventlog
 application is done twice, once in Lua for the live append (atomic with the XADD) and once below, and
 `tests/unit/geogate/eventlog/test_fold.py` checks that both leave the same keys over random event sequences.
 
-Keys are held in memory from the batch that first touches them; after a flush only the last batch's keys stay held,
+Keys are held in memory from the batch that first touches them; after `changes` only the last batch's keys stay held,
 and a key held no longer is read back from Redis when an event touches it again (the fold is the only writer of its
 namespace, so what it wrote is what it reads).
 """
@@ -149,12 +149,6 @@ class Keyspace:
             self._expire(op.key, at)
         else:
             raise UnfoldableOp(f"replay cannot fold op {name} on {op.key}; apply it in _append.lua only")
-
-    def flush(self) -> int:
-        """Write every changed key (delete, rewrite whole, expiry) in a few script calls; returns keys written."""
-        written = len(self.dirty)
-        write_all(self.client, self.changes())
-        return written
 
     def changes(self) -> list[Command]:
         """The commands that write every changed key (delete, rewrite whole, expiry), for `write_all`; from here
