@@ -165,13 +165,13 @@ def _start_fakeredis(port: int) -> str:
 
 
 def _wait_for_redis(url: str, timeout_s: float = 10.0) -> None:
-    client = redis.Redis.from_url(url)
+    client = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
     deadline = time.monotonic() + timeout_s
     while True:
         try:
             client.ping()
             return
-        except redis.ConnectionError:
+        except (redis.ConnectionError, redis.TimeoutError):  # not up yet, or loading a large log
             if time.monotonic() > deadline:
                 raise SystemExit(f"redis at {url} did not start; see .geogate/redis.log") from None
             time.sleep(0.05)
