@@ -84,11 +84,14 @@ def llm(ctx: typer.Context) -> None:
 def replay(
     check: Annotated[bool, typer.Option("--check", help="compare only; leave the live projections alone")] = False,
 ) -> None:
-    """Rebuild every projection from the log alone and compare it with the live one."""
+    """Rebuild every projection from the log alone and compare it with the live one (progress on standard error)."""
+    from gateway.replay_progress import ReplayProgress
     from geogate.eventlog.replay import replay as run_replay
     from geogate.eventlog.store import EventStore
 
-    report = run_replay(EventStore.from_settings(_connected()), swap=not check)
+    store = EventStore.from_settings(_connected())
+    with ReplayProgress() as progress:
+        report = run_replay(store, swap=not check, progress=progress)
     typer.echo(f"replayed {report.events} events into {report.keys} projection keys")
     for label, keys in (("missing", report.missing_live), ("extra", report.extra_live), ("differ", report.different)):
         for key in keys[:20]:

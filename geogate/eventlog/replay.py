@@ -9,7 +9,7 @@ and none is applied twice, whatever arrives during the replay.
 
 import gc
 import heapq
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -29,6 +29,16 @@ SETTLE_STEPS = 20
 SWAP_ROUNDS = 50
 FENCE_MS = 30_000
 """The fence lapses by itself after this, should a replay die while holding it."""
+
+
+Progress = Callable[[str, int, int], None]
+"""How a replay reports its way, `(phase, done, total)`: `rebuild` after each batch (events folded, of the log's length
+when the fold began, or more once calls arrived meanwhile), `compare` after each script call (key pairs compared), and
+`swap` once the keys are in (keys swapped, of the same)."""
+
+
+def quiet(phase: str, done: int, total: int) -> None:
+    """A replay that reports nothing (the default)."""
 
 
 class ReplayBusy(RuntimeError):
@@ -96,6 +106,14 @@ def ends_now(store: EventStore) -> dict[str, str]:
     return ends
 
 
+def log_length(store: EventStore) -> int:
+    """Entries in all streams: the events a rebuild goes through (a trim removes exactly what the snapshot holds)."""
+    pipe = store.redis.pipeline(transaction=False)
+    for category in all_categories():
+        pipe.xlen(store.keys.stream(category))
+    return sum(pipe.execute())
+
+
 def _sort_key(entry_id: str) -> tuple[int, int]:
     ms, seq = entry_id.split("-")
     return int(ms), int(seq)
@@ -110,6 +128,9 @@ class Fold:
     last: dict[str, str]
     ops: ops_feed.Rebuild
     events: int = 0
+    expected: int = 0
+    """The events the fold expects to go through (its progress' total), where it is known."""
+    progress: Progress = quiet
     keyspace: Keyspace = field(init=False)
     """The projection keys being folded, over what `target` holds when the fold starts (a snapshot, or nothing)."""
 
@@ -154,6 +175,7 @@ class Fold:
         for stored in batch:
             self.last[stored.stream] = stored.entry_id
         self.events += len(batch)
+        self.progress("rebuild", self.events, max(self.expected, self.events))
         return len(batch)
 
 
@@ -174,12 +196,13 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def rebuild(store: EventStore, target: ProjectionKeys) -> Fold:
+def rebuild(store: EventStore, target: ProjectionKeys, progress: Progress = quiet) -> Fold:
     """The snapshot copied into `target` (cleared first), then the log after it folded in."""
     _delete(store, target.pattern())
     last = snapshots.load_into(store, target)
     ops = ops_feed.Rebuild.resume(store.redis, store.keys, target) if last else None
     fold = Fold(store, target, dict(last), ops or ops_feed.Rebuild(store.redis, store.keys, target))
+    fold.expected, fold.progress = log_length(store), progress
     fold.advance()
     return fold
 
@@ -246,7 +269,11 @@ def family(keys: ProjectionKeys, key: str) -> str:
 
 
 def compare(
-    store: EventStore, rebuilt: ProjectionKeys, live: ProjectionKeys, only: list[str] | None = None
+    store: EventStore,
+    rebuilt: ProjectionKeys,
+    live: ProjectionKeys,
+    only: list[str] | None = None,
+    progress: Progress = quiet,
 ) -> ReplayReport:
     """Type-aware comparison of two namespaces, key by key inside Redis (`COMPARE`); `only` limits it to these
     live keys."""
@@ -266,19 +293,21 @@ def compare(
         part = shared[i : i + COMPARE_PAIRS]
         pairs = [k for s in part for k in (rebuilt.base + s, live.base + s)]
         report.different += [live.base + part[int(n) - 1] for n in script(keys=pairs)]
+        progress("compare", i + len(part), len(shared))
     report.families = sorted({family(live, k) for k in report.suspects})
     return report
 
 
-def replay(store: EventStore, *, swap: bool = True) -> ReplayReport:
-    """Rebuild all projections beside the live ones, compare, and (unless `swap` is false) replace the live ones.
+def replay(store: EventStore, *, swap: bool = True, progress: Progress = quiet) -> ReplayReport:
+    """Rebuild all projections beside the live ones, compare, and (unless `swap` is false) replace the live ones;
+    `progress` hears how far it is.
 
     Raises:
         ReplayBusy: with `swap`, the log kept moving through every try; nothing was swapped.
     """
     live, scratch = store.live, store.keys.projections("rebuild")
     ops_feed.catch_up(store.redis, store.keys, bounded=True)  # the gateways keep it level; bring it near
-    fold = rebuild(store, scratch)
+    fold = rebuild(store, scratch, progress)
     report = _settled(store, fold, live)
     report.events, report.from_snapshot = fold.events, bool(snapshots.positions(store))
     try:
@@ -291,7 +320,7 @@ def replay(store: EventStore, *, swap: bool = True) -> ReplayReport:
 
 def _settled(store: EventStore, fold: Fold, live: ProjectionKeys) -> ReplayReport:
     """Compare; keys that differ are compared again after catching up with the log (calls may still arrive)."""
-    report = compare(store, fold.target, live)
+    report = compare(store, fold.target, live, progress=fold.progress)
     for _ in range(SETTLE_ROUNDS):
         if report.identical:
             break
@@ -326,6 +355,7 @@ def _swap_fenced(store: EventStore, fold: Fold, live: ProjectionKeys) -> bool:
             pipe.multi()
             snapshots.swap_in(pipe, sorted(stale), [(k, live.base + k.removeprefix(fold.target.base)) for k in source])
             pipe.execute()
+            fold.progress("swap", len(source), len(source))
             return True
     except redis.WatchError:
         return False

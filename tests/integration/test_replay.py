@@ -1,5 +1,6 @@
 """`geogate replay` on a log of more than 10,000 events reproduces the live projections exactly (real Redis)."""
 
+import os
 import random
 import subprocess
 import sys
@@ -8,7 +9,8 @@ import pytest
 import redis
 
 from geogate.eventlog import ops_feed, streams
-from geogate.eventlog.replay import replay
+from geogate.eventlog import replay as replay_module
+from geogate.eventlog.replay import COMPARE_PAIRS, replay
 from geogate.eventlog.store import EventStore
 from geogate.eventlog.streams import Keys
 from schemas.events import (
@@ -103,3 +105,43 @@ def test_geogate_replay_check_exits_zero_when_projections_match(stack_env: dict[
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "identical" in done.stdout
+
+
+def test_replay_reports_its_way_through_each_phase(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(replay_module, "READ_BATCH", 500)
+    store = EventStore(redis.Redis.from_url(redis_url), Keys(f"replay{new_id()[-6:]}"))
+    rng = random.Random(11)
+    total = 0
+    while total < 1_800:
+        total += lifecycle(store, rng)
+    ops_feed.catch_up(store.redis, store.keys)
+    heard: list[tuple[str, int, int]] = []
+
+    report = replay(store, progress=lambda phase, done, of: heard.append((phase, done, of)))
+
+    rebuild = [(done, of) for phase, done, of in heard if phase == "rebuild"]
+    assert [done for done, _ in rebuild] == [*range(500, total, 500), total]  # one report a batch
+    assert {of for _, of in rebuild} == {total}  # the log's length when the replay began
+    compare = [(done, of) for phase, done, of in heard if phase == "compare"]  # a report per script call
+    assert [done for done, _ in compare] == [*range(COMPARE_PAIRS, report.keys, COMPARE_PAIRS), report.keys]
+    assert {of for _, of in compare} == {report.keys}
+    assert [phase for phase, _, _ in heard] == ["rebuild"] * len(rebuild) + ["compare"] * len(compare) + ["swap"]
+    assert heard[-1] == ("swap", report.keys, report.keys)
+
+
+def test_geogate_replay_says_its_progress_on_standard_error_and_its_result_on_standard_output(redis_url: str) -> None:
+    prefix = f"cli{new_id()[-6:]}"
+    store = EventStore(redis.Redis.from_url(redis_url), Keys(prefix))
+    total = sum(lifecycle(store, random.Random(3)) for _ in range(20))
+    env = {**os.environ, "REDIS_URL": redis_url, "GEOGATE_PREFIX": prefix, "GEOGATE_LOG_LEVEL": "WARNING"}
+
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "replay"], env=env, capture_output=True, text=True, timeout=120
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("replay: ")]
+    assert said[0].startswith(f"replay: rebuild {total} of {total} events (100%")
+    assert [line.split()[1] for line in said] == ["rebuild", "compare", "swap"]
+    assert done.stdout.splitlines()[0].startswith(f"replayed {total} events")
+    assert "replay:" not in done.stdout
