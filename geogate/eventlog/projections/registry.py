@@ -26,12 +26,14 @@ def projector(*event_types: str) -> Callable[[Projector], Projector]:
     return register
 
 
-def expire_finished(event: Event, keys: ProjectionKeys, *names: str) -> list[Op]:
-    """Expiry of a finished run's keys (`names`, with the event's aggregate index) `finished_ttl_s` after `event`.
+def expire_finished(event: Event, keys: ProjectionKeys, *names: str, index: bool = True) -> list[Op]:
+    """Expiry of a finished run's keys (`names`, with the event's aggregate index unless `index` is false)
+    `finished_ttl_s` after `event`.
 
     The deadline comes from the event's own time, so a rebuild sets the same one (and drops what already lapsed).
     """
     if keys.finished_ttl_s is None:
         return []
     at_ms = int(event.ts.timestamp() * 1000) + keys.finished_ttl_s * 1000
-    return [Op("PEXPIREAT", name, (at_ms,)) for name in (*names, keys.index(event.aggregate))]
+    indexes = (keys.index(event.aggregate),) if index else ()
+    return [Op("PEXPIREAT", name, (at_ms,)) for name in (*names, *indexes)]

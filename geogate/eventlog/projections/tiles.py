@@ -69,10 +69,12 @@ def _failed(event: Event, keys: ProjectionKeys) -> list[Op]:
 
 
 def _parent_ended(event: Event, call_id: str, keys: ProjectionKeys) -> list[Op]:
-    """Any call's outcome ends its fan-in run, if it had one, and its tile map expires with it."""
+    """Any call's outcome ends its fan-in run, if it had one, and its tile map expires with it (the call's index
+    expires by the call's own projector, on the same event)."""
     if tile_of(call_id) is not None:
         return []
-    return [Op("HDEL", keys.running(), (fan_in_run(call_id),)), *expire_finished(event, keys, keys.tiles(call_id))]
+    expiry = expire_finished(event, keys, keys.tiles(call_id), index=False)
+    return [Op("HDEL", keys.running(), (fan_in_run(call_id),)), *expiry]
 
 
 @projector("tool.fanned_out")
