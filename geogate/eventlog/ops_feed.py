@@ -43,6 +43,14 @@ def streams_of(keys: Keys) -> list[str]:
     return [keys.stream(c) for c in all_categories()]
 
 
+def log_length(client: redis.Redis, keys: Keys) -> int:
+    """Entries in all streams now (after a trim, exactly the events the snapshot does not hold)."""
+    pipe = client.pipeline(transaction=False)
+    for name in streams_of(keys):
+        pipe.xlen(name)
+    return sum(pipe.execute())
+
+
 def cursors_of(keys: Keys, raw: dict[Any, Any]) -> dict[str, str]:
     """Each stream's absorbed position from the cursor hash ("0-0" for a stream never read)."""
     stored = {_text(k): _text(v) for k, v in raw.items()}
@@ -216,7 +224,7 @@ def catch_up(client: redis.Redis, keys: Keys, target: ProjectionKeys | None = No
     `bounded`: stop after as many events as the log held when it began (the summary need not be further behind),
     so that appends arriving without pause cannot keep it chasing the log's end for ever.
     """
-    limit = sum(client.xlen(keys.stream(c)) for c in all_categories()) if bounded else None
+    limit = log_length(client, keys) if bounded else None
     total = 0
     while absorbed := step(client, keys, target):
         total += absorbed

@@ -106,14 +106,6 @@ def ends_now(store: EventStore) -> dict[str, str]:
     return ends
 
 
-def log_length(store: EventStore) -> int:
-    """Entries in all streams: the events a rebuild goes through (a trim removes exactly what the snapshot holds)."""
-    pipe = store.redis.pipeline(transaction=False)
-    for category in all_categories():
-        pipe.xlen(store.keys.stream(category))
-    return sum(pipe.execute())
-
-
 def _sort_key(entry_id: str) -> tuple[int, int]:
     ms, seq = entry_id.split("-")
     return int(ms), int(seq)
@@ -202,7 +194,7 @@ def rebuild(store: EventStore, target: ProjectionKeys, progress: Progress = quie
     last = snapshots.load_into(store, target)
     ops = ops_feed.Rebuild.resume(store.redis, store.keys, target) if last else None
     fold = Fold(store, target, dict(last), ops or ops_feed.Rebuild(store.redis, store.keys, target))
-    fold.expected, fold.progress = log_length(store), progress
+    fold.expected, fold.progress = ops_feed.log_length(store.redis, store.keys), progress
     fold.advance()
     return fold
 
