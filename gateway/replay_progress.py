@@ -34,6 +34,8 @@ class ReplayProgress:
             disable=not self.live,
         )
         self.tasks: dict[str, TaskID] = {}
+        self.heard = time.monotonic()
+        """When the last report came (a phase's clock starts there: the work before its first report counts)."""
         self.began: dict[str, float] = {}
         self.written: dict[str, tuple[float, int]] = {}
         """Per phase: when its last plain line was written, and at what count."""
@@ -49,7 +51,8 @@ class ReplayProgress:
 
     def __call__(self, phase: str, done: int, total: int) -> None:
         now = time.monotonic()
-        self.began.setdefault(phase, now)
+        self.began.setdefault(phase, self.heard)
+        self.heard = now
         if self.live:
             if phase not in self.tasks:
                 self.tasks[phase] = self.bar.add_task(phase, total=total, unit=UNITS.get(phase, ""))

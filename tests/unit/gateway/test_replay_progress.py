@@ -22,10 +22,11 @@ def test_off_a_terminal_a_phase_writes_a_line_every_ten_seconds_and_at_its_end(m
     monkeypatch.setattr(replay_progress.time, "monotonic", clock)
 
     with ReplayProgress(out, live=False) as progress:
-        progress("rebuild", 10_000, 40_000)  # at once: no line yet
+        clock.now += 2  # the work before the first report: part of the phase
+        progress("rebuild", 10_000, 40_000)  # 2 s in: no line yet
         clock.now += 4
-        progress("rebuild", 20_000, 40_000)  # 4 s in: still none
-        clock.now += 6
+        progress("rebuild", 20_000, 40_000)  # 6 s in: still none
+        clock.now += 4
         progress("rebuild", 30_000, 40_000)  # 10 s in: a line
         clock.now += 1
         progress("rebuild", 40_000, 40_000)  # the end: always
