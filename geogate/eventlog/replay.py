@@ -193,8 +193,9 @@ def rebuild(store: EventStore, target: ProjectionKeys, progress: Progress = quie
     _delete(store, target.pattern())
     last = snapshots.load_into(store, target)
     ops = ops_feed.Rebuild.resume(store.redis, store.keys, target) if last else None
-    fold = Fold(store, target, dict(last), ops or ops_feed.Rebuild(store.redis, store.keys, target))
-    fold.expected, fold.progress = ops_feed.log_length(store.redis, store.keys), progress
+    ops = ops or ops_feed.Rebuild(store.redis, store.keys, target)
+    expected = ops_feed.log_length(store.redis, store.keys)
+    fold = Fold(store, target, dict(last), ops, expected=expected, progress=progress)
     fold.advance()
     return fold
 
