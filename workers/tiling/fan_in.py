@@ -48,23 +48,31 @@ def fan_in(args: FanInArgs, ctx: JobContext) -> FanInResult:
     if begun is None:
         return FanInResult(call_id=args.call_id, status="duplicate")
     fanned = _first(events, ToolFannedOut)
+    parts = Path(fanned.payload(ToolFannedOut).folder) if fanned is not None else None
     fenced = _fenced(store, ctx, args.call_id, run.attempt)
-    outcome, output = _outcome(store, fenced, requested, cancelled=begun.readback == "1")
+    outcome, output = _outcome(store, fenced, requested, cancelled=begun.readback == "1", parts=parts)
     finish(store, ctx.settings, requested, run, outcome, output, fenced)  # a result handler follows as for any call
-    if fanned is not None and store.call_state(args.call_id).terminal:  # type: ignore[union-attr]
-        remove_parts(Path(fanned.payload(ToolFannedOut).folder))
+    if parts is not None and store.call_state(args.call_id).terminal:  # type: ignore[union-attr]
+        remove_parts(parts)  # an assembled call's: a fan-in that superseded this one needs them until its outcome
     return FanInResult(call_id=args.call_id, status=outcome.type.split(".")[1])
 
 
-def _outcome(store: EventStore, ctx: JobContext, requested: Event, *, cancelled: bool) -> tuple[EventData, Any]:
-    """The parent's outcome, and its output as JSON (None when it failed)."""
+def _outcome(
+    store: EventStore, ctx: JobContext, requested: Event, *, cancelled: bool, parts: Path | None
+) -> tuple[EventData, Any]:
+    """The parent's outcome, and its output as JSON (None when it failed).
+
+    A failed tile or a cancel ends the call the same whichever fan-in lands the outcome, and neither end reads the
+    parts: they are removed first, so that a client never finds them in its workspace once the call has ended.
+    """
     data, began = requested.payload(ToolRequested), time.perf_counter()
     try:
         failed = _failed_tile(store, data.call_id)
-        if failed is not None:
-            raise failed  # its projection has already stopped the other tiles (the parent's cancel flag)
-        if cancelled:
-            raise JobCancelled()
+        stopped = failed or (JobCancelled() if cancelled else None)  # a failed tile set the parent's cancel flag
+        if stopped is not None:
+            if parts is not None:
+                remove_parts(parts)
+            raise stopped
         value = _assemble(store, ctx, data)
     except JobError as exc:
         return failed_outcome(data.call_id, exc, elapsed_ms(began), ctx.worker), None

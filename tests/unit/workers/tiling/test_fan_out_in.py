@@ -20,15 +20,15 @@ from geogate.queue.message import message_args
 from geogate.queue.unacked import UNACKED, UNACKED_INDEX
 from geogate.settings import Settings
 from schemas.codec import decode, encode
-from schemas.events import Event, ToolFailed, ToolRequested, ToolStarted
+from schemas.events import Event, ToolCancelRequested, ToolFailed, ToolRequested, ToolStarted
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
 from schemas.tools.tiling import TileArgs, tile_call_id
-from tests.support import drain_queue
+from tests.support import drain_queue, make_event
 from workers import runner
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.jobs import JOBS
+from workers.jobs import JOBS, Finished
 from workers.reaper import Reaper
 from workers.registry import load_all
 from workers.tiling.declare import TILERS
@@ -147,6 +147,28 @@ def test_a_failed_tile_fails_the_parent_naming_the_tile_its_window_and_the_cause
     later = [fake_store.call_state(tile_call_id(call_id, i)) for i in range(5, 9)]
     assert {s.error_code for s in later} == {"cancelled"}
     assert not (tmp_path / PARTS / call_id).exists()
+
+
+def test_a_cancelled_tiled_call_has_no_parts_left_when_its_outcome_lands(
+    fake_store: EventStore, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent = publish(fake_store)
+    call_id = parent.payload(ToolRequested).call_id
+    runner.run_call(fake_store, settings, "host:1", encode(parent))
+    assert (tmp_path / PARTS / call_id).is_dir()
+    cancel = make_event(call_aggregate(call_id), ToolCancelRequested(call_id=call_id))
+    fake_store.append(cancel, streams.cancel_key(call_id))
+    seen: dict[str, bool] = {}
+
+    def watch(finished: Finished) -> None:  # a follow-up runs as the outcome is about to land
+        seen[finished.requested.payload(ToolRequested).call_id] = (tmp_path / PARTS / call_id).exists()
+
+    monkeypatch.setattr(runner, "FOLLOW_UPS", [*runner.FOLLOW_UPS, watch])
+    drain_queue(fake_store, settings)  # the tiles, each stopped by the cancel, then the fan-in
+
+    assert fake_store.call_state(call_id).error_code == "cancelled"
+    assert seen[call_id] is False  # gone before the outcome, not after it
+    assert not (tmp_path / ".geogate").exists()
 
 
 def test_a_replay_rebuilds_the_parents_tile_state_from_the_log(fake_store: EventStore, settings: Settings) -> None:
