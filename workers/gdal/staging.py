@@ -88,7 +88,8 @@ def publish(
     wrote them (renamed, nothing done after), whose digest followed them; else None (the caller reads it back).
 
     Raises:
-        JobFailed: `gdal.write_failed`; JobSuperseded: a re-dispatch made another fan-in current.
+        JobFailed: `gdal.write_failed`; JobSuperseded: a re-dispatch made another fan-in current; JobCancelled: the
+            call was cancelled (nothing is left at `target`).
     """
     with atomic_output(Path(pinned(target, "output")), ctx.fence) as tmp:
         if copy is None:
@@ -98,4 +99,5 @@ def publish(
                 rasterio.shutil.copy(staging, tmp, **copy)
         if then is not None:
             then(tmp)
+        ctx.progress(1, 1, f"assembled {target.name}")  # where a cancel lands, before the output takes its name
     return staging_digest.finish(staging, target) if copy is None and then is None else None

@@ -62,19 +62,21 @@ def _outcome(
 ) -> tuple[EventData, Any]:
     """The parent's outcome, and its output as JSON (None when it failed).
 
-    A failed tile or a cancel ends the call the same whichever fan-in lands the outcome, and neither end reads the
-    parts: they are removed first, so that a client never finds them in its workspace once the call has ended.
+    A failed tile or a cancel (at the fan-in's start, or during the assembly) ends the call the same whichever
+    fan-in lands the outcome, and neither end reads the parts again: they are removed first, so that a client never
+    finds them in its workspace once the call has ended.
     """
-    data, began = requested.payload(ToolRequested), time.perf_counter()
+    data, began, failed = requested.payload(ToolRequested), time.perf_counter(), None
     try:
         failed = _failed_tile(store, data.call_id)
-        stopped = failed or (JobCancelled() if cancelled else None)  # a failed tile set the parent's cancel flag
-        if stopped is not None:
-            if parts is not None:
-                remove_parts(parts)
-            raise stopped
+        if failed is not None:
+            raise failed  # its projection has already stopped the other tiles (the parent's cancel flag)
+        if cancelled:
+            raise JobCancelled()
         value = _assemble(store, ctx, data)
     except JobError as exc:
+        if parts is not None and (exc is failed or isinstance(exc, JobCancelled)):
+            remove_parts(parts)
         return failed_outcome(data.call_id, exc, elapsed_ms(began), ctx.worker), None
     except Exception:  # top of the job: a crash in assembly fails the call, the trace stays in the worker log
         logger.exception("assembly of tiled call %s crashed", data.call_id)
@@ -154,6 +156,9 @@ def _fenced(store: EventStore, ctx: JobContext, call_id: str, attempt: str) -> J
     key, mine = store.live.call(call_id), attempt.encode()
     ctx.fence = Fence(call_id, attempt, lambda: store.redis.hget(key, "attempt") == mine)
     ctx.call_id = call_id
+    # The parent's progress counts its tiles, so the assembly reports none; but its `ctx.progress` still stops at a
+    # cancel of the parent, which then wins until the output is published.
+    ctx.sink = lambda progress, total, message: store.redis.hget(key, "cancel") == b"1"
     return ctx
 
 

@@ -4,7 +4,9 @@ replay rebuilds the parent's tile state from the events alone."""
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -149,6 +151,21 @@ def test_a_failed_tile_fails_the_parent_naming_the_tile_its_window_and_the_cause
     assert not (tmp_path / PARTS / call_id).exists()
 
 
+def parts_seen_at_outcomes(monkeypatch: pytest.MonkeyPatch, folder: Path) -> dict[str, bool]:
+    """Whether `folder` exists as each call's outcome is about to land (a follow-up runs just before it lands)."""
+    seen: dict[str, bool] = {}
+
+    def watch(finished: Finished) -> None:
+        seen[finished.requested.payload(ToolRequested).call_id] = folder.exists()
+
+    monkeypatch.setattr(runner, "FOLLOW_UPS", [*runner.FOLLOW_UPS, watch])
+    return seen
+
+
+def cancel(store: EventStore, call_id: str) -> None:
+    store.append(make_event(call_aggregate(call_id), ToolCancelRequested(call_id=call_id)), streams.cancel_key(call_id))
+
+
 def test_a_cancelled_tiled_call_has_no_parts_left_when_its_outcome_lands(
     fake_store: EventStore, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -156,19 +173,40 @@ def test_a_cancelled_tiled_call_has_no_parts_left_when_its_outcome_lands(
     call_id = parent.payload(ToolRequested).call_id
     runner.run_call(fake_store, settings, "host:1", encode(parent))
     assert (tmp_path / PARTS / call_id).is_dir()
-    cancel = make_event(call_aggregate(call_id), ToolCancelRequested(call_id=call_id))
-    fake_store.append(cancel, streams.cancel_key(call_id))
-    seen: dict[str, bool] = {}
+    cancel(fake_store, call_id)
+    seen = parts_seen_at_outcomes(monkeypatch, tmp_path / PARTS / call_id)
 
-    def watch(finished: Finished) -> None:  # a follow-up runs as the outcome is about to land
-        seen[finished.requested.payload(ToolRequested).call_id] = (tmp_path / PARTS / call_id).exists()
-
-    monkeypatch.setattr(runner, "FOLLOW_UPS", [*runner.FOLLOW_UPS, watch])
     drain_queue(fake_store, settings)  # the tiles, each stopped by the cancel, then the fan-in
 
     assert fake_store.call_state(call_id).error_code == "cancelled"
     assert seen[call_id] is False  # gone before the outcome, not after it
     assert not (tmp_path / ".geogate").exists()
+
+
+def test_a_cancel_during_the_assembly_stops_it_before_the_output_is_published(
+    fake_store: EventStore, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    call_id = new_id()
+    args = {"uri": "src.tif", "output": "out.tif", "compression": "deflate", "blockxsize": 256, "blockysize": 256}
+    event = request_event(TOOLS["raster_convert"], args, call_id=call_id, actor="tester")
+    fake_store.append(event, streams.requested_key(call_id))
+    tiled = TILERS["raster_convert"]
+
+    def cancelled_while_assembling(*args: Any) -> Any:
+        cancel(fake_store, call_id)  # lands once the fan-in has started, as the output is being written
+        return tiled.assemble(*args)
+
+    monkeypatch.setitem(TILERS, "raster_convert", replace(tiled, assemble=cancelled_while_assembling))
+    seen = parts_seen_at_outcomes(monkeypatch, tmp_path / PARTS / call_id)
+
+    runner.run_call(fake_store, settings, "host:1", encode(event))
+    drain_queue(fake_store, settings)
+
+    state = fake_store.call_state(call_id)
+    assert types(fake_store, call_id)[-3:] == ["tool.fan_in_started", "tool.cancel_requested", "tool.failed"]
+    assert state.error_code == "cancelled"
+    assert seen[call_id] is False
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src.tif"]  # no output, no temporary file, no parts
 
 
 def test_a_replay_rebuilds_the_parents_tile_state_from_the_log(fake_store: EventStore, settings: Settings) -> None:
