@@ -174,7 +174,13 @@ def test_tasks_cancel_mid_job_leaves_no_output_file_and_a_cancelled_task(task_st
     started = lambda: any(e.type == "tool.progress" for e in store.read_aggregate(call_aggregate(task_id)))  # noqa: E731
     wait_for_log(store, started, what="first progress of the convert", timeout_s=60)
 
-    ack = rpc(task_stack.url_b, "tasks/cancel", {"taskId": task_id}, task_id)["result"]
+    # The worker holds still while the cancel lands (one request, well under the 3 s lease), so that on a loaded
+    # machine the short job cannot end before its cancel does.
+    os.killpg(task_stack.worker.pid, signal.SIGSTOP)
+    try:
+        ack = rpc(task_stack.url_b, "tasks/cancel", {"taskId": task_id}, task_id)["result"]
+    finally:
+        os.killpg(task_stack.worker.pid, signal.SIGCONT)
     assert ack == {"resultType": "complete", **({"_meta": ack["_meta"]} if "_meta" in ack else {})}
 
     state = outcome(task_stack, task_id, timeout_s=60)
