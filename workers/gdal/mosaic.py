@@ -154,9 +154,9 @@ def raster_mosaic(args: RasterMosaicArgs, ctx: JobContext) -> RasterMosaicResult
         ctx.progress(0, 2, f"{len(sources)} inputs open, {len(warped)} warped")
         with atomic_output(Path(pinned(dst_path, "output")), ctx.fence) as tmp, reading(paths[0], "inputs"):
             grid = _write(tmp, sources, args, profile, ctx)
+            ctx.progress(2, 2, f"wrote {grid['width']}×{grid['height']}")  # before the output takes its name
         crs, res = first.crs, first.res
     transform, width, height = grid["transform"], grid["width"], grid["height"]
-    ctx.progress(2, 2, f"wrote {width}×{height}")
     return RasterMosaicResult(
         output=file_ref(dst_path, "GTiff"),
         crs=crs.to_string() if crs is not None else None,

@@ -171,9 +171,10 @@ def vector_rasterize(args: VectorRasterizeArgs, ctx: JobContext) -> VectorRaster
     profile = {"driver": "GTiff", "width": width, "height": height, "count": 1, "dtype": args.dtype, "crs": crs}
     profile |= {"transform": transform, "nodata": args.nodata, "tiled": True, "compress": "deflate"}
     target = Path(pinned(dst, "output"))
-    with writing(), atomic_output(target, ctx.fence) as tmp, rasterio.open(tmp, "w", **profile) as out:
-        out.write(burnt, 1)
-    ctx.progress(1, 1, "written")
+    with writing(), atomic_output(target, ctx.fence) as tmp:
+        with rasterio.open(tmp, "w", **profile) as out:
+            out.write(burnt, 1)
+        ctx.progress(1, 1, "written")  # a cancel that lands here still wins: the output has not taken its name
     return VectorRasterizeResult(
         output=file_ref(dst, "GTiff"), width=width, height=height, crs=crs, transform=list(transform)[:6],
         burned_pixels=int(np.count_nonzero(burnt != args.nodata)), feature_count=int(keep.sum()),

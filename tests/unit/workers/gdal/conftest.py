@@ -11,6 +11,7 @@ import shapely
 from affine import Affine
 
 from workers.context import JobContext
+from workers.errors import JobCancelled
 
 RasterFactory = Callable[..., Path]
 VectorFactory = Callable[..., Path]
@@ -36,6 +37,29 @@ def ramp(height: int, width: int, dtype: str, count: int = 1) -> np.ndarray:
 @pytest.fixture
 def ctx(tmp_path: Path) -> JobContext:
     return JobContext(call_id="test-call", roots=[tmp_path])
+
+
+CancelledAtLastReport = Callable[[Callable[[str, JobContext], object]], None]
+
+
+@pytest.fixture
+def cancelled_at_last_report(tmp_path: Path) -> CancelledAtLastReport:
+    """Check that `run(output, ctx)` cancelled with its last progress report leaves nothing in the workspace: one run
+    to a scratch output counts its reports (then the scratch output is removed), a second run is told it was
+    cancelled at the last one and must raise `JobCancelled` with the workspace as it was."""
+
+    def check(run: Callable[[str, JobContext], object]) -> None:
+        reports: list[float] = []
+        run("counted.tif", JobContext(call_id="count", roots=[tmp_path], sink=lambda p, t, m: bool(reports.append(p))))
+        (tmp_path / "counted.tif").unlink()
+        before, seen = sorted(p.name for p in tmp_path.iterdir()), []
+        last = lambda p, t, m: bool(seen.append(p)) or len(seen) == len(reports)  # noqa: E731
+        with pytest.raises(JobCancelled):
+            run("out.tif", JobContext(call_id="c", roots=[tmp_path], sink=last))
+        assert len(seen) == len(reports) > 0
+        assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+    return check
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from workers.gdal.convert import raster_convert
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
 
 RasterFactory = Callable[..., Path]
+CancelledAtLastReport = Callable[[Callable[[str, JobContext], object]], None]
 
 
 def convert_args(**overrides: object) -> RasterConvertArgs:
@@ -138,3 +139,12 @@ def test_cancelled_convert_leaves_no_file(
         raster_convert(convert_args(driver="COG"), ctx)
 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src.tif"]
+
+
+@pytest.mark.parametrize("driver", ["GTiff", "COG"])
+def test_a_cancel_that_lands_with_the_last_report_leaves_no_file(
+    make_raster: RasterFactory, cancelled_at_last_report: CancelledAtLastReport, driver: str
+) -> None:
+    make_raster(dtype="uint8", size=(600, 300))
+
+    cancelled_at_last_report(lambda output, ctx: raster_convert(convert_args(output=output, driver=driver), ctx))

@@ -2,6 +2,7 @@
 the union grid; an input in another CRS warped onto the first one's grid; failures by code and field; and the
 preflight gate on its resampling."""
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from workers.gdal.mosaic import raster_mosaic
 
 ROWS, RES, LEFT, TOP = 21, 100.0, 400_000.0, 5_000_000.0
 NODATA = -9999.0
+CancelledAtLastReport = Callable[[Callable[[str, JobContext], object]], None]
 
 
 def write(path: Path, data: np.ndarray, col_off: int, crs: str = "EPSG:32633", nodata: float | None = NODATA) -> None:
@@ -74,6 +76,19 @@ def test_each_overlap_rule_equals_numpy_over_the_valid_values(ctx: JobContext, t
     else:
         assert np.array_equal(got, want)
     assert result.warped == [] and result.method == method
+
+
+@pytest.mark.parametrize("method", ["first", "mean"])
+def test_a_cancel_that_lands_with_the_last_report_leaves_no_file(
+    tmp_path: Path, cancelled_at_last_report: CancelledAtLastReport, method: str
+) -> None:
+    layers(tmp_path)
+
+    def run(output: str, ctx: JobContext) -> object:
+        inputs = ["t0.tif", "t1.tif", "t2.tif"]
+        return raster_mosaic(RasterMosaicArgs(inputs=inputs, output=output, resampling="nearest", method=method), ctx)
+
+    cancelled_at_last_report(run)
 
 
 def test_an_input_in_another_crs_is_warped_onto_the_first_ones_grid(ctx: JobContext, tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecatio
 
 RasterFactory = Callable[..., Path]
 VectorFactory = Callable[..., Path]
+CancelledAtLastReport = Callable[[Callable[[str, JobContext], object]], None]
 RES = 0.01  # EPSG:4326 grid of conftest.GRIDS: origin (10, 50)
 
 
@@ -101,6 +102,19 @@ def test_burns_an_attribute_by_pixel_centre_on_a_like_grid(
         want[shapely.contains_xy(zone, x, y)] = i
     assert np.array_equal(burnt, want)
     assert result.burned_pixels == np.count_nonzero(want != -1)
+
+
+def test_a_rasterize_cancelled_with_its_last_report_leaves_no_file(
+    make_raster: RasterFactory, make_vector: VectorFactory, cancelled_at_last_report: CancelledAtLastReport
+) -> None:
+    make_raster("like.tif", size=(31, 47), crs="EPSG:4326")
+    make_vector("zones.gpkg", [shapely.box(10.013, 49.813, 10.137, 49.9)])
+
+    def run(output: str, ctx: JobContext) -> object:
+        args = VectorRasterizeArgs(uri="zones.gpkg", output=output, like="like.tif", burn_value=1)
+        return vector_rasterize(args, ctx)
+
+    cancelled_at_last_report(run)
 
 
 def test_all_touched_burns_every_pixel_a_polygon_overlaps_at_a_resolution(
