@@ -20,6 +20,7 @@ from schemas.handlers import ResultHandler
 from schemas.tools import TOOLS, ToolSpec
 from schemas.tools.extra import load as load_extra
 from schemas.tools.handlers import HANDLED_FIELD, HANDLER_ARG, HANDLER_DESCRIPTION, HandledResult
+from schemas.tools.limits import RESULT_BYTES, bounds_note
 
 if TYPE_CHECKING:
     from gateway.security.wiring import AuthSetup
@@ -57,13 +58,18 @@ def build_tool(spec: ToolSpec, gateway: Gateway) -> Tool:
     return raw_tool(
         name=spec.name,
         title=spec.title,
-        description=spec.description + HANDLER_DESCRIPTION,
+        description=spec.description + described_bounds(spec, gateway.settings) + HANDLER_DESCRIPTION,
         input_schema=input_schema(spec),
         result=spec.result | HandledResult,
         output_schema=output_schema(spec),
         annotations=_annotations(spec),
         handler=handler,
     )
+
+
+def described_bounds(spec: ToolSpec, settings: Settings) -> str:
+    """The bounds `spec`'s calls are checked against, with this deployment's values."""
+    return bounds_note((*spec.bounds, RESULT_BYTES), settings.limits.model_dump())
 
 
 def input_schema(spec: ToolSpec) -> dict[str, Any]:

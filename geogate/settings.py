@@ -4,7 +4,7 @@ Read once per process, at its entry point (`process_settings()`: `geogate …`, 
 `build_server(settings)`, `EventStore.from_settings(settings)`, a job's `ctx.settings`. Tests build
 `Settings(redis_url=…)` directly. Each section reads its own variables (its `env_prefix`), so no variable changed
 name when the sections joined one tree: `GEOGATE_RETENTION_*` (`retention`), `GEOGATE_AUTH_*` and the other limits
-(`security`), `GEOGATE_LLM_*` (`llm`), the rest on `Settings` itself.
+(`security`), `GEOGATE_LLM_*` (`llm`), `GEOGATE_LIMIT_*` (`limits`), the rest on `Settings` itself.
 
 SettingsError
 └── raised by `read_settings` and `require_redis_url`; the CLI turns it into a message and exit status 1
@@ -133,6 +133,29 @@ class SecuritySettings(BaseSettings):
         return list(self.auth_algorithms)
 
 
+class LimitSettings(BaseSettings):
+    """Bounds on what one tool call may make a worker do (`GEOGATE_LIMIT_*`). A call that would pass one is refused
+    before work starts where its inputs' metadata tells, otherwise stopped when it passes it, with nothing written;
+    the error names the argument and the variable to raise. Each tool's description states the bounds it checks."""
+
+    model_config = SettingsConfigDict(env_prefix="GEOGATE_LIMIT_", extra="ignore")
+
+    tiles: int = Field(default=1024, ge=1)
+    """Windows of `GEOGATE_TILE_SIZE` in one call's grid, whether it runs as tiles or whole. Each tile is about
+    three events and a queue message; 1024 tiles of 2048² are 4 Gpx."""
+    output_bytes: int = Field(default=2 << 30, ge=1 << 20)
+    """Bytes of the raster one call writes (width × height × bands × dtype size, before compression), whole or by
+    tiles; for `raster_stats`, of the bands it reads (it keeps their valid values). 2 GiB: `vector_rasterize` and a
+    `mean` mosaic hold their output in memory, which must fit a laptop beside everything else."""
+    features: int = Field(default=200_000, ge=1)
+    """Polygons (`raster_polygonize`) or lines (`raster_contours`) one call makes; counted as they are traced, all
+    held in memory until written."""
+    zones: int = Field(default=10_000, ge=1)
+    """Zones (features of `zones`) one `zonal_stats` call measures; they run on one worker, one after another."""
+    result_bytes: int = Field(default=16 << 20, ge=64 * 1024)
+    """Bytes of one call's structured result (its JSON); larger results go to the blob store, never in an event."""
+
+
 class Connection(BaseModel):
     """The LLM provider connection, declared once: `LLMSettings` reads it from `GEOGATE_LLM_*`, a request's
     `workers.llm.config.LLMConfig` carries it."""
@@ -252,6 +275,8 @@ class Settings(BaseSettings):
     """Authentication, limits, allowed hosts and origins, sandbox strength (issue 14)."""
     llm: LLMSettings = Field(default_factory=LLMSettings)
     """The LLM host (`ask`, server-side justifications): provider connection and the loop's limits."""
+    limits: LimitSettings = Field(default_factory=LimitSettings)
+    """Bounds on one call: tiles, output bytes, features, zones, result size (`GEOGATE_LIMIT_*`)."""
 
     @model_validator(mode="after")
     def _lease_outlives_beats(self) -> "Settings":
@@ -272,7 +297,12 @@ class Settings(BaseSettings):
     def defaults(cls) -> "Settings":
         """Every field at its default, sections included, without reading the environment (`model_construct` alone
         would build the sections through their factories, which read it)."""
-        sections = {"retention": RetentionPolicy, "security": SecuritySettings, "llm": LLMSettings}
+        sections = {
+            "retention": RetentionPolicy,
+            "security": SecuritySettings,
+            "llm": LLMSettings,
+            "limits": LimitSettings,
+        }
         return cls.model_construct(**{name: section.model_construct() for name, section in sections.items()})
 
     def keys(self) -> "Keys":
@@ -309,6 +339,7 @@ SECTIONS: dict[str, type[BaseSettings]] = {
     "RetentionPolicy": RetentionPolicy,
     "SecuritySettings": SecuritySettings,
     "LLMSettings": LLMSettings,
+    "LimitSettings": LimitSettings,
 }
 """Each class of the tree by name, to name the variable behind a validation error (`ValidationError.title`)."""
 

@@ -23,7 +23,8 @@ from workers.confine import confinement
 from workers.context import Fence, JobContext, ProgressSink
 from workers.errors import JobCancelled, JobError, JobFailed, JobSuperseded
 from workers.jobs import FOLLOW_UPS, JOBS, OWN_LIFECYCLE, Finished, Land, Next
-from workers.lifecycle import Run, begin, elapsed_ms, end, ms_since, store_result
+from workers.lifecycle import Run, begin, compact, elapsed_ms, end, ms_since, store_result
+from workers.limits import check_result
 from workers.reaper import attempts_exhausted
 from workers.tiling.declare import TILERS
 from workers.tiling.fan_out import fan_out
@@ -239,6 +240,8 @@ def _execute(data: ToolRequested, ctx: JobContext, store: EventStore, settings: 
     began = time.perf_counter()
     try:
         value = _run_job(data, ctx)
+        output = value.model_dump(mode="json")
+        check_result(settings, len(compact(output)))  # `GEOGATE_LIMIT_RESULT_BYTES`
     except JobError as exc:
         return failed_outcome(data.call_id, exc, elapsed_ms(began), ctx.worker), None
     except SoftTimeLimitExceeded:
@@ -249,7 +252,6 @@ def _execute(data: ToolRequested, ctx: JobContext, store: EventStore, settings: 
         crash = JobFailed("job.crashed", f"the {data.tool} job crashed; see the worker log for call {data.call_id}")
         return failed_outcome(data.call_id, crash, elapsed_ms(began), ctx.worker), None
     keep_raw = data.result_handler is not None  # the handler's input stays readable as calls://<id>/raw
-    output = value.model_dump(mode="json")
     return succeeded_outcome(
         data.call_id, value, output, store, settings, elapsed_ms(began), ctx.worker, keep_raw
     ), output

@@ -11,6 +11,7 @@ from pydantic import Field, model_validator
 
 from schemas import tasks
 from schemas.tools.base import Hints, ToolResult, ToolSpec
+from schemas.tools.limits import FEATURES, OUTPUT_BYTES, ZONES, Bound
 from schemas.tools.raster import GeoArgs, OutputRef, Uri
 
 RasterUri = Annotated[str, Field(min_length=1, max_length=4096)]
@@ -206,6 +207,7 @@ def analysis_spec(
     hints: Hints,
     *,
     runs_long: bool = False,
+    bounds: tuple[Bound, ...] = (),
 ) -> ToolSpec:
     return ToolSpec(
         name=name,
@@ -218,6 +220,7 @@ def analysis_spec(
         timeout_s=3600.0,
         aliases=_RASTER_ALIASES,
         runs_long=runs_long,
+        bounds=bounds,
     )
 
 
@@ -232,6 +235,7 @@ ZONAL_STATS = analysis_spec(
     ZonalStatsResult,
     Hints(),  # reads only, unless `output` is given: then it writes a new file (replacing one only on overwrite)
     runs_long=True,
+    bounds=(ZONES,),
 )
 RASTER_POLYGONIZE = analysis_spec(
     "raster_polygonize",
@@ -242,6 +246,7 @@ RASTER_POLYGONIZE = analysis_spec(
     RasterPolygonizeResult,
     WRITES,
     runs_long=True,
+    bounds=(FEATURES,),
 )
 VECTOR_RASTERIZE = analysis_spec(
     "vector_rasterize",
@@ -253,6 +258,7 @@ VECTOR_RASTERIZE = analysis_spec(
     VectorRasterizeResult,
     WRITES,
     runs_long=True,
+    bounds=(OUTPUT_BYTES,),
 )
 RASTER_CONTOURS = analysis_spec(
     "raster_contours",
@@ -263,5 +269,6 @@ RASTER_CONTOURS = analysis_spec(
     RasterContoursResult,
     WRITES,
     runs_long=True,
+    bounds=(FEATURES,),
 )
 ANALYSIS_TOOLS = (ZONAL_STATS, RASTER_POLYGONIZE, VECTOR_RASTERIZE, RASTER_CONTOURS)

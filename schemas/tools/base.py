@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict
 from schemas.content import ContentBlock
 from schemas.events.tool import ClientCapability
 from schemas.preflight.justification import PreflightSpec
+from schemas.tools.limits import Bound
 
 
 class ToolArgs(BaseModel):
@@ -67,3 +68,6 @@ class ToolSpec:
     """A client that declared the tasks extension gets a task handle at once (`gateway.tasks.policy`)."""
     task_only: bool = False
     """Runs only as a task: a client that did not declare the tasks extension gets `-32021` and no call is made."""
+    bounds: tuple[Bound, ...] = ()
+    """The `GEOGATE_LIMIT_*` bounds its job checks besides the result size every call has (`schemas.tools.limits`);
+    the published description states them with their values."""

@@ -7,6 +7,7 @@ from pydantic import Field, model_validator
 
 from schemas import tasks
 from schemas.preflight.justification import PreflightSpec
+from schemas.tools import limits
 from schemas.tools.base import Hints, ToolResult, ToolSpec
 from schemas.tools.raster import CrsText, GeoArgs, OutputRef, Uri, WarpResampling
 from schemas.tools.raster_ops import OutputCompression
@@ -125,6 +126,7 @@ RASTER_CLIP = ToolSpec(
     timeout_s=3600.0,
     aliases={"path": "uri", "file": "uri", "input": "uri", "dst": "output", "output_path": "output"},
     runs_long=True,
+    bounds=(limits.OUTPUT_BYTES,),
 )
 
 RASTER_MOSAIC = ToolSpec(
@@ -142,5 +144,6 @@ RASTER_MOSAIC = ToolSpec(
     timeout_s=3600.0,
     aliases={"sources": "inputs", "dst": "output", "output_path": "output", "method_overlap": "method"},
     runs_long=True,
+    bounds=(limits.OUTPUT_BYTES,),
     preflight=(PreflightSpec(domain="resampling", prompt="justify_resampling_method", args={"method": "resampling"}),),
 )

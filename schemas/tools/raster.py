@@ -9,6 +9,7 @@ from pyproj.exceptions import CRSError
 
 from schemas import tasks
 from schemas.preflight.justification import PreflightSpec
+from schemas.tools import limits
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 
 
@@ -268,6 +269,7 @@ RASTER_CONVERT = ToolSpec(
     aliases=_ALIASES,
     tiled=True,
     runs_long=True,
+    bounds=(limits.TILES, limits.OUTPUT_BYTES),
 )
 
 RASTER_REPROJECT = ToolSpec(
@@ -286,6 +288,7 @@ RASTER_REPROJECT = ToolSpec(
     aliases=_ALIASES | {"crs": "dst_crs", "method": "resampling"},
     tiled=True,
     runs_long=True,
+    bounds=(limits.TILES, limits.OUTPUT_BYTES),
     preflight=(
         PreflightSpec(domain="crs_datum", prompt="justify_crs_selection", args={"dst_crs": "dst_crs"}),
         PreflightSpec(domain="resampling", prompt="justify_resampling_method", args={"method": "resampling"}),
@@ -308,4 +311,5 @@ RASTER_STATS = ToolSpec(
     aliases={"path": "uri", "file": "uri", "input": "uri"},
     tiled=True,
     runs_long=True,
+    bounds=(limits.TILES, limits.READ_BYTES),
 )

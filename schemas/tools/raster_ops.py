@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from schemas import tasks
+from schemas.tools import limits
 from schemas.tools.base import Hints, ToolResult, ToolSpec
 from schemas.tools.expression import parse
 from schemas.tools.raster import GeoArgs, OutputRef, Uri
@@ -147,6 +148,7 @@ RASTER_CALC = ToolSpec(
     aliases={"dst": "output", "output_path": "output", "expr": "expression", "formula": "expression"},
     tiled=True,
     runs_long=True,
+    bounds=(limits.TILES, limits.OUTPUT_BYTES),
 )
 
 RASTER_TERRAIN = ToolSpec(
@@ -165,4 +167,5 @@ RASTER_TERRAIN = ToolSpec(
     aliases={"path": "uri", "file": "uri", "input": "uri", "dem": "uri", "dst": "output", "output_path": "output"},
     tiled=True,
     runs_long=True,
+    bounds=(limits.TILES, limits.OUTPUT_BYTES),
 )

@@ -197,7 +197,7 @@ def raster_calc(args: RasterCalcArgs, ctx: JobContext) -> RasterCalcResult:
             misaligned input, a band that does not exist, an expression that cannot be evaluated, a write error.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
-    return calculated(args, *run_whole(calc_of, args, ctx))
+    return calculated(args, *run_whole(calc_of, args, ctx, "inputs"))
 
 
-declare_tiles("raster_calc", calc_of, calc_from_plan, calculated)
+declare_tiles("raster_calc", calc_of, calc_from_plan, calculated, "inputs")

@@ -7,10 +7,12 @@ from typing import Any
 
 import numpy as np
 import rasterio
+import rasterio.features
 import rasterio.mask
 import shapely
 from pyproj import CRS, Transformer
 from pyproj.exceptions import ProjError
+from rasterio.errors import WindowError
 from rasterio.warp import transform_bounds
 from rasterio.windows import Window
 from rasterio.windows import transform as window_transform
@@ -26,6 +28,7 @@ from workers.gdal.outputs import file_ref
 from workers.gdal.vector_io import read_layer
 from workers.gdal.windowed import count_valid
 from workers.jobs import job
+from workers.limits import check_raster, widest
 
 _EPSILON = 1e-9
 """Pixels a box edge overlaps by less than this are not kept (float noise of bounds given at pixel edges)."""
@@ -87,18 +90,40 @@ def mask_shapes(src: rasterio.DatasetReader, args: RasterClipArgs, ctx: JobConte
 
 
 def _clipped(src: rasterio.DatasetReader, path: Path, args: RasterClipArgs, ctx: JobContext, fill: float) -> tuple:
-    """The output's pixels and transform."""
+    """The output's pixels and transform, its size checked before a pixel is read.
+
+    Raises:
+        JobFailed: `limit.output_bytes` on `bounds`, `mask` or `crop` (what sets the output's size).
+    """
     if args.bounds is not None:
         window = box_window(src, args)
+        _check_size(src, window, "bounds", ctx)
         with reading(path):
             return src.read(window=window), window_transform(window, src.transform)
     shapes = mask_shapes(src, args, ctx)
     ctx.progress(1, 3, f"mask of {len(shapes)} polygons read")
+    _check_size(src, _mask_window(src, shapes, args), "mask" if args.crop else "crop", ctx)
     try:
         with reading(path):
             return rasterio.mask.mask(src, shapes, crop=args.crop, all_touched=args.all_touched, nodata=fill)
     except ValueError as exc:  # "Input shapes do not overlap raster."
         raise JobFailed("clip.no_overlap", f"mask: {exc}", field="mask") from exc
+
+
+def _mask_window(src: rasterio.DatasetReader, shapes: list[Any], args: RasterClipArgs) -> Window:
+    """The window `rasterio.mask.mask` writes: the polygons' bounding window with `crop`, else the whole raster."""
+    whole = Window(0, 0, src.width, src.height)
+    if not args.crop:
+        return whole
+    try:
+        return rasterio.features.geometry_window(src, shapes).intersection(whole)
+    except WindowError:
+        return Window(0, 0, 0, 0)  # no overlap: `mask` says so
+
+
+def _check_size(src: rasterio.DatasetReader, window: Window, field: str, ctx: JobContext) -> None:
+    width, height = math.ceil(window.width), math.ceil(window.height)
+    check_raster(ctx, width, height, src.count, widest(src.dtypes), field)
 
 
 def _profile(src: rasterio.DatasetReader, data: np.ndarray, transform: Any, fill: float, compression: str) -> dict:

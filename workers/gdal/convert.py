@@ -1,6 +1,7 @@
 """Job `raster_convert`: copy a raster block by block into another driver, compression, tiling and overviews."""
 
 import contextlib
+import math
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from workers.gdal.blocks import strips
 from workers.gdal.errors import open_raster, reading, writing
 from workers.gdal.outputs import file_ref
 from workers.jobs import job
+from workers.limits import check_raster, widest
+from workers.tiling.grid import check_grid, tile_side
 
 _COMPRESSING = {"GTiff", "COG"}
 
@@ -70,6 +73,19 @@ def check_driver(args: RasterConvertArgs) -> None:
         )
 
 
+def check_bounds(src: rasterio.DatasetReader, args: RasterConvertArgs, ctx: JobContext) -> None:
+    """Refuse a copy past `GEOGATE_LIMIT_OUTPUT_BYTES`, or a tiled one (GeoTIFF or COG) past `GEOGATE_LIMIT_TILES`.
+
+    Raises:
+        JobFailed: `limit.output_bytes` or `limit.tiles`, on `uri`.
+    """
+    check_raster(ctx, src.width, src.height, src.count, widest(src.dtypes), "uri")
+    if args.driver == "COG" or (args.driver == "GTiff" and args.tiled):
+        profile = gtiff_profile(src, args, final=args.driver == "GTiff")
+        side = tile_side(ctx, math.lcm(profile["blockxsize"], profile["blockysize"]))
+        check_grid(ctx, src.width, src.height, side, "uri")
+
+
 @contextlib.contextmanager
 def _driver_errors(driver: str) -> Iterator[None]:
     try:
@@ -107,6 +123,8 @@ def raster_convert(args: RasterConvertArgs, ctx: JobContext) -> RasterConvertRes
     src_path = resolve_in_workspace(args.uri, ctx.roots)
     dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     target = Path(pinned(dst_path, "output"))  # written in the folder that was checked
+    with open_raster(src_path) as src:
+        check_bounds(src, args, ctx)
     with open_raster(src_path) as src, writing(), atomic_output(target, ctx.fence) as tmp:
         _write(src, tmp, target, args, ctx)
         ctx.progress(1, 1, "converted")  # a cancel that lands here still wins: the output has not taken its name

@@ -12,7 +12,7 @@ from schemas.tools.raster import RasterConvertArgs, RasterConvertResult
 from schemas.tools.tiling import TileArgs, TileResult
 from workers.context import JobContext
 from workers.files import output_path, resolve_in_workspace
-from workers.gdal.convert import check_driver, converted, copy_options, gtiff_profile
+from workers.gdal.convert import check_bounds, check_driver, converted, copy_options, gtiff_profile
 from workers.gdal.errors import open_raster, reading, writing
 from workers.gdal.staging import create_staging, publish, write_window
 from workers.tiling.declare import Plan, tiler
@@ -29,6 +29,7 @@ def plan(args: RasterConvertArgs, ctx: JobContext) -> Plan | None:
     src_path = resolve_in_workspace(args.uri, ctx.roots)
     dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     with open_raster(src_path) as src:
+        check_bounds(src, args, ctx)
         profile, tags = gtiff_profile(src, args, final=args.driver == "GTiff"), src.tags()
     side = tile_side(ctx, math.lcm(profile["blockxsize"], profile["blockysize"]))
     if not worth_tiling(ctx, profile["width"], profile["height"], side):

@@ -30,6 +30,7 @@ from workers.gdal.clip import fill_value
 from workers.gdal.errors import open_raster, reading, require_georeferenced, writing
 from workers.gdal.outputs import file_ref
 from workers.jobs import job
+from workers.limits import check_raster
 
 MEAN_MAX_PIXELS = 1 << 27
 """Output pixels × bands `mean` holds in memory (twice, as float64 sums and counts: 2 GiB)."""
@@ -106,11 +107,16 @@ def _mean(sources: list[Any], args: RasterMosaicArgs, fill: float, dtype: str) -
     return out, transform
 
 
-def _size(sources: list[Any]) -> int:
-    first = sources[0]
-    xres, yres = first.res
+def _extent(sources: list[Any]) -> tuple[int, int]:
+    """Width and height of the output: the union of the inputs' bounds on the first one's resolution."""
+    xres, yres = sources[0].res
     lefts, bottoms, rights, tops = zip(*(s.bounds for s in sources), strict=True)
-    return math.ceil((max(rights) - min(lefts)) / xres) * math.ceil((max(tops) - min(bottoms)) / yres) * first.count
+    return math.ceil((max(rights) - min(lefts)) / xres), math.ceil((max(tops) - min(bottoms)) / yres)
+
+
+def _size(sources: list[Any]) -> int:
+    width, height = _extent(sources)
+    return width * height * sources[0].count
 
 
 def _write(tmp: Path, sources: list[Any], args: RasterMosaicArgs, profile: dict[str, Any], ctx: JobContext) -> dict:
@@ -151,6 +157,7 @@ def raster_mosaic(args: RasterMosaicArgs, ctx: JobContext) -> RasterMosaicResult
     with contextlib.ExitStack() as held:
         sources, warped, first = _sources(held, paths, args)
         profile = _profile(first, fill_value(first, args.nodata), args.compression)
+        check_raster(ctx, *_extent(sources), first.count, profile["dtype"], "inputs")  # the inputs' spread
         ctx.progress(0, 2, f"{len(sources)} inputs open, {len(warped)} warped")
         with atomic_output(Path(pinned(dst_path, "output")), ctx.fence) as tmp, reading(paths[0], "inputs"):
             grid = _write(tmp, sources, args, profile, ctx)

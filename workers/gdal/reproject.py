@@ -24,7 +24,8 @@ from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import open_raster, parse_crs, reading, require_georeferenced, writing
 from workers.gdal.outputs import file_ref, streamed
 from workers.jobs import job
-from workers.tiling.grid import tile_side, windows
+from workers.limits import check_raster
+from workers.tiling.grid import check_grid, tile_side, windows
 
 Grid = tuple[Affine, int, int]
 
@@ -128,7 +129,7 @@ def _warp(src: rasterio.DatasetReader, tmp: Path, spec: Warp, profile: dict, ctx
     side = tile_side(ctx, ALIGN_ROWS)
     tiles, columns, rows = windows(profile["width"], profile["height"], side)
     digest = WriteDigest(tmp)
-    buffer = np.empty((profile["count"], min(side, profile["height"]), profile["width"]), dtype=profile["dtype"])
+    buffer = np.empty((profile["count"], tiles[0].height, profile["width"]), dtype=profile["dtype"])
     with rasterio.open(tmp, "w", **streamed(profile, digest)) as dst:
         for row in range(rows):
             cells = tiles[row * columns : (row + 1) * columns]
@@ -159,6 +160,7 @@ def raster_reproject(args: RasterReprojectArgs, ctx: JobContext) -> RasterReproj
     dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     with open_raster(src_path) as src:
         spec, profile = warp_of(src, src_path, args)
+        check_bounds(profile, args, ctx)
         with atomic_output(Path(pinned(dst_path, "output")), ctx.fence) as tmp:
             sha256 = _warp(src, tmp, spec, profile, ctx)
     return reprojected(args, spec, profile, file_ref(dst_path, "GTiff", sha256))
@@ -176,6 +178,21 @@ def warp_of(src: rasterio.DatasetReader, src_path: Path, args: RasterReprojectAr
         grid = target_grid(src, src_crs, args)
     profile = output_profile(src, grid, dst_crs, args.nodata if args.nodata is not None else src.nodata)
     return Warp(src_crs, dst_crs, grid[0], profile["nodata"], args.resampling.value), profile
+
+
+def check_bounds(profile: dict, args: RasterReprojectArgs, ctx: JobContext) -> None:
+    """Refuse an output grid past `GEOGATE_LIMIT_OUTPUT_BYTES` or `GEOGATE_LIMIT_TILES`, on the argument that set
+    it (the first of `resolution`, `width`, `height`, `bounds` given, else `uri`).
+
+    Raises:
+        JobFailed: `limit.output_bytes` or `limit.tiles`.
+    """
+    field = next(
+        (name for name in ("resolution", "width", "height", "bounds") if getattr(args, name) is not None), "uri"
+    )
+    width, height = profile["width"], profile["height"]
+    check_raster(ctx, width, height, profile["count"], profile["dtype"], field)
+    check_grid(ctx, width, height, tile_side(ctx, ALIGN_ROWS), field)
 
 
 def reprojected(args: RasterReprojectArgs, spec: "Warp", profile: dict, output: OutputRef) -> RasterReprojectResult:

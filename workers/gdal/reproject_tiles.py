@@ -16,7 +16,7 @@ from workers.files import output_path, resolve_in_workspace
 from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import open_raster
 from workers.gdal.outputs import file_ref
-from workers.gdal.reproject import Warp, reprojected, warp_of
+from workers.gdal.reproject import Warp, check_bounds, reprojected, warp_of
 from workers.gdal.staging import create_staging, publish, write_window
 from workers.tiling.declare import Plan, tiler
 from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth_tiling
@@ -28,6 +28,7 @@ def plan(args: RasterReprojectArgs, ctx: JobContext) -> Plan | None:
     dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     with open_raster(src_path) as src:
         spec, profile = warp_of(src, src_path, args)
+    check_bounds(profile, args, ctx)
     side = tile_side(ctx, ALIGN_ROWS)
     if not worth_tiling(ctx, profile["width"], profile["height"], side):
         return None

@@ -36,6 +36,7 @@ from workers.gdal.errors import check_bands, open_raster, require_georeferenced,
 from workers.gdal.outputs import file_ref
 from workers.gdal.vector_io import Layer, output_driver, read_layer, write_layer
 from workers.jobs import job
+from workers.limits import FeatureCount, check_raster
 
 _SHAPES_DTYPES = ("uint8", "int16", "uint16", "int32", "float32")
 """What `rasterio.features.shapes` takes; others are cast when that loses nothing."""
@@ -89,10 +90,11 @@ def raster_polygonize(args: RasterPolygonizeArgs, ctx: JobContext) -> RasterPoly
     if data.dtype.kind == "f":
         mask &= np.isfinite(data)
     ctx.progress(0, None, "tracing polygons")
-    geoms, values = [], []
+    geoms, values, count = [], [], FeatureCount(ctx, "uri", "polygons")
     for geojson, value in rasterio.features.shapes(
         _shapes_array(data), mask=mask, connectivity=args.connectivity, transform=transform
     ):
+        count.add()
         geoms.append(shapely.geometry.shape(geojson))
         values.append(value)
         if len(geoms) % REPORT_EVERY == 0:
@@ -122,8 +124,6 @@ def _grid(args: VectorRasterizeArgs, layer: Layer, ctx: JobContext) -> tuple[int
     left, bottom, right, top = shapely.total_bounds(present).tolist()
     xres, yres = args.resolution
     width, height = max(1, math.ceil((right - left) / xres)), max(1, math.ceil((top - bottom) / yres))
-    if width * height > 1 << 31:
-        raise JobFailed("option.unsupported", f"resolution: {width}×{height} pixels is too many", field="resolution")
     return width, height, from_origin(left, top, xres, yres), layer.crs
 
 
@@ -161,6 +161,7 @@ def vector_rasterize(args: VectorRasterizeArgs, ctx: JobContext) -> VectorRaster
     layer = read_layer(path, args.layer, ctx)
     values = _burn_values(args, layer)
     width, height, transform, crs = _grid(args, layer, ctx)
+    check_raster(ctx, width, height, 1, args.dtype, "like" if args.like is not None else "resolution")
     geometry = _in_crs(layer.geometry, layer.crs, crs)
     keep = ~shapely.is_missing(geometry) & ~shapely.is_empty(geometry) & ~np.isnan(values)
     ctx.progress(0, 1, f"burning {int(keep.sum())} features into {width}×{height} pixels")
@@ -219,9 +220,11 @@ def raster_contours(args: RasterContoursArgs, ctx: JobContext) -> RasterContours
     valid = data.compressed()
     levels = contour_levels(args, float(valid.min()), float(valid.max())) if valid.size else []
     generator = contourpy.contour_generator(z=data, line_type="Separate")
+    count = FeatureCount(ctx, "interval" if args.levels is None else "levels", "lines")
     geoms, values, traced = [], [], []
     for n, level in enumerate(levels, start=1):
         lines = [line for line in generator.lines(level) if len(line) >= 2]
+        count.add(len(lines))
         for line in lines:
             cols, rows = line[:, 0] + 0.5, line[:, 1] + 0.5  # contourpy's x, y are column and row of pixel centres
             xs, ys = transform * (cols, rows)

@@ -11,6 +11,11 @@ from workers.files import resolve_in_workspace
 from workers.gdal.blocks import strips
 from workers.gdal.errors import check_bands, open_raster, reading
 from workers.jobs import job
+from workers.limits import check_raster, widest
+from workers.tiling.grid import check_grid, tile_side
+
+TILE_BLOCK = 256
+"""Block the tile grid of `raster_stats` is aligned to (`workers.gdal.stats_tiles`)."""
 
 
 def _valid_values(src: rasterio.DatasetReader, band: int, ctx: JobContext, step: tuple[int, int]) -> np.ndarray:
@@ -34,6 +39,18 @@ def _sample(values: np.ndarray, size: int | None) -> np.ndarray:
 def _histogram(values: np.ndarray, bins: int) -> list[HistogramBin]:
     counts, edges = np.histogram(values, bins=bins)
     return [HistogramBin(min_value=edges[i], max_value=edges[i + 1], count=int(c)) for i, c in enumerate(counts)]
+
+
+def check_bounds(src: rasterio.DatasetReader, bands: list[int], ctx: JobContext) -> None:
+    """Refuse bands past `GEOGATE_LIMIT_OUTPUT_BYTES` (their valid values are kept, in memory or as tiles' parts) or
+    a grid past `GEOGATE_LIMIT_TILES`.
+
+    Raises:
+        JobFailed: `limit.output_bytes` or `limit.tiles`, on `uri`.
+    """
+    dtype = widest([src.dtypes[band - 1] for band in bands])
+    check_raster(ctx, src.width, src.height, len(bands), dtype, "uri", read=True)
+    check_grid(ctx, src.width, src.height, tile_side(ctx, TILE_BLOCK), "uri")
 
 
 def band_stats(band: int, values: np.ndarray, total: int, args: RasterStatsArgs) -> BandStats:
@@ -73,6 +90,7 @@ def raster_stats(args: RasterStatsArgs, ctx: JobContext) -> RasterStatsResult:
     with open_raster(path) as src:
         bands = args.bands or list(range(1, src.count + 1))
         check_bands(bands, src.count, "bands")
+        check_bounds(src, bands, ctx)
         total = src.width * src.height
         stats = []
         for n, band in enumerate(bands):

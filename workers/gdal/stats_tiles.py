@@ -15,11 +15,12 @@ from schemas.tools.tiling import TileArgs, TileResult, TileWindow
 from workers.context import JobContext
 from workers.files import resolve_in_workspace
 from workers.gdal.errors import check_bands, open_raster, reading
+from workers.gdal.stats import TILE_BLOCK, check_bounds
 from workers.gdal.stats_merge import Moments, Part, histogram, percentiles, summarise
 from workers.tiling.declare import Plan, tiler
 from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth_tiling
 
-BLOCK = 256
+BLOCK = TILE_BLOCK
 
 
 def plan(args: RasterStatsArgs, ctx: JobContext) -> Plan | None:
@@ -30,6 +31,7 @@ def plan(args: RasterStatsArgs, ctx: JobContext) -> Plan | None:
     with open_raster(path) as src:
         bands = args.bands or list(range(1, src.count + 1))
         check_bands(bands, src.count, "bands")
+        check_bounds(src, bands, ctx)
         width, height = src.width, src.height
     side = tile_side(ctx, BLOCK)
     if not worth_tiling(ctx, width, height, side):

@@ -233,7 +233,7 @@ def raster_terrain(args: RasterTerrainArgs, ctx: JobContext) -> RasterTerrainRes
             ungeoreferenced or rotated DEM, a missing band, a write error.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
-    return terrain_result(args, *run_whole(terrain_of, args, ctx))
+    return terrain_result(args, *run_whole(terrain_of, args, ctx, "uri"))
 
 
-declare_tiles("raster_terrain", terrain_of, terrain_from_plan, terrain_result)
+declare_tiles("raster_terrain", terrain_of, terrain_from_plan, terrain_result, "uri")

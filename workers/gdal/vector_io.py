@@ -55,18 +55,26 @@ def layer_name(path: Path, layer: str | None) -> str:
 
 
 def read_layer(
-    path: Path, layer: str | None, ctx: JobContext, op: GeometryOp | None = None, field: str = "uri"
+    path: Path,
+    layer: str | None,
+    ctx: JobContext,
+    op: GeometryOp | None = None,
+    field: str = "uri",
+    counted: Callable[[int], None] | None = None,
 ) -> Layer:
-    """Read a layer `CHUNK_FEATURES` at a time, applying `op` to each chunk's geometries and reporting progress.
+    """Read a layer `CHUNK_FEATURES` at a time, applying `op` to each chunk's geometries and reporting progress;
+    `counted` is given the layer's feature count before a feature is read (where a bound refuses it).
 
     Raises:
-        JobFailed: the file cannot be read, or the layer does not exist.
+        JobFailed: the file cannot be read, or the layer does not exist (or what `counted` raises).
         JobCancelled: the call was cancelled between chunks.
     """
     name = layer_name(path, layer)
     with reading(path, field):
         info = pyogrio.read_info(pinned(path, field), layer=name, force_feature_count=True)
     total, parts = max(int(info["features"]), 0), []
+    if counted is not None:
+        counted(total)
     for skip in range(0, max(total, 1), CHUNK_FEATURES):
         with reading(path, field):
             meta, _, wkb, columns = pyogrio.raw.read(

@@ -26,8 +26,9 @@ from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import writing
 from workers.gdal.outputs import file_ref, streamed
 from workers.gdal.staging import create_staging, publish, write_window
+from workers.limits import check_raster
 from workers.tiling.declare import Plan, tiler
-from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth_tiling
+from workers.tiling.grid import check_grid, parts_folder, root_of, tile_side, windows, worth_tiling
 
 
 class WindowOp(Protocol):
@@ -92,11 +93,26 @@ def write_whole(op: WindowOp, target: Path, ctx: JobContext) -> tuple[OutputRef,
     return file_ref(target, "GTiff", digest), valid
 
 
-def run_whole(open_op: Callable[[Any, JobContext], WindowOp], args: Any, ctx: JobContext) -> tuple[OutputRef, int]:
-    """A call run whole: its output checked, its op opened by `open_op`, every window written (`write_whole`)."""
+def check_bounds(op: WindowOp, ctx: JobContext, field: str) -> None:
+    """Refuse an output past `GEOGATE_LIMIT_OUTPUT_BYTES` or a grid past `GEOGATE_LIMIT_TILES`, on `field`.
+
+    Raises:
+        JobFailed: `limit.output_bytes` or `limit.tiles`.
+    """
+    profile = op.profile
+    check_raster(ctx, profile["width"], profile["height"], profile["count"], profile["dtype"], field)
+    check_grid(ctx, profile["width"], profile["height"], tile_side(ctx, ALIGN_ROWS), field)
+
+
+def run_whole(
+    open_op: Callable[[Any, JobContext], WindowOp], args: Any, ctx: JobContext, field: str
+) -> tuple[OutputRef, int]:
+    """A call run whole: its output checked, its op opened by `open_op`, its bounds checked (the grid is set by
+    argument `field`), every window written (`write_whole`)."""
     dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     op = open_op(args, ctx)
     try:
+        check_bounds(op, ctx, field)
         return write_whole(op, dst_path, ctx)
     finally:
         op.close()
@@ -107,14 +123,17 @@ def declare_tiles(
     open_op: Callable[[Any, JobContext], WindowOp],
     from_plan: Callable[[dict[str, JsonValue], JobContext], WindowOp],
     result: Callable[[Any, OutputRef, int], BaseModel],
+    field: str,
 ) -> None:
     """Register tool `name` as tiled: `open_op` makes its op from the call's arguments (planner), `from_plan` from
-    the plan a tile carries, `result` the tool's result from the output and its count of valid pixels."""
+    the plan a tile carries, `result` the tool's result from the output and its count of valid pixels; `field` is
+    the argument that sets the output grid (named when a bound refuses it)."""
 
     def plan(args: Any, ctx: JobContext) -> Plan | None:
         dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
         op = open_op(args, ctx)
         try:
+            check_bounds(op, ctx, field)
             profile = op.profile
             side = tile_side(ctx, ALIGN_ROWS)
             if not worth_tiling(ctx, profile["width"], profile["height"], side):

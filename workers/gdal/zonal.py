@@ -24,6 +24,7 @@ from workers.gdal.errors import check_bands, open_raster, require_georeferenced
 from workers.gdal.outputs import file_ref
 from workers.gdal.vector_io import Layer, output_driver, read_layer, write_layer
 from workers.jobs import job
+from workers.limits import check_zones
 
 BATCH = 500
 """Features per exactextract call: progress (and cancellation) is checked between batches."""
@@ -116,7 +117,7 @@ def zonal_stats(args: ZonalStatsArgs, ctx: JobContext) -> ZonalStatsResult:
     if args.output is not None:
         dst = output_path(args.output, ctx.roots, overwrite=args.overwrite)
         driver = output_driver(args.driver, dst)
-    layer = read_layer(zones_path, args.layer, ctx, field="zones")
+    layer = read_layer(zones_path, args.layer, ctx, field="zones", counted=lambda n: check_zones(ctx, n, "zones"))
     _check_polygons(layer.geometry)
     ids = _ids(layer, args.id_field)
     with open_raster(source) as src:

@@ -7,6 +7,7 @@ from pathlib import Path
 from geogate.settings import Settings
 from schemas.tools.tiling import TileWindow
 from workers.context import JobContext
+from workers.limits import check_tiles
 
 PARTS = Path(".geogate") / "tiles"
 """Below a workspace root: one hidden folder per tiled call, where its tiles leave their parts."""
@@ -28,12 +29,41 @@ def worth_tiling(ctx: JobContext, width: int, height: int, side: int) -> bool:
     return width * height >= settings_of(ctx).tile_min_pixels and (width > side or height > side)
 
 
+def tile_shape(width: int, height: int, side: int) -> tuple[int, int]:
+    """A window's width and height: `side`×`side`, or across a grid thinner than `side` a strip of about `side`²
+    pixels whose length is a whole number of `side`s (so of blocks), so that a thin grid is not cut into slivers."""
+    if height < side < width:
+        return side * max(1, side // height), side
+    if width < side < height:
+        return side, side * max(1, side // width)
+    return side, side
+
+
+def count_windows(width: int, height: int, side: int) -> int:
+    """How many windows `windows` would cut the grid into."""
+    tile_width, tile_height = tile_shape(width, height, side)
+    return math.ceil(width / tile_width) * math.ceil(height / tile_height)
+
+
+def check_grid(ctx: JobContext, width: int, height: int, side: int, field: str) -> None:
+    """Refuse a grid of more windows than `GEOGATE_LIMIT_TILES`, run as tiles or whole (the same windows).
+
+    Raises:
+        JobFailed: `limit.tiles`, on `field` (the argument that sets the grid).
+    """
+    check_tiles(ctx, count_windows(width, height, side), field, side)
+
+
 def windows(width: int, height: int, side: int) -> tuple[list[TileWindow], int, int]:
-    """Row-major `side`×`side` windows over a `width`×`height` grid (the last row and column may be narrower)."""
-    columns, rows = math.ceil(width / side), math.ceil(height / side)
+    """Row-major windows of `tile_shape` over a `width`×`height` grid (the last row and column may be narrower)."""
+    tile_width, tile_height = tile_shape(width, height, side)
+    columns, rows = math.ceil(width / tile_width), math.ceil(height / tile_height)
     grid = [
         TileWindow(
-            col_off=c * side, row_off=r * side, width=min(side, width - c * side), height=min(side, height - r * side)
+            col_off=c * tile_width,
+            row_off=r * tile_height,
+            width=min(tile_width, width - c * tile_width),
+            height=min(tile_height, height - r * tile_height),
         )
         for r in range(rows)
         for c in range(columns)

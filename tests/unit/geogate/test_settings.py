@@ -98,6 +98,11 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "GEOGATE_LLM_MAX_TOOL_CALLS": ("llm.max_tool_calls", "3", 3),
     "GEOGATE_LLM_MAX_TOTAL_TOKENS": ("llm.max_total_tokens", "1000", 1000),
     "GEOGATE_LLM_TOOL_TIMEOUT_S": ("llm.tool_timeout_s", "9", 9.0),
+    "GEOGATE_LIMIT_TILES": ("limits.tiles", "64", 64),
+    "GEOGATE_LIMIT_OUTPUT_BYTES": ("limits.output_bytes", "1073741824", 1 << 30),
+    "GEOGATE_LIMIT_FEATURES": ("limits.features", "1000", 1000),
+    "GEOGATE_LIMIT_ZONES": ("limits.zones", "50", 50),
+    "GEOGATE_LIMIT_RESULT_BYTES": ("limits.result_bytes", "1048576", 1 << 20),
 }
 """Every variable the four settings classes read before they became one tree (`GEOGATE_CONFORMANCE` aside: the
 conformance fixtures left the product, issue 33), with the field it sets, a value and what the field then holds."""
@@ -131,7 +136,7 @@ def test_each_variable_still_sets_its_field(clean_env: pytest.MonkeyPatch, varia
 
 def test_the_table_covers_every_field_of_the_tree() -> None:
     """A field added later gets a row here, so its variable's name is pinned too."""
-    sections = {"retention", "security", "llm"}
+    sections = {"retention", "security", "llm", "limits"}
     fields = {name for name in Settings.model_fields if name not in sections}
     for section in sections:
         fields |= {f"{section}.{name}" for name in type(at(Settings(), section)).model_fields}
