@@ -11,7 +11,7 @@ from pydantic import Field, model_validator
 
 from schemas import tasks
 from schemas.tools.base import Hints, ToolResult, ToolSpec
-from schemas.tools.limits import FEATURES, OUTPUT_BYTES, ZONES, Bound
+from schemas.tools.limits import FEATURES, OUTPUT_BYTES, READ_BYTES, ZONES, Bound
 from schemas.tools.raster import GeoArgs, OutputRef, Uri
 
 RasterUri = Annotated[str, Field(min_length=1, max_length=4096)]
@@ -246,7 +246,7 @@ RASTER_POLYGONIZE = analysis_spec(
     RasterPolygonizeResult,
     WRITES,
     runs_long=True,
-    bounds=(FEATURES,),
+    bounds=(READ_BYTES, FEATURES),
 )
 VECTOR_RASTERIZE = analysis_spec(
     "vector_rasterize",
@@ -269,6 +269,6 @@ RASTER_CONTOURS = analysis_spec(
     RasterContoursResult,
     WRITES,
     runs_long=True,
-    bounds=(FEATURES,),
+    bounds=(READ_BYTES, FEATURES),
 )
 ANALYSIS_TOOLS = (ZONAL_STATS, RASTER_POLYGONIZE, VECTOR_RASTERIZE, RASTER_CONTOURS)

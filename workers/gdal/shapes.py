@@ -36,7 +36,7 @@ from workers.gdal.errors import check_bands, open_raster, require_georeferenced,
 from workers.gdal.outputs import file_ref
 from workers.gdal.vector_io import Layer, output_driver, read_layer, write_layer
 from workers.jobs import job
-from workers.limits import FeatureCount, check_raster
+from workers.limits import FeatureCount, check_raster, widest
 
 _SHAPES_DTYPES = ("uint8", "int16", "uint16", "int32", "float32")
 """What `rasterio.features.shapes` takes; others are cast when that loses nothing."""
@@ -45,15 +45,22 @@ REPORT_EVERY = 5000
 
 
 def _band_to_trace(
-    args: RasterToVectorArgs, ctx: JobContext
+    args: RasterToVectorArgs, ctx: JobContext, traced_as: str | None = None
 ) -> tuple[Path, str, np.ma.MaskedArray, Affine, str | None]:
-    """The output and its driver (checked first), then the band as a masked array with its transform and CRS."""
+    """The output and its driver (checked first), then the band as a masked array with its transform and CRS; the
+    band is held whole (in `traced_as`, else its own dtype), so its size is checked before it is read.
+
+    Raises:
+        JobFailed: `limit.output_bytes` (field `uri`) for a band past `GEOGATE_LIMIT_OUTPUT_BYTES`, or as below.
+    """
     source = raster_input(args.uri, ctx.roots, ctx.settings)
     dst = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     driver = output_driver(args.driver, dst)
     with open_raster(source) as src:
         check_bands([args.band], src.count, "band")
         require_georeferenced(src)
+        dtype = widest([traced_as or src.dtypes[args.band - 1], src.dtypes[args.band - 1]])
+        check_raster(ctx, src.width, src.height, 1, dtype, "uri", read=True)
         return dst, driver, src.read(args.band, masked=True), src.transform, _crs_text(src)
 
 
@@ -214,7 +221,7 @@ def raster_contours(args: RasterContoursArgs, ctx: JobContext) -> RasterContours
             many levels, an existing output without `overwrite`.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
-    dst, driver, band, transform, crs = _band_to_trace(args, ctx)
+    dst, driver, band, transform, crs = _band_to_trace(args, ctx, traced_as="float64")
     data = band.astype("float64")
     data = np.ma.masked_invalid(data)
     valid = data.compressed()

@@ -10,7 +10,8 @@ import pytest
 
 from gateway import results
 from gateway.server import build_server
-from geogate.settings import Settings
+from geogate.settings import LimitSettings, Settings
+from schemas.tools import TOOLS
 from schemas.validation import ArgumentsInvalid, FieldError
 
 
@@ -32,3 +33,14 @@ def test_every_tool_error_shape_conforms_to_every_output_schema(tools: dict) -> 
 def test_a_partial_result_still_fails_the_schema(tools: dict) -> None:
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"pong": True}, tools["ping"].output_schema)
+
+
+def test_each_tool_states_the_bounds_its_job_checks_with_this_servers_values() -> None:
+    limits = LimitSettings(tiles=77, output_bytes=3 << 30, zones=123)
+    server, _ = build_server(Settings(redis_url="redis://unused", limits=limits))
+    listed = {tool.name: tool.description or "" for tool in anyio.run(server.list_tools)}
+
+    assert "at most 77 windows" in listed["raster_terrain"] and "GEOGATE_LIMIT_TILES" in listed["raster_terrain"]
+    assert "at most 3 GiB" in listed["vector_rasterize"] and "GEOGATE_LIMIT_OUTPUT_BYTES" in listed["raster_mosaic"]
+    assert "at most 123 zones" in listed["zonal_stats"] and "GEOGATE_LIMIT_FEATURES" in listed["raster_contours"]
+    assert all("GEOGATE_LIMIT_RESULT_BYTES" in listed[name] for name in TOOLS)

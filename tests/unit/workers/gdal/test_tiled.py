@@ -15,6 +15,7 @@ from geogate.eventlog.publish import request_event
 from geogate.eventlog.store import EventStore
 from geogate.settings import Settings
 from schemas.codec import encode
+from schemas.events import ToolFannedOut
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
 from tests.support import drain_queue
@@ -103,6 +104,23 @@ def test_a_tiled_bilinear_reprojection_equals_the_whole_one_pixel_for_pixel(
     assert meta_a == meta_b
     assert np.array_equal(a, b)
     assert digested(tiled) and digested(whole)
+
+
+@pytest.mark.parametrize("size", [(30_000, 3), (3, 30_000)], ids=["tall", "wide"])
+def test_a_thin_raster_is_reprojected_in_strips_of_a_tile_the_same_whole_or_tiled(
+    fake_store: EventStore, tmp_path: Path, make_raster: RasterFactory, size: tuple[int, int]
+) -> None:
+    """A grid thinner than a tile is cut into a few strips of about a tile's area (`workers.tiling.grid`), not
+    into slivers of one tile's side; whole and tiled runs warp the same strips."""
+    make_raster(dtype="float32", size=size, crs="EPSG:3857")
+    args = {"uri": "src.tif", "output": "out.tif", "dst_crs": "EPSG:3857", "resampling": "bilinear"}
+
+    whole, tiled, call_id = both(fake_store, tmp_path, "raster_reproject", **args)
+
+    (a, meta_a), (b, meta_b) = pixels(whole["output"]["path"]), pixels(tiled["output"]["path"])
+    assert meta_a == meta_b and np.array_equal(a, b)
+    events = fake_store.read_aggregate(call_aggregate(call_id))
+    assert [e.payload(ToolFannedOut).tiles for e in events if e.type == "tool.fanned_out"] == [2]
 
 
 @pytest.mark.parametrize(
