@@ -15,6 +15,8 @@ from workers.context import JobContext
 from workers.errors import JobFailed
 
 _DEFAULTS = Settings.defaults().limits
+_GDAL_ONLY = {"complex_int16": np.dtype("complex64")}
+"""GDAL dtypes numpy has no name for, counted as the numpy dtype rasterio reads them into."""
 
 
 def limits_of(settings: Settings | None) -> LimitSettings:
@@ -29,13 +31,18 @@ def exceeded(bound: Bound, field: str | None, what: str, settings: Settings | No
     return JobFailed(f"limit.{bound.setting}", f"{field}: {message}" if field else message, field=field)
 
 
+def as_numpy(dtype: npt.DTypeLike) -> np.dtype:
+    """`dtype` as numpy knows it (rasterio's `complex_int16` as the `complex64` it is read into)."""
+    return _GDAL_ONLY[dtype] if isinstance(dtype, str) and dtype in _GDAL_ONLY else np.dtype(dtype)
+
+
 def widest(dtypes: tuple[str, ...] | list[str]) -> np.dtype:
     """The widest of a raster's band dtypes (what a copy of every band is counted in)."""
-    return max((np.dtype(d) for d in dtypes), key=lambda d: d.itemsize)
+    return max((as_numpy(d) for d in dtypes), key=lambda d: d.itemsize)
 
 
 def raster_bytes(width: int, height: int, bands: int, dtype: npt.DTypeLike) -> int:
-    return width * height * bands * np.dtype(dtype).itemsize
+    return width * height * bands * as_numpy(dtype).itemsize
 
 
 def check_raster(
@@ -50,7 +57,7 @@ def check_raster(
     size = raster_bytes(width, height, bands, dtype)
     if size > limits_of(ctx.settings).output_bytes:
         kind = "the bands read" if read else "the output"
-        shape = f"{width}×{height}×{bands} {np.dtype(dtype).name}"
+        shape = f"{width}×{height}×{bands} {as_numpy(dtype).name}"
         bound = bounds.READ_BYTES if read else bounds.OUTPUT_BYTES
         raise exceeded(bound, field, f"{kind} would be {shape}, {size_text(size)}", ctx.settings)
 

@@ -28,6 +28,15 @@ def test_an_output_is_counted_in_bytes_by_its_dtype(tmp_path: Path) -> None:
     assert "GEOGATE_LIMIT_OUTPUT_BYTES" in failed.value.message and not failed.value.retryable
 
 
+def test_a_gdal_dtype_numpy_has_no_name_for_is_counted_as_it_is_read(tmp_path: Path) -> None:
+    """rasterio reads `complex_int16` (GDAL's CInt16) into complex64: 8 bytes a pixel."""
+    ctx = ctx_with(tmp_path, output_bytes=8 << 20)
+
+    check_raster(ctx, 1024, 1024, 1, "complex_int16", "uri")
+    with pytest.raises(JobFailed):
+        check_raster(ctx, 1024, 1025, 1, "complex_int16", "uri")
+
+
 def test_a_job_without_settings_has_the_default_bounds(tmp_path: Path) -> None:
     ctx = JobContext("c", [tmp_path])
 
