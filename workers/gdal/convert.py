@@ -125,9 +125,9 @@ def raster_convert(args: RasterConvertArgs, ctx: JobContext) -> RasterConvertRes
     target = Path(pinned(dst_path, "output"))  # written in the folder that was checked
     with open_raster(src_path) as src:
         check_bounds(src, args, ctx)
-    with open_raster(src_path) as src, writing(), atomic_output(target, ctx.fence) as tmp:
-        _write(src, tmp, target, args, ctx)
-        ctx.progress(1, 1, "converted")  # a cancel that lands here still wins: the output has not taken its name
+        with writing(), atomic_output(target, ctx.fence) as tmp:
+            _write(src, tmp, target, args, ctx)
+            ctx.progress(1, 1, "converted")  # a cancel that lands here still wins: the output has not taken its name
     return converted(dst_path)
 
 
