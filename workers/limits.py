@@ -69,7 +69,7 @@ def check_tiles(ctx: JobContext, count: int, field: str, tile_size: int) -> None
         JobFailed: `limit.tiles`, on `field`.
     """
     if count > limits_of(ctx.settings).tiles:
-        what = f"the grid is {count:,} windows of {tile_size}² pixels (GEOGATE_TILE_SIZE)"
+        what = f"the grid is {count:,} windows of about {tile_size}² pixels (GEOGATE_TILE_SIZE)"
         raise exceeded(bounds.TILES, field, what, ctx.settings)
 
 
