@@ -15,8 +15,9 @@ from tests.support import justify
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
-TALL = (4200, 90)
-"""Rows, columns: three rows of the default 2048-pixel windows, so three progress reports."""
+TALL = (4200, 2048)
+"""Rows, columns: three rows of the default 2048-pixel windows, so three progress reports (one window wide: a grid
+thinner than a window is cut into strips of a window's area instead, `workers.tiling.grid`)."""
 
 
 @pytest.fixture
