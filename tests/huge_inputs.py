@@ -25,13 +25,18 @@ def sparse_raster(path: Path, width: int, height: int, *, dtype: str = "uint8", 
     return path
 
 
-def checkerboard(path: Path, side: int, *, dtype: str = "uint8") -> Path:
-    """A `side`² raster of alternating 0 and 1: `side`² polygons, about `side`²/2 contour lines at 0.5."""
-    data = (np.indices((side, side)).sum(axis=0) % 2).astype(dtype)
-    profile = {"driver": "GTiff", "width": side, "height": side, "count": 1, "dtype": dtype, "crs": UTM}
+def write_band(path: Path, data: np.ndarray) -> Path:
+    """A one-band GeoTIFF of `data` on a 1 m grid at `ORIGIN`."""
+    height, width = data.shape
+    profile = {"driver": "GTiff", "width": width, "height": height, "count": 1, "dtype": data.dtype.name, "crs": UTM}
     with rasterio.open(path, "w", **profile, transform=from_origin(*ORIGIN, 1.0, 1.0)) as dst:
         dst.write(data, 1)
     return path
+
+
+def checkerboard(path: Path, side: int, *, dtype: str = "uint8") -> Path:
+    """A `side`² raster of alternating 0 and 1: `side`² polygons, about `side`²/2 contour lines at 0.5."""
+    return write_band(path, (np.indices((side, side)).sum(axis=0) % 2).astype(dtype))
 
 
 def pixel(path: Path, left: float, top: float, *, res: float = 1.0) -> Path:

@@ -103,6 +103,16 @@ class FeatureCount:
         self.noun = noun
         self.count = 0
 
+    def at_least(self, count: int) -> None:
+        """Refuse before tracing when the features are known to be at least `count`.
+
+        Raises:
+            JobFailed: `limit.features`, on `field`.
+        """
+        if count > self.limit:
+            what = f"the band makes at least {count:,} {self.noun}"
+            raise exceeded(bounds.FEATURES, self.field, what, self.settings)
+
     def add(self, count: int = 1) -> int:
         """Count `count` more features; the total so far.
 

@@ -34,6 +34,7 @@ from workers.errors import JobFailed
 from workers.files import atomic_output, output_path, raster_input, resolve_in_workspace
 from workers.gdal.errors import check_bands, open_raster, require_georeferenced, writing
 from workers.gdal.outputs import file_ref
+from workers.gdal.polygon_floor import polygon_floor
 from workers.gdal.vector_io import Layer, output_driver, read_layer, write_layer
 from workers.jobs import job
 from workers.limits import FeatureCount, check_raster, widest
@@ -96,10 +97,12 @@ def raster_polygonize(args: RasterPolygonizeArgs, ctx: JobContext) -> RasterPoly
     data, mask = band.data, ~np.ma.getmaskarray(band)
     if data.dtype.kind == "f":
         mask &= np.isfinite(data)
+    array, count = _shapes_array(data), FeatureCount(ctx, "uri", "polygons")
+    count.at_least(polygon_floor(array, mask, args.connectivity))  # before GDAL builds them all in memory
     ctx.progress(0, None, "tracing polygons")
-    geoms, values, count = [], [], FeatureCount(ctx, "uri", "polygons")
+    geoms, values = [], []
     for geojson, value in rasterio.features.shapes(
-        _shapes_array(data), mask=mask, connectivity=args.connectivity, transform=transform
+        array, mask=mask, connectivity=args.connectivity, transform=transform
     ):
         count.add()
         geoms.append(shapely.geometry.shape(geojson))

@@ -4,6 +4,7 @@ bound, with a `limit.*` error on the argument that set the size, and nothing wri
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from geogate.eventlog import streams
@@ -17,7 +18,7 @@ from schemas.tools.analysis import RasterContoursArgs, RasterPolygonizeArgs, Vec
 from schemas.tools.mosaic import RasterClipArgs, RasterMosaicArgs
 from schemas.tools.raster import RasterConvertArgs, RasterReprojectArgs, RasterStatsArgs
 from schemas.tools.raster_ops import RasterTerrainArgs
-from tests.huge_inputs import ORIGIN, checkerboard, layer, pixel, sparse_raster, square, zones
+from tests.huge_inputs import ORIGIN, checkerboard, layer, pixel, sparse_raster, square, write_band, zones
 from tests.support import drain_queue
 from workers import runner
 from workers.context import JobContext
@@ -120,11 +121,28 @@ def test_a_reprojection_to_a_fine_resolution_is_refused_on_resolution(tmp_path: 
     refused(lambda: raster_reproject(args, context(tmp_path)), "limit.output_bytes", "resolution", tmp_path)
 
 
-def test_a_checkerboard_polygonize_stops_at_the_feature_bound_with_nothing_written(tmp_path: Path) -> None:
+def test_a_checkerboard_polygonize_is_refused_before_a_polygon_is_traced(tmp_path: Path) -> None:
+    """Its 40,000 polygons are known from the pixels (`workers.gdal.polygon_floor`) before GDAL builds them."""
     checkerboard(tmp_path / "board.tif", 200)
     args = RasterPolygonizeArgs(uri="board.tif", output="board.gpkg")
+    reports: list[str | None] = []
+    ctx = context(tmp_path, features=1000)
+    ctx.sink = lambda progress, total, message: bool(reports.append(message))
 
-    refused(lambda: raster_polygonize(args, context(tmp_path, features=1000)), "limit.features", "uri", tmp_path)
+    refused(lambda: raster_polygonize(args, ctx), "limit.features", "uri", tmp_path)
+    assert "tracing polygons" not in reports
+
+
+def test_nested_rings_polygonize_stops_as_the_polygons_are_counted(tmp_path: Path) -> None:
+    """100 nested square rings: each a polygon with a hole, so the floor from the pixels is 1 and only the count of
+    traced polygons passes the bound."""
+    rows, cols = np.indices((200, 200))
+    rings = (np.minimum(np.minimum(rows, cols), np.minimum(199 - rows, 199 - cols)) % 2).astype("uint8")
+    write_band(tmp_path / "rings.tif", rings)
+    args = RasterPolygonizeArgs(uri="rings.tif", output="rings.gpkg")
+
+    refused(lambda: raster_polygonize(args, context(tmp_path, features=50)), "limit.features", "uri", tmp_path)
+    assert raster_polygonize(args, context(tmp_path, features=100)).feature_count == 100
 
 
 def test_checkerboard_contours_stop_at_the_feature_bound_on_interval_or_levels(tmp_path: Path) -> None:
