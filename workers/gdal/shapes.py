@@ -215,6 +215,24 @@ def contour_levels(args: RasterContoursArgs, low: float, high: float) -> list[fl
     return [args.base + k * args.interval for k in range(first, last + 1)]
 
 
+def _level_lines(
+    generator: contourpy.ContourGenerator, level: float, transform: Affine, count: FeatureCount
+) -> np.ndarray:
+    """The level's lines of at least two points as LineStrings in the raster's CRS, counted (`count`) before any
+    is made: contourpy gives all their points in one array and where each line starts."""
+    (points,), (offsets,) = generator.lines(level)
+    if points is None:
+        return np.empty(0, dtype=object)
+    lengths = np.diff(offsets)
+    count.add(int(np.count_nonzero(lengths >= 2)))
+    line = np.repeat(np.arange(len(lengths)), lengths)
+    kept = lengths[line] >= 2
+    cols, rows = points[kept, 0] + 0.5, points[kept, 1] + 0.5  # contourpy's x, y are column and row of pixel centres
+    xs, ys = transform * (cols, rows)
+    numbered = np.unique(line[kept], return_inverse=True)[1]
+    return shapely.linestrings(np.column_stack([xs, ys]), indices=numbered)
+
+
 @job("raster_contours")
 def raster_contours(args: RasterContoursArgs, ctx: JobContext) -> RasterContoursResult:
     """Contour lines of `args.band` at `args.interval` or `args.levels`, one feature per line with its level.
@@ -229,23 +247,18 @@ def raster_contours(args: RasterContoursArgs, ctx: JobContext) -> RasterContours
     data = np.ma.masked_invalid(data)
     valid = data.compressed()
     levels = contour_levels(args, float(valid.min()), float(valid.max())) if valid.size else []
-    generator = contourpy.contour_generator(z=data, line_type="Separate")
+    generator = contourpy.contour_generator(z=data, line_type="ChunkCombinedOffset")  # one chunk: the whole band
     count = FeatureCount(ctx, "interval" if args.levels is None else "levels", "lines")
     geoms, values, traced = [], [], []
     for n, level in enumerate(levels, start=1):
-        lines = [line for line in generator.lines(level) if len(line) >= 2]
-        count.add(len(lines))
-        for line in lines:
-            cols, rows = line[:, 0] + 0.5, line[:, 1] + 0.5  # contourpy's x, y are column and row of pixel centres
-            xs, ys = transform * (cols, rows)
-            geoms.append(shapely.linestrings(np.column_stack([xs, ys])))
-            values.append(level)
-        if lines:
+        lines = _level_lines(generator, level, transform, count)
+        geoms.append(lines)
+        values.append(np.full(len(lines), level, dtype="float64"))
+        if len(lines):
             traced.append(level)
         ctx.progress(n, len(levels), f"level {level:g}: {len(lines)} lines")
-    layer = Layer(
-        dst.stem, driver, crs, [args.attribute], [np.array(values, dtype="float64")], np.array(geoms, dtype=object)
-    )
+    column, geometry = np.concatenate([[], *values]), np.concatenate([np.empty(0, dtype=object), *geoms])
+    layer = Layer(dst.stem, driver, crs, [args.attribute], [column], geometry)
     write_layer(layer, dst, driver, crs, fence=ctx.fence)
     return RasterContoursResult(
         output=file_ref(dst, driver), feature_count=len(geoms), crs=crs, levels=traced,
