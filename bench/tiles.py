@@ -32,6 +32,7 @@ from mcp.types import CreateMessageResult, TextContent
 from rasterio.enums import Resampling
 from rasterio.warp import calculate_default_transform, reproject
 from rasterio.windows import Window
+from tiles_model import TiledCall, knee, predict, scaled, simulate
 
 from geogate.eventlog.store import EventStore
 from geogate.settings import Settings
@@ -176,9 +177,10 @@ def interleaved(runs: int, jobs: dict[str, Callable[[], float]]) -> dict[str, li
     return samples
 
 
-def costs(redis_url: str, call_id: str) -> dict[str, float] | None:
-    """Where a tiled call's time went, from its events (seconds): planning and fan-out, the tiles' work (the sum of
-    their runs) and the longest one, the wait for the fan-in after the last tile, the assembly."""
+def costs(redis_url: str, call_id: str, redis_cpu_s: float = 0.0, output: Path | None = None) -> TiledCall | None:
+    """Where a tiled call's time went, from its events (seconds): planning and fan-out, each tile's run in queue
+    order, the wait for the fan-in after the last tile, the assembly; with the Redis CPU the call cost (spread over
+    its tiles) and the bytes each tile wrote (the output's size over the tiles) when given."""
     store = EventStore(redis.Redis.from_url(redis_url), Settings().keys())
     events = store.read_aggregate(call_aggregate(call_id))
     started = next(e for e in events if isinstance(e.data, ToolStarted)).ts
@@ -194,21 +196,27 @@ def costs(redis_url: str, call_id: str) -> dict[str, float] | None:
         end = next(e for e in tile if isinstance(e.data, ToolSucceeded)).ts
         spans.append((end - begin).total_seconds())
         last = max(last, end)
-    return {
-        "tiles": tiles,
-        "plan_s": (fanned.ts - started).total_seconds(),
-        "work_s": sum(spans),
-        "longest_tile_s": max(spans),
-        "fan_in_wait_s": (fan_in - last).total_seconds(),
-        "assembly_s": (done - fan_in).total_seconds(),
-    }
+    return TiledCall(
+        plan_s=(fanned.ts - started).total_seconds(),
+        tiles_s=tuple(spans),
+        fan_in_wait_s=(fan_in - last).total_seconds(),
+        assembly_s=(done - fan_in).total_seconds(),
+        tile_bytes=output.stat().st_size / tiles if output is not None else 0.0,
+        redis_s_per_tile=redis_cpu_s / tiles,
+    )
 
 
-def predict(cost: dict[str, float], workers: int) -> float:
-    """Seconds for one call on `workers` worker processes: the serial parts, plus the tiles' work shared out (never
-    less than the longest tile), from a run on one worker process (no tile slowed by another)."""
-    serial = cost["plan_s"] + cost["fan_in_wait_s"] + cost["assembly_s"]
-    return serial + max(cost["work_s"] / workers, cost["longest_tile_s"])
+def redis_cpu_s(redis_url: str) -> float:
+    """Seconds of CPU the Redis server has used (user and system)."""
+    info = redis.Redis.from_url(redis_url).info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
+def modelled_call(held: "Session", redis_url: str, output: Path) -> tuple[float, TiledCall | None]:
+    """One more tiled reprojection, alone: its time (ms) and its cost model, with the Redis CPU it used."""
+    before = redis_cpu_s(redis_url)
+    ms, call_id = held.call("raster_reproject", reproject_args(output.name))
+    return ms, costs(redis_url, call_id, redis_cpu_s(redis_url) - before, output)
 
 
 STACKS = {"tiled, 2 workers": (2, {}), "whole, 2 workers": (2, OFF), "tiled, 1 worker": (1, {})}
@@ -228,13 +236,15 @@ def measure(runs: int = 3, size: int = 8192, stats_size: int = 16384) -> list[Ro
         }
         rounds: dict[str, dict[str, list[float]]] = {}
         summary: dict[str, list[float]] = {}
-        models: dict[str, dict[str, float]] = {}
+        models: dict[str, TiledCall] = {}
         for name, (workers, env) in STACKS.items():
             with geogate_stack(workers=workers, workspace=root, env=env) as urls, Session(urls[0]) as held:
                 calls: list[str] = []
                 rounds[name] = interleaved(runs, {**baselines, name: _through(held, "raster_reproject", calls)})
-                if name == "tiled, 1 worker" and (cost := costs(urls.redis, calls[-1])):  # its tiles ran alone
-                    models["reproject"] = cost
+                if name == "tiled, 1 worker":  # its tiles ran alone
+                    _, cost = modelled_call(held, urls.redis, root / "out.tif")
+                    if cost is not None:
+                        models["reproject"] = cost
                 if workers == 2:
                     label = "stats tiled" if not env else "stats whole"
                     summary[label] = interleaved(runs, {label: _through(held, "raster_stats", calls)})[label]
@@ -258,7 +268,7 @@ def _through(held: Session, tool: str, calls: list[str]) -> Callable[[], float]:
 def report(
     rounds: dict[str, dict[str, list[float]]],
     summary: dict[str, list[float]],
-    models: dict[str, dict[str, float]],
+    models: dict[str, TiledCall],
     size: int,
     big: int,
 ) -> list[Row]:
@@ -287,12 +297,7 @@ def report(
     efficiency = one_here / tiled / 2
     print(f"  parallel efficiency at 2 workers: {efficiency:.2f}")
     if "reproject" in models:
-        cost = models["reproject"]
-        print("  reproject cost model, from a call on one worker (s): " + _shown(cost))
-        serial = cost["plan_s"] + cost["fan_in_wait_s"] + cost["assembly_s"]
-        print(f"  serial fraction: {serial / predict(cost, 1):.3f}")
-        for workers in (1, 2, 4, 16, 64):
-            print(f"  predicted on {workers:>2} workers: {predict(cost, workers):.2f} s")
+        show_model(models["reproject"], p50)
     if "stats" in models:
         print("  stats call on two workers (s): " + _shown(models["stats"]))
     # the model comes from the one-worker stack's log: scaled to the tiled stack's rounds as its call is
@@ -350,8 +355,32 @@ def memory_bound_speedup() -> float:
     return 2 * alone / max(both)
 
 
-def _shown(cost: dict[str, float]) -> str:
-    return ", ".join(f"{k} {v:.3f}" for k, v in cost.items())
+def _shown(cost: TiledCall) -> str:
+    parts = {"plan": cost.plan_s, "tiles' work": cost.work_s, "longest tile": max(cost.tiles_s)}
+    parts |= {"fan-in wait": cost.fan_in_wait_s, "assembly": cost.assembly_s}
+    shown = ", ".join(f"{k} {v:.3f}" for k, v in parts.items())
+    per_tile = f"Redis {cost.redis_s_per_tile * 1e6:.0f} µs CPU and {cost.tile_bytes / 1e6:.1f} MB written per tile"
+    return f"{len(cost.tiles_s)} tiles; {shown}; {per_tile}"
+
+
+STORAGE = {"no wait": None, "10 GbE NFS, 1.1 GB/s": 1.1e9, "1 GbE NFS, 110 MB/s": 1.1e8}
+"""Shared storage the simulation is run for (bytes/s over every worker)."""
+
+
+def show_model(cost: TiledCall, p50: dict[str, dict[str, float]]) -> None:
+    """The cost model from the one-worker call, checked against the measured calls on 1 and 2 workers (each set in
+    the one-worker stack's rounds), then simulated for larger clusters with the shared Redis core and storage."""
+    print("  reproject cost model, from a call on one worker (s): " + _shown(cost))
+    print(f"  serial fraction: {cost.serial_s / predict(cost, 1):.3f}")
+    one = p50["tiled, 1 worker"]["tiled, 1 worker"] / 1000
+    two = _scaled(p50, "tiled, 2 workers", "tiled, 1 worker") / 1000
+    for workers, measured in ((1, one), (2, two)):
+        model = predict(cost, workers)
+        print(f"  T({workers}) predicted {model:.2f} s, measured {measured:.2f} s ({measured / model:.2f}×)")
+    for label, calls in (("this call", cost), ("16× its tiles", scaled(cost, 16 * len(cost.tiles_s)))):
+        for storage, rate in STORAGE.items():
+            row = ", ".join(f"{n}: {simulate(calls, n, rate):.2f}" for n in (1, 2, 4, 8, 16, 32, 64, 128))
+            print(f"  simulated, {label}, {storage} (workers: s): {row}; knee at {knee(calls, rate)} workers")
 
 
 def main() -> None:

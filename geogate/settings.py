@@ -267,6 +267,9 @@ class Settings(BaseSettings):
     """The `pollIntervalMs` a task handle suggests."""
     task_ttl_s: int = Field(default=86400, ge=1)
     """The `ttlMs` of a task: how long `tasks/get` answers for it after it was created."""
+    fault_pause_at: str | None = None
+    """A named step (`workers.faults`) where a worker stops itself with SIGSTOP: fault tests use it to kill a node at
+    an exact point. Unset in every normal run."""
     extra_tools: str | None = None
     """A module adding tools beside Geogate's own (`schemas.tools.extra`), loaded by the gateway and the workers at
     start-up; the test harness names its fixtures here. None in a normal run."""

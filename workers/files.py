@@ -175,6 +175,8 @@ def atomic_output(target: Path, fence: "Fence | None" = None) -> Iterator[Path]:
         JobSuperseded: the fence says another attempt is current; nothing of this attempt is left.
     """
     attempt = fence.attempt if fence is not None else "local"
+    if fence is not None:
+        fence.check()  # a superseded attempt touches no file, not even the current one's temporary
     for stale in target.parent.glob(glob.escape(f".{target.stem}.geogate.") + f"*.partial{glob.escape(target.suffix)}"):
         _discard(stale)
     tmp = target.with_name(f".{target.stem}.geogate.{attempt}.partial{target.suffix}")

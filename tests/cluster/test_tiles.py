@@ -126,11 +126,13 @@ def test_two_node_kills_during_one_tiled_job_cost_seconds_and_change_no_pixel(tm
         parent = call_of(cluster, "faulted.tif")
         assert parent is not None
         killed: list[int] = []
+        running_on_killed: set[str] = set()
         for _ in range(2):  # two nodes, one after the other, each while it runs a tile
             wait_for(lambda: on_a_new_node(cluster, parent, killed), what="a tile on a live node", timeout_s=60)
             victim = cluster.node_holding(next(e.lease for e in tile_runs(cluster, parent) if _pid(e) not in killed))
             assert victim is not None
             killed.append(victim.pid)
+            running_on_killed |= {e.call_id for e in tile_runs(cluster, parent) if _pid(e) == victim.pid}
             cluster.signal_node(victim, 9)
         for _ in killed:
             cluster.add_worker()  # as an orchestrator restarts a dead node
@@ -145,6 +147,22 @@ def test_two_node_kills_during_one_tiled_job_cost_seconds_and_change_no_pixel(tm
         print(f"\n[chaos] tiled job: calm {calm['seconds']:.2f} s, two kills {faulted['seconds']:.2f} s (+{late:.2f})")
         assert_every_call_ended_once(cluster, parent)
         assert cluster.store().read_aggregate(call_aggregate(parent))[-1].type == "tool.succeeded"
+        assert_only_killed_tiles_ran_again(cluster, parent, running_on_killed)
+
+
+def assert_only_killed_tiles_ran_again(cluster: Cluster, parent: str, running_on_killed: set[str]) -> None:
+    """The reaper re-dispatched what the dead nodes were running, and nothing else started twice."""
+    store = cluster.store()
+    tiles = int(store.redis.hget(store.live.call(parent), "tiles") or 0)
+    ids = [tile_call_id(parent, i) for i in range(tiles)]
+    logs = {tile: [e.type for e in store.read_aggregate(call_aggregate(tile))] for tile in ids}
+    starts = {tile: types.count("tool.started") for tile, types in logs.items()}
+    twice = {tile for tile, count in starts.items() if count > 1}
+    redispatched = {tile for tile, types in logs.items() if "tool.redispatched" in types}
+    assert twice, "no tile was re-dispatched after two node kills"
+    assert max(starts.values()) == 2
+    assert twice <= running_on_killed, f"tiles not on a killed node started twice: {twice - running_on_killed}"
+    assert twice <= redispatched
 
 
 def test_a_cancelled_tiled_job_leaves_no_part_no_output_and_ends_every_tile_once(

@@ -14,7 +14,7 @@ from workers.context import JobContext
 from workers.files import output_path, resolve_in_workspace
 from workers.gdal.convert import check_bounds, check_driver, converted, copy_options, gtiff_profile
 from workers.gdal.errors import open_raster, reading, writing
-from workers.gdal.staging import create_staging, publish, write_window
+from workers.gdal.staging import assembly_target, create_staging, publish, write_window
 from workers.tiling.declare import Plan, tiler
 from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth_tiling
 
@@ -54,8 +54,8 @@ def run(args: TileArgs, ctx: JobContext) -> TileResult:
 
 def assemble(args: RasterConvertArgs, first: TileArgs, tiles: list[TileResult], ctx: JobContext) -> RasterConvertResult:
     """The staging file becomes the output, in the requested format, with its overviews."""
-    dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     staging = Path(str(first.plan["staging"]))
+    dst_path = assembly_target(args.output, staging, ctx, overwrite=args.overwrite)
 
     def overviews(tmp: Path) -> None:
         with writing(), rasterio.open(tmp, "r+") as dst:

@@ -17,7 +17,7 @@ from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import open_raster
 from workers.gdal.outputs import file_ref
 from workers.gdal.reproject import Warp, check_bounds, reprojected, warp_of
-from workers.gdal.staging import create_staging, publish, write_window
+from workers.gdal.staging import assembly_target, create_staging, publish, write_window
 from workers.tiling.declare import Plan, tiler
 from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth_tiling
 
@@ -55,8 +55,8 @@ def assemble(
 ) -> RasterReprojectResult:
     """The staging file becomes the output: renamed when uncompressed, else copied with the source's compression."""
     plan = first.plan
-    dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     staging = Path(str(plan["staging"]))
+    dst_path = assembly_target(args.output, staging, ctx, overwrite=args.overwrite)
     with rasterio.open(staging) as out:
         profile = out.profile
     compress = plan.get("compress")

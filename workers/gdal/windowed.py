@@ -25,7 +25,7 @@ from workers.files import WriteDigest, atomic_output, output_path
 from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import writing
 from workers.gdal.outputs import file_ref, streamed
-from workers.gdal.staging import create_staging, publish, write_window
+from workers.gdal.staging import assembly_target, create_staging, publish, write_window
 from workers.limits import check_raster
 from workers.tiling.declare import Plan, tiler
 from workers.tiling.grid import check_grid, parts_folder, root_of, tile_side, windows, worth_tiling
@@ -158,8 +158,8 @@ def declare_tiles(
         return TileResult(index=args.index, window=args.window, partial={"valid": valid})
 
     def assemble(args: Any, first: TileArgs, tiles: list[TileResult], ctx: JobContext) -> BaseModel:
-        dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
         staging = Path(str(first.plan["staging"]))
+        dst_path = assembly_target(args.output, staging, ctx, overwrite=args.overwrite)
         compress = first.plan.get("compress")
         copy = None if compress is None else _compressed_copy(str(compress))
         sha256 = publish(staging, dst_path, ctx, copy=copy)
