@@ -6,7 +6,8 @@ the worker's environment; no output in the workspace and nothing in Redis holds 
 import json
 import os
 import shutil
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 import rasterio
 import redis
 import shapely
+from rasterio.errors import NotGeoreferencedWarning, RasterioIOError
 from rasterio.transform import from_origin
 
 from tests.integration.conftest import start_gateway, start_worker, stop, write_rasters
@@ -69,12 +71,12 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hostile]:
     with redis_server(tmp_path_factory.mktemp("hostile-redis")) as redis_url:
         port = free_port()
         env = {
-            **os.environ,
+            "GEOGATE_LLM_API_KEY": CANARY,  # first, so it is in the first bytes of the worker's /proc/self/environ
+            **{k: v for k, v in os.environ.items() if k != "GEOGATE_LLM_API_KEY"},
             "REDIS_URL": redis_url,
             "GEOGATE_WORKSPACES": str(workspace),
             "GEOGATE_PORT": str(port),
             "GEOGATE_DATA_DIR": str(data_dir),
-            "GEOGATE_LLM_API_KEY": CANARY,
         }
         worker = start_worker(env)
         gateway = start_gateway(env, port)
@@ -110,27 +112,41 @@ def _vrt(source: Path) -> str:
     )
 
 
-def test_an_mrf_and_a_pds_label_reading_outside_are_not_formats_a_tool_reads(
-    hostile: Hostile, http: httpx.Client
-) -> None:
-    ws = hostile.workspace
-    (ws / "esc.idx").write_bytes((0).to_bytes(8, "big") + (16).to_bytes(8, "big"))
-    (ws / "esc.mrf").write_text(
-        '<MRF_META><Raster><Size x="4" y="4" c="1"/><PageSize x="4" y="4" c="1"/><Compression>NONE</Compression>'
+def _mrf(hostile: Hostile) -> str:
+    """An MRF whose data file is the secret outside (one 64-byte tile, uncompressed)."""
+    (hostile.workspace / "esc.idx").write_bytes((0).to_bytes(8, "big") + (64).to_bytes(8, "big"))
+    (hostile.workspace / "esc.mrf").write_text(
+        '<MRF_META><Raster><Size x="64" y="1" c="1"/><PageSize x="64" y="1" c="1"/><Compression>NONE</Compression>'
         f"<DataType>Byte</DataType><DataFile>{hostile.outside / 'secret.txt'}</DataFile>"
         "<IndexFile>esc.idx</IndexFile></Raster></MRF_META>"
     )
-    (ws / "env.lbl").write_text(
+    return "esc.mrf"
+
+
+def _pds(hostile: Hostile) -> str:
+    """A PDS label whose image is the reading process's environment (the canary comes first in the worker's)."""
+    (hostile.workspace / "env.lbl").write_text(
         'PDS_VERSION_ID = PDS3\n^IMAGE = ("../../../../../../../../proc/self/environ", 1)\nOBJECT = IMAGE\n'
-        "  LINES = 1\n  LINE_SAMPLES = 4096\n  SAMPLE_TYPE = UNSIGNED_INTEGER\n  SAMPLE_BITS = 8\n  BANDS = 1\n"
+        "  LINES = 1\n  LINE_SAMPLES = 256\n  SAMPLE_TYPE = UNSIGNED_INTEGER\n  SAMPLE_BITS = 8\n  BANDS = 1\n"
         "END_OBJECT = IMAGE\nEND\n"
     )
+    return "env.lbl"
 
-    for name in ("esc.mrf", "env.lbl"):
-        error = _refused(http, hostile, "raster_calc", {"inputs": {"a": name}, "expression": "a", "output": "o.tif"})
-        assert (error["code"], error["field"]) == ("gdal.not_geospatial", "inputs.a")
-        assert _refused(http, hostile, "raster_info", {"uri": name})["field"] == "uri"
-    assert not (ws / "o.tif").exists()
+
+@pytest.mark.parametrize("plant", [_mrf, _pds], ids=["mrf", "pds"])
+def test_an_mrf_or_a_pds_label_reading_outside_is_not_a_format_a_tool_reads(
+    hostile: Hostile, http: httpx.Client, plant: Callable[[Hostile], str]
+) -> None:
+    name = plant(hostile)
+    output = f"{name.split('.')[0]}.tif"
+
+    arguments = {"inputs": {"a": name}, "expression": "a", "output": output, "dtype": "uint8"}  # the bytes as read
+    calc = _refused(http, hostile, "raster_calc", arguments)
+    info = _refused(http, hostile, "raster_info", {"uri": name})
+
+    assert (calc["code"], calc["field"]) == ("gdal.not_geospatial", "inputs.a")
+    assert (info["code"], info["field"]) == ("gdal.not_geospatial", "uri")
+    assert not (hostile.workspace / output).exists()
 
 
 def test_a_gdalg_pipeline_reading_an_outside_layer_is_not_a_format_a_tool_reads(
@@ -205,11 +221,23 @@ def test_nothing_in_the_workspace_or_the_log_holds_the_canary(hostile: Hostile, 
     assert not ok.result.get("isError")
 
     written = [p for p in hostile.workspace.rglob("*") if p.is_file() and not p.is_symlink()]
-    leaks = [p.name for p in written if CANARY.encode() in p.read_bytes()]
+    leaks = [p.name for p in written if CANARY.encode() in p.read_bytes() + _pixels(p)]
     held = _everything(redis.Redis.from_url(hostile.redis_url))
 
     assert "k.tif" in {p.name for p in written} and leaks == []
     assert b"raster_contours" in held and CANARY.encode() not in held
+
+
+def _pixels(path: Path) -> bytes:
+    """A GeoTIFF's pixels in row order (a tiled file splits its rows), nothing for any other file (this process's
+    GDAL has every driver: the hostile inputs themselves are not to be opened here)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotGeoreferencedWarning)  # what the MRF and PDS leaks wrote has none
+        try:
+            with rasterio.open(path, driver="GTiff") as src:
+                return src.read().tobytes()
+        except RasterioIOError:
+            return b""
 
 
 def _everything(client: redis.Redis) -> bytes:
