@@ -29,6 +29,10 @@ from tests.support import free_port, redis_server
 pytestmark = pytest.mark.integration
 
 CANARY = "canary-5d0c2f7e91ab"
+"""In the worker's environment, as its LLM key (a secret the log redacts)."""
+FILE_CANARY = "canary-file-93b1e4"
+"""In the files outside the workspace (no secret the log knows of)."""
+CANARIES = (CANARY.encode(), FILE_CANARY.encode())
 
 
 @dataclass
@@ -43,15 +47,15 @@ class Hostile:
 def _outside(folder: Path) -> None:
     """A secret text file, a raster whose pixels spell the canary, zones whose ids do, and a GeoPackage of them."""
     folder.mkdir()
-    (folder / "secret.txt").write_text(CANARY * 4)
-    pixels = np.frombuffer((CANARY * 8).encode()[:64], dtype="uint8").reshape(1, 8, 8)
+    (folder / "secret.txt").write_text(FILE_CANARY * 4)
+    pixels = np.frombuffer((FILE_CANARY * 8).encode()[:64], dtype="uint8").reshape(1, 8, 8)
     profile = {"driver": "GTiff", "width": 8, "height": 8, "count": 1, "dtype": "uint8", "crs": "EPSG:32633"}
     with rasterio.open(folder / "secret.tif", "w", transform=from_origin(500000, 4100000, 240, 120), **profile) as d:
         d.write(pixels)
     box = shapely.to_wkb(np.array([shapely.box(500000, 4099040, 501920, 4100000)]))
     for name, driver in (("zones.shp", "ESRI Shapefile"), ("zones.gpkg", "GPKG")):
         pyogrio.raw.write(
-            folder / name, box, [np.array([CANARY])], ["zone"], driver=driver, geometry_type="Polygon",
+            folder / name, box, [np.array([FILE_CANARY])], ["zone"], driver=driver, geometry_type="Polygon",
             crs="EPSG:32633",
         )  # fmt: skip
 
@@ -98,7 +102,7 @@ def _refused(http: httpx.Client, hostile: Hostile, tool: str, arguments: dict[st
     result = reply.result
     assert result["isError"] is True, f"{tool} answered {result}"
     error = result["structuredContent"]["error"]
-    assert str(hostile.outside) not in error["message"] and CANARY not in error["message"]
+    assert str(hostile.outside) not in error["message"] and not any(c.decode() in error["message"] for c in CANARIES)
     return error
 
 
@@ -221,11 +225,11 @@ def test_nothing_in_the_workspace_or_the_log_holds_the_canary(hostile: Hostile, 
     assert not ok.result.get("isError")
 
     written = [p for p in hostile.workspace.rglob("*") if p.is_file() and not p.is_symlink()]
-    leaks = [p.name for p in written if CANARY.encode() in p.read_bytes() + _pixels(p)]
+    leaks = [p.name for p in written if any(c in p.read_bytes() + _pixels(p) for c in CANARIES)]
     held = _everything(redis.Redis.from_url(hostile.redis_url))
 
     assert "k.tif" in {p.name for p in written} and leaks == []
-    assert b"raster_contours" in held and CANARY.encode() not in held
+    assert b"raster_calc" in held and not any(c in held for c in CANARIES)
 
 
 def _pixels(path: Path) -> bytes:
