@@ -45,8 +45,8 @@ class _Pins:
     roots: list[Path]
     reserved: list[Path]
     folders: dict[Path, int] = field(default_factory=dict)
-    listings: dict[str, list[str]] = field(default_factory=dict)
-    """Names in each folder (by real path) whose neighbours were looked at in this job."""
+    neighbours: dict[str, "Neighbours"] = field(default_factory=dict)
+    """The names of each folder (by real path) looked at in this job, indexed by stem."""
     checked: set[tuple[str, str]] = field(default_factory=set)
     """(real folder, stem) pairs whose neighbours passed in this job."""
 
@@ -223,9 +223,8 @@ def check_neighbours(
     pins, stem, real_folder = _PINS.get(), _stem(name), os.path.realpath(folder)
     if pins is not None and (real_folder, stem) in pins.checked:
         return
-    for entry in _listing(folder, real_folder, pins):
-        lowered = entry.casefold()
-        if entry == name or not (lowered.startswith(stem + ".") or lowered.startswith(stem + "_")):
+    for entry in _neighbours(folder, real_folder, pins).get(stem, []):
+        if entry == name:
             continue
         real = Path(os.path.realpath(os.path.join(folder, entry)))
         if not allowed(real, roots, reserved):
@@ -240,16 +239,26 @@ def check_neighbours(
         pins.checked.add((real_folder, stem))
 
 
-def _listing(folder: str, real_folder: str, pins: _Pins | None) -> list[str]:
-    if pins is not None and real_folder in pins.listings:
-        return pins.listings[real_folder]
+Neighbours = dict[str, list[str]]
+"""A folder's names by every prefix that ends before a `.` or `_` in them (case-folded): `x_rpc.txt` is under `x`
+and `x_rpc`, so the files beside a stem are one lookup, not a pass over the folder."""
+
+
+def _neighbours(folder: str, real_folder: str, pins: _Pins | None) -> Neighbours:
+    if pins is not None and real_folder in pins.neighbours:
+        return pins.neighbours[real_folder]
+    index: Neighbours = {}
     try:
         names = [entry.name for entry in os.scandir(folder)]
     except OSError:
         names = []  # the open that follows reports the missing folder
+    for entry in names:
+        lowered = entry.casefold()
+        for prefix in {lowered[:i] for i, char in enumerate(lowered) if char in "._"}:
+            index.setdefault(prefix, []).append(entry)
     if pins is not None:
-        pins.listings[real_folder] = names
-    return names
+        pins.neighbours[real_folder] = index
+    return index
 
 
 def check_files(files: list[str], roots: list[Path], reserved: list[Path] | None = None) -> str | None:

@@ -263,3 +263,19 @@ def test_paths_in_a_reserved_folder_are_refused_inside_a_job(tmp_path: Path) -> 
 
     assert (refused.value.code, refused.value.field) == ("path.outside_workspace", "uri")
     assert outside_a_job == tmp_path / "state" / "run.json"
+
+
+@pytest.mark.parametrize("neighbour", ["dem_rpc.txt", "DEM.TIF.OVR", "dem.gfs"])
+def test_neighbours_named_with_an_underscore_or_in_another_case_are_checked_too(
+    tree: tuple[Path, Path], neighbour: str
+) -> None:
+    workspace, outside = tree
+    (workspace / "data" / neighbour).symlink_to(outside / "dem.tif")
+    (workspace / "data" / "demo.tif").write_bytes(b"")  # another stem: no neighbour of dem.tif
+
+    with confinement([workspace]), pytest.raises(JobFailed) as refused:
+        pinned(workspace / "data" / "dem.tif")
+    with confinement([workspace]):
+        other = pinned(workspace / "data" / "demo.tif")
+
+    assert refused.value.code == "path.outside_workspace" and other.endswith("/demo.tif")
