@@ -173,7 +173,7 @@ def _wait_for_redis(url: str, timeout_s: float = 10.0) -> None:
             return
         except (redis.ConnectionError, redis.TimeoutError):  # not up yet, or loading a large log
             if time.monotonic() > deadline:
-                raise SystemExit(f"redis at {url} did not start; see .geogate/redis.log") from None
+                raise SystemExit(f"redis at {url} did not start; see redis.log in GEOGATE_DATA_DIR") from None
             time.sleep(0.05)
 
 
@@ -274,7 +274,7 @@ def run_dev(settings: Settings, workers: int) -> None:
         url = settings.redis_url or start_redis(settings, children)
         settings = settings.model_copy(update={"redis_url": url})
         roots = ":".join(str(root) for root in settings.workspace_roots())
-        env = {**os.environ, "REDIS_URL": url, "GEOGATE_WORKSPACES": roots}
+        env = {**os.environ, "REDIS_URL": url, "GEOGATE_WORKSPACES": roots, "GEOGATE_DATA_DIR": str(data_dir.resolve())}
         for name, argv in worker_pools(workers):
             command = [sys.executable, "-m", "workers", *argv, "--name", f"{name}@%h", "--loglevel", "WARNING"]
             children.spawn(command, env, log=data_dir / f"worker-{name}.log")

@@ -11,7 +11,10 @@ SettingsError
 """
 
 import functools
+import hashlib
 import ipaddress
+import os
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -198,6 +201,20 @@ class LLMSettings(BaseSettings, Connection):
         register_secret(self.api_key.get_secret_value() if self.api_key else None)  # never in the log (issue 14)
 
 
+def default_data_dir(cwd: Path | None = None) -> Path:
+    """`$XDG_STATE_HOME/geogate/<folder>-<hash>` (`~/.local/state` when XDG_STATE_HOME is unset) for the current
+    folder `cwd`: one per project folder, as `.geogate` was, but outside the default workspace (`.`)."""
+    folder = (cwd or Path.cwd()).resolve()
+    state = os.environ.get("XDG_STATE_HOME", "")
+    if not Path(state).is_absolute():  # unset or relative: the XDG spec says to ignore it
+        try:
+            state = str(Path.home() / ".local" / "state")
+        except RuntimeError:  # no home directory to be found
+            state = tempfile.gettempdir()
+    digest = hashlib.sha256(os.fsencode(folder)).hexdigest()[:12]
+    return Path(state) / "geogate" / f"{folder.name or 'root'}-{digest}"
+
+
 class Settings(BaseSettings):
     """Every knob of Geogate. Tests build `Settings(redis_url=…)` directly."""
 
@@ -247,7 +264,9 @@ class Settings(BaseSettings):
     """fsync policy of the AOF of the Redis that `geogate dev` starts: `everysec` loses nothing when the process
     dies and at most ~1 s on a power loss; `always` loses nothing on a power loss either, at about a third of the
     write rate."""
-    data_dir: Path = Path(".geogate")
+    data_dir: Path = Field(default_factory=default_data_dir)
+    """Where `geogate dev` keeps its Redis data, logs and `run.json` (`default_data_dir`: outside the current folder,
+    the default workspace). Tools may never read or write inside it, wherever it is."""
     log_level: str = "INFO"
     justification_ttl_s: dict[str, float] = Field(default_factory=dict)
     """Time to live per domain (JSON, e.g. `{"crs_datum": 2592000}`); others use the default below."""

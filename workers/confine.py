@@ -8,6 +8,13 @@ have turned into a link either. The descriptors live as long as the job (`confin
 
 A VRT (raster or vector) names other files GDAL will read: each must be a plain file inside the roots (no `/vsi…`,
 no `driver:` or `vrt://` strings), and nested VRTs are checked the same way. Python pixel functions stay disabled.
+
+GDAL also reads files beside the one it opens (overviews, masks, `.aux.xml`, world files, a Shapefile's `.dbf`,
+a GeoPackage's `-wal`): before a file is handed to GDAL, every file of its folder sharing its stem must resolve
+inside the roots (a link to elsewhere is refused) and, if it is a VRT, have its sources checked; after a raster
+opens, every file GDAL says it uses is checked again (`check_files`). Paths are resolved by the kernel
+(`os.path.realpath` follows `/proc/self/fd/N` to the real folder); nothing that resolves under `/proc` is accepted.
+Reserved folders (the data directory, each root's `.geogate`) are refused like the outside.
 """
 
 import contextlib
@@ -29,22 +36,29 @@ SNIFF_BYTES = 4096
 MAX_VRT_DEPTH = 8
 SOURCE_TAGS = frozenset({"SourceFilename", "SrcDataSource", "SourceDataset"})
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9_+.\-]*:")
+PROC = Path("/proc")
 _DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @dataclass
 class _Pins:
     roots: list[Path]
+    reserved: list[Path]
     folders: dict[Path, int] = field(default_factory=dict)
+    neighbours: dict[str, "Neighbours"] = field(default_factory=dict)
+    """The names of each folder (by real path) looked at in this job, indexed by stem."""
+    checked: set[tuple[str, str]] = field(default_factory=set)
+    """(real folder, stem) pairs whose neighbours passed in this job."""
 
 
 _PINS: ContextVar[_Pins | None] = ContextVar("geogate_pins", default=None)
 
 
 @contextlib.contextmanager
-def confinement(roots: list[Path]) -> Iterator[None]:
-    """Pin the folders of the files opened inside the block; close the descriptors after it."""
-    pins = _Pins(list(roots))
+def confinement(roots: list[Path], reserved: list[Path] | None = None) -> Iterator[None]:
+    """Pin the folders of the files opened inside the block; close the descriptors after it. Paths inside
+    `reserved` folders are refused inside the block as if outside the roots."""
+    pins = _Pins(list(roots), list(reserved or []))
     token = _PINS.set(pins)
     try:
         yield
@@ -71,6 +85,7 @@ def pinned(real: Path, field: str = "uri") -> str:
     if folder is None:
         folder = pins.folders[real.parent] = _open_folder(real.parent, field)
     _refuse_link(folder, real, field)
+    check_neighbours(f"/proc/self/fd/{folder}", real.name, pins.roots, field, pins.reserved)
     name = f"/proc/self/fd/{folder}/{real.name}"
     if is_vrt(Path(name)):
         check_vrt(real, pins.roots, field)
@@ -129,19 +144,24 @@ def is_vrt(path: Path) -> bool:
     return any(marker in head for marker in VRT_MARKERS)
 
 
-def check_vrt(path: Path, roots: list[Path], field: str = "uri", depth: int = 0) -> None:
-    """Refuse a VRT unless every file it names is a plain file inside `roots` (nested VRTs too).
+def check_vrt(
+    path: Path, roots: list[Path], field: str = "uri", depth: int = 0, reserved: list[Path] | None = None
+) -> None:
+    """Refuse a VRT unless every file it names is a plain file inside `roots` (nested VRTs too), whose neighbours
+    pass `check_neighbours`.
 
     Raises:
-        JobFailed: `path.outside_workspace` (a source outside, a `/vsi…` or `driver:` string, too deep a nesting)
-            or `gdal.corrupt` (the XML cannot be read safely).
+        JobFailed: `path.outside_workspace` (a source outside or in a reserved folder, a `/vsi…` or `driver:`
+            string, too deep a nesting) or `gdal.corrupt` (the XML cannot be read safely).
     """
     if depth > MAX_VRT_DEPTH:
         raise _refused(field, path, f"VRTs nested more than {MAX_VRT_DEPTH} deep")
-    for text, relative in _sources(path, field):
-        source = _source_path(path, text, relative, roots, field)
+    reserved = current_reserved() if reserved is None else reserved
+    for number, (text, relative) in enumerate(_sources(path, field), start=1):
+        source = _source_path(path, number, text, relative, (roots, reserved), field)
+        check_neighbours(str(source.parent), source.name, roots, field, reserved, depth + 1)
         if is_vrt(source):
-            check_vrt(source, roots, field, depth + 1)
+            check_vrt(source, roots, field, depth + 1, reserved)
 
 
 def _refused(field: str, vrt: Path, why: str) -> JobFailed:
@@ -164,27 +184,100 @@ def _sources(path: Path, field: str) -> Iterator[tuple[str, bool]]:
             yield (element.text or "").strip(), flags.get("relativetovrt", "0").strip() == "1"
 
 
-def _source_path(vrt: Path, text: str, relative: bool, roots: list[Path], field: str) -> Path:
+Places = tuple[list[Path], list[Path]]
+"""Workspace roots, and the reserved folders inside them."""
+
+
+def _source_path(vrt: Path, number: int, text: str, relative: bool, places: Places, field: str) -> Path:
     if not text or text.startswith("/vsi") or _SCHEME.match(text) or "\0" in text:
-        raise _refused(field, vrt, f"source {text!r} is not a plain file in the workspace")
-    source = (vrt.parent / text if relative else Path(text)).resolve()
-    if not any(source == root or source.is_relative_to(root) for root in roots):
-        raise _refused(field, vrt, f"source {text!r} is outside the workspace roots")
+        raise _refused(field, vrt, f"its source #{number} is not a plain file in the workspace")
+    source = Path(os.path.realpath(vrt.parent / text if relative else text))
+    if not allowed(source, *places):
+        raise _refused(field, vrt, f"its source #{number} is outside the workspace roots")
     return source
 
 
-def inside_roots(files: list[str], roots: list[Path]) -> bool:
-    """Whether every file GDAL reports for an open dataset is in the workspace (or a pinned folder of it)."""
-    for name in files:
-        if name.startswith("/proc/self/fd/"):
+def allowed(real: Path, roots: list[Path], reserved: list[Path]) -> bool:
+    """Whether the resolved path `real` is inside a root, not under `/proc`, and not in a reserved folder."""
+    if real == PROC or real.is_relative_to(PROC):
+        return False
+    inside = any(real == root or real.is_relative_to(root) for root in roots)
+    return inside and not any(real == folder or real.is_relative_to(folder) for folder in reserved)
+
+
+def _stem(name: str) -> str:
+    return name.split(".", 1)[0].casefold()
+
+
+def check_neighbours(
+    folder: str, name: str, roots: list[Path], field: str = "uri", reserved: list[Path] | None = None, depth: int = 0
+) -> None:
+    """Refuse to open `name` in `folder` (a real path or a pinned `/proc/self/fd/N`) when a file beside it that GDAL
+    may read with it (same stem, then `.` or `_`: `x.tif.ovr`, `x.tfw`, `x_rpc.txt`, `x.dbf`, `x.gpkg-wal`)
+    resolves outside the roots or is a VRT reading outside them.
+
+    Raises:
+        JobFailed: `path.outside_workspace`, naming the neighbour by its name in the folder.
+    """
+    reserved = current_reserved() if reserved is None else reserved
+    pins, stem, real_folder = _PINS.get(), _stem(name), os.path.realpath(folder)
+    if pins is not None and (real_folder, stem) in pins.checked:
+        return
+    for entry in _neighbours(folder, real_folder, pins).get(stem, []):
+        if entry == name:
             continue
-        real = Path(name).resolve()
-        if not any(real == root or real.is_relative_to(root) for root in roots):
-            return False
-    return True
+        real = Path(os.path.realpath(os.path.join(folder, entry)))
+        if not allowed(real, roots, reserved):
+            raise JobFailed(
+                "path.outside_workspace",
+                f"{field}: {name!r} is refused: {entry!r} beside it leads outside the workspace",
+                field=field,
+            )
+        if real.is_file() and is_vrt(real):
+            check_vrt(real, roots, field, depth + 1, reserved)
+    if pins is not None:
+        pins.checked.add((real_folder, stem))
+
+
+Neighbours = dict[str, list[str]]
+"""A folder's names by every prefix that ends before a `.` or `_` in them (case-folded): `x_rpc.txt` is under `x`
+and `x_rpc`, so the files beside a stem are one lookup, not a pass over the folder."""
+
+
+def _neighbours(folder: str, real_folder: str, pins: _Pins | None) -> Neighbours:
+    if pins is not None and real_folder in pins.neighbours:
+        return pins.neighbours[real_folder]
+    index: Neighbours = {}
+    try:
+        names = [entry.name for entry in os.scandir(folder)]
+    except OSError:
+        names = []  # the open that follows reports the missing folder
+    for entry in names:
+        lowered = entry.casefold()
+        for prefix in {lowered[:i] for i, char in enumerate(lowered) if char in "._"}:
+            index.setdefault(prefix, []).append(entry)
+    if pins is not None:
+        pins.neighbours[real_folder] = index
+    return index
+
+
+def check_files(files: list[str], roots: list[Path], reserved: list[Path] | None = None) -> str | None:
+    """The first file GDAL reports for an open dataset (as GDAL names it) that resolves outside the roots (or under
+    `/proc`, or in a reserved folder), None when all are inside."""
+    reserved = current_reserved() if reserved is None else reserved
+    for name in files:
+        if not allowed(Path(os.path.realpath(name)), roots, reserved):
+            return name
+    return None
 
 
 def current_roots() -> list[Path] | None:
     """The roots of the confinement in force, None outside one."""
     pins = _PINS.get()
     return pins.roots if pins is not None else None
+
+
+def current_reserved() -> list[Path]:
+    """The reserved folders of the confinement in force (none outside one)."""
+    pins = _PINS.get()
+    return pins.reserved if pins is not None else []

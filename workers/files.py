@@ -15,6 +15,7 @@ from pathlib import Path, PurePath
 from typing import IO, TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from workers.confine import current_reserved
 from workers.errors import JobFailed
 
 if TYPE_CHECKING:
@@ -26,8 +27,8 @@ def resolve_in_workspace(uri: str, roots: list[Path], *, field: str = "uri", mus
     """The real path of `uri` inside one of `roots`.
 
     Relative paths are taken against each root in turn (the first that has the file wins; for a new file,
-    the first root). `..` components, absolute paths outside every root and symlinks that resolve outside
-    are refused.
+    the first root). `..` components, absolute paths outside every root, symlinks that resolve outside and,
+    inside a job's confinement, paths in its reserved folders (Geogate's own state) are refused.
 
     Raises:
         JobFailed: `path.outside_workspace`, `path.not_found` or `path.invalid`, naming `field`.
@@ -41,9 +42,17 @@ def resolve_in_workspace(uri: str, roots: list[Path], *, field: str = "uri", mus
         raise JobFailed("path.outside_workspace", f"{field}: '..' is not allowed in workspace paths", field=field)
     candidates = [Path(raw)] if Path(raw).is_absolute() else [root / raw for root in roots]
     try:
-        return _first_inside(candidates, roots, must_exist, uri, field)
+        real = _first_inside(candidates, roots, must_exist, uri, field)
     except OSError as exc:  # a name too long, a loop of links: found by fuzzing (issue 14)
         raise JobFailed("path.invalid", f"{field}: not a usable path ({exc.strerror})", field=field) from exc
+    if any(real == folder or real.is_relative_to(folder) for folder in current_reserved()):
+        raise JobFailed(
+            "path.outside_workspace",
+            f"{field}: {uri!r} is inside Geogate's own state (its data directory or a root's .geogate folder), "
+            "which tools may not read or write",
+            field=field,
+        )
+    return real
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -12,6 +13,7 @@ from geogate.eventlog.append import Op
 from schemas.events import Event, ToolRequested
 from workers.confine import confinement
 from workers.context import JobContext
+from workers.tiling.grid import PARTS, settings_of
 
 Job = Callable[[Any, JobContext], BaseModel]
 J = TypeVar("J", bound=Job)
@@ -71,7 +73,7 @@ def job(name: str, *, own_lifecycle: bool = False) -> Callable[[J], J]:
 
         @functools.wraps(fn)
         def confined(args: Any, ctx: JobContext) -> BaseModel:
-            with confinement(ctx.roots):
+            with confinement(ctx.roots, reserved(ctx)):
                 return fn(args, ctx)
 
         JOBS[name] = confined
@@ -80,6 +82,12 @@ def job(name: str, *, own_lifecycle: bool = False) -> Callable[[J], J]:
         return confined  # type: ignore[return-value]
 
     return register
+
+
+def reserved(ctx: JobContext) -> list[Path]:
+    """Folders no tool may read or write: the data directory (`GEOGATE_DATA_DIR`), and each root's `.geogate`,
+    where tiled calls keep their parts."""
+    return [settings_of(ctx).data_dir.expanduser().resolve(), *(root / PARTS.parts[0] for root in ctx.roots)]
 
 
 def follow_up(fn: FollowUp) -> FollowUp:

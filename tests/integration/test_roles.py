@@ -63,8 +63,8 @@ def test_events_tail_prints_json_lines_filtered_by_type(stack: Stack) -> None:
 def test_dev_mode_serves_is_found_by_other_commands_and_stops_every_child_on_sigterm(tmp_path) -> None:
     """`make run` in one terminal; `geogate status` and `geogate events tail` in another, no variables set."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "GEOGATE_REDIS_URL")}
-    env |= {"GEOGATE_PORT": str(port), "GEOGATE_DATA_DIR": str(tmp_path / ".geogate")}
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "GEOGATE_REDIS_URL", "GEOGATE_DATA_DIR")}
+    env |= {"GEOGATE_PORT": str(port), "XDG_STATE_HOME": str(tmp_path / "state")}  # the default data dir there
     proc = subprocess.Popen(
         [sys.executable, "-m", "gateway.cli", "dev", "--workers", "1"],
         env=env,
@@ -80,7 +80,8 @@ def test_dev_mode_serves_is_found_by_other_commands_and_stops_every_child_on_sig
         _other_terminal_finds_it(tmp_path, port)
         os.kill(proc.pid, signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
-        assert not (tmp_path / ".geogate" / "run.json").exists()
+        assert not list((tmp_path / "state").glob("geogate/*/run.json"))
+        assert not (tmp_path / ".geogate").exists()  # nothing of dev's state in the workspace
         wait_for(lambda: not any(alive(pid) for pid in children), what="every child to exit")
     finally:
         if proc.poll() is None:  # a failed assertion: let dev stop its children (a SIGKILL would orphan them)
@@ -94,12 +95,14 @@ def test_dev_mode_serves_is_found_by_other_commands_and_stops_every_child_on_sig
 
 def _other_terminal_finds_it(cwd, port: int) -> None:
     bare = {k: v for k, v in os.environ.items() if not k.startswith("GEOGATE_") and k not in ("REDIS_URL",)}
+    bare["XDG_STATE_HOME"] = str(cwd / "state")
     asyncio.run(_ping(f"http://127.0.0.1:{port}/mcp"))
     geogate = [sys.executable, "-m", "gateway.cli"]
     tail = subprocess.run([*geogate, "events", "tail", "-n", "3"], env=bare, cwd=cwd, capture_output=True, text=True)
     assert tail.returncode == 0, tail.stderr
     assert "tool.succeeded" in tail.stdout and "(queue " in tail.stdout  # a finished call with its stage durations
-    recorded = json.loads((cwd / ".geogate" / "run.json").read_text())["redis_url"]
+    [run] = (cwd / "state").glob("geogate/*/run.json")
+    recorded = json.loads(run.read_text())["redis_url"]
     assert f"using Redis {recorded}" in tail.stderr
     status = subprocess.run([*geogate, "status", "--window", "5m"], env=bare, cwd=cwd, capture_output=True, text=True)
     assert status.returncode == 0, status.stderr

@@ -19,9 +19,10 @@ from pyproj.exceptions import CRSError as ProjCRSError
 from rasterio.errors import CRSError as RasterioCRSError
 from rasterio.errors import NotGeoreferencedWarning, RasterioError
 
-from workers.confine import current_roots, inside_roots, pinned
+from workers.confine import check_files, current_roots, pinned
 from workers.errors import JobFailed
 from workers.files import RemoteRaster, allowed_host
+from workers.gdal.drivers import RASTER_INPUTS
 
 _UNRECOGNISED = ("not recognized as being in a supported file format", "not recognised as a supported file format")
 
@@ -67,11 +68,13 @@ def writing(field: str = "output") -> Iterator[None]:
 def open_raster(path: Path | RemoteRaster, field: str = "uri") -> Iterator[rasterio.DatasetReader]:
     """Open a raster for reading, with read errors mapped as in `reading`; a `RemoteRaster` (`files.raster_input`)
     is read through `/vsicurl/` as a GeoTIFF only (a remote VRT could name local files), its errors mapped by
-    `remote_reading` for the whole block.
+    `remote_reading` for the whole block. A workspace file must have been opened by one of `RASTER_INPUTS` (the only
+    raster drivers registered, with rasterio's internal ones), and every file GDAL then says it uses (sidecars,
+    overviews, masks, VRT sources) must resolve inside the workspace.
 
     Raises:
-        JobFailed: `gdal.not_geospatial` or `gdal.corrupt`; for a remote one `remote.unreachable`,
-            `remote.no_range` or `remote.failed`.
+        JobFailed: `gdal.not_geospatial` or `gdal.corrupt`; `path.outside_workspace`; for a remote one
+            `remote.unreachable`, `remote.no_range` or `remote.failed`.
     """
     if isinstance(path, RemoteRaster):
         check_remote(path, field)
@@ -167,12 +170,19 @@ def _no_range(remote: RemoteRaster, field: str) -> JobFailed:
 
 
 def _check_files(src: rasterio.DatasetReader, path: Path, field: str) -> None:
-    """After opening: every file GDAL reads for the dataset (VRT sources, sidecars) is in the workspace."""
-    roots = current_roots()
-    if roots is not None and src.driver == "VRT" and not inside_roots(src.files, roots):
+    """After opening, whatever the driver: every file GDAL reads for the dataset is in the workspace."""
+    if src.driver not in RASTER_INPUTS:
         raise JobFailed(
-            "path.outside_workspace", f"{field}: {path.name!r} reads files outside the workspace", field=field
+            "gdal.not_geospatial", f"{field}: {path.name!r} is not in a raster format Geogate reads", field=field
         )
+    roots = current_roots()
+    if roots is None or (outside := check_files(src.files, roots)) is None:
+        return
+    beside = Path(outside).parent == Path(src.name).parent  # a sidecar's own name says no more than the input's
+    shown = f" ({Path(outside).name!r} beside it)" if beside else ""
+    raise JobFailed(
+        "path.outside_workspace", f"{field}: {path.name!r} reads files outside the workspace{shown}", field=field
+    )
 
 
 def parse_crs(text: str, field: str) -> CRS:

@@ -256,3 +256,19 @@ def test_defaults_read_no_variable(clean_env: pytest.MonkeyPatch) -> None:
 
     assert defaults.llm.model == LLMSettings.model_fields["model"].default
     assert defaults.retention.interval_s == 60.0 and read_settings().retention.interval_s == 1.0
+
+
+def test_the_default_data_dir_lies_outside_the_default_workspace_one_per_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`geogate dev` state (Redis AOF, run.json, logs) is not under `.`, the default workspace, and two project
+    folders do not share it."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    (tmp_path / "a").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+
+    here = Settings()
+
+    assert here.data_dir.is_relative_to(tmp_path / "state" / "geogate")
+    assert not any(here.data_dir.is_relative_to(root) for root in here.workspace_roots())
+    assert settings_module.default_data_dir(tmp_path / "b") != here.data_dir

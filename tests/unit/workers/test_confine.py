@@ -4,14 +4,18 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pyogrio.raw
 import pytest
 import rasterio
+import shapely
 from rasterio.transform import from_origin
 
-from workers.confine import check_vrt, confinement, pinned
+from workers.confine import check_files, check_vrt, confinement, pinned
+from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.files import resolve_in_workspace
 from workers.gdal.errors import open_raster
+from workers.gdal.vector_io import read_layer
 
 
 def _raster(path: Path, value: int) -> Path:
@@ -170,3 +174,108 @@ def test_outside_a_confinement_the_checked_path_is_used_as_is(tree: tuple[Path, 
     real = workspace / "data" / "dem.tif"
 
     assert pinned(real) == str(real)
+
+
+def _layer(path: Path, driver: str = "ESRI Shapefile") -> Path:
+    wkb = np.array([shapely.to_wkb(shapely.box(0, 0, 1, 1))], dtype=object)
+    pyogrio.raw.write(path, wkb, [np.array([1])], ["zone"], driver=driver, geometry_type="Polygon", crs="EPSG:4326")
+    return path
+
+
+def test_a_sidecar_linked_outside_is_refused_before_gdal_reads_it(tree: tuple[Path, Path]) -> None:
+    """A `.ovr` or a Shapefile's `.dbf` that is a link to a file outside: GDAL would follow it."""
+    workspace, outside = tree
+    (workspace / "data" / "dem.tif.ovr").symlink_to(outside / "dem.tif")
+    shp = _layer(workspace / "data" / "zones.shp")
+    _layer(outside / "zones.shp")
+    (workspace / "data" / "zones.dbf").unlink()
+    (workspace / "data" / "zones.dbf").symlink_to(outside / "zones.dbf")
+
+    with confinement([workspace]), pytest.raises(JobFailed) as raster, open_raster(workspace / "data" / "dem.tif"):
+        pass
+    with confinement([workspace]), pytest.raises(JobFailed) as vector:
+        read_layer(shp, None, JobContext("c", [workspace]), field="zones")
+
+    assert (raster.value.code, raster.value.field) == ("path.outside_workspace", "uri")
+    assert (vector.value.code, vector.value.field) == ("path.outside_workspace", "zones")
+    assert "'zones.dbf'" in vector.value.message and str(outside) not in vector.value.message
+
+
+def test_an_overview_sidecar_that_is_a_vrt_of_an_outside_raster_is_refused(tree: tuple[Path, Path]) -> None:
+    workspace, outside = tree
+    _vrt(workspace / "data" / "dem.tif.ovr", str(outside / "dem.tif"))
+
+    with confinement([workspace]), pytest.raises(JobFailed) as refused, open_raster(workspace / "data" / "dem.tif"):
+        pass
+
+    assert refused.value.code == "path.outside_workspace" and str(outside) not in refused.value.message
+
+
+def test_a_geopackage_journal_linked_outside_is_refused(tree: tuple[Path, Path]) -> None:
+    workspace, outside = tree
+    gpkg = _layer(workspace / "data" / "zones.gpkg", "GPKG")
+    (outside / "x-wal").write_bytes(b"")
+    (workspace / "data" / "zones.gpkg-wal").symlink_to(outside / "x-wal")
+
+    with confinement([workspace]), pytest.raises(JobFailed) as refused:
+        pinned(gpkg)
+
+    assert refused.value.code == "path.outside_workspace"
+
+
+def test_sidecars_inside_the_workspace_are_read(tree: tuple[Path, Path]) -> None:
+    """Overviews, world files and a Shapefile's own sidecars, links among workspace files included."""
+    workspace, _ = tree
+    with rasterio.open(workspace / "data" / "dem.tif", "r+") as dst:
+        dst.build_overviews([2])
+    (workspace / "data" / "dem.tfw").symlink_to(workspace / "data" / "dem.tif")  # a link that stays inside
+    shp = _layer(workspace / "data" / "zones.shp")
+
+    with confinement([workspace]):
+        with open_raster(workspace / "data" / "dem.tif") as src:
+            overviews = src.overviews(1)
+        layer = read_layer(shp, None, JobContext("c", [workspace]))
+
+    assert overviews == [2] and layer.columns[0].tolist() == [1]
+
+
+def test_a_file_gdal_names_under_a_pinned_folder_is_resolved_by_the_kernel(tree: tuple[Path, Path]) -> None:
+    """`/proc/self/fd/N/x` is where GDAL reads a pinned file: it is followed to the real folder, not trusted."""
+    workspace, outside = tree
+    (workspace / "data" / "leak.ovr").symlink_to(outside / "dem.tif")
+
+    with confinement([workspace]):
+        folder = Path(pinned(workspace / "data" / "dem.tif")).parent
+        found = check_files([str(folder / "dem.tif"), str(folder / "leak.ovr")], [workspace])
+
+    assert found == str(folder / "leak.ovr")
+    assert check_files(["/proc/self/environ"], [workspace, Path("/proc")]) == "/proc/self/environ"
+
+
+def test_paths_in_a_reserved_folder_are_refused_inside_a_job(tmp_path: Path) -> None:
+    """The data directory (and each root's `.geogate`) is Geogate's own state even when it sits in a root."""
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "run.json").write_text("{}")
+
+    with confinement([tmp_path], [tmp_path / "state"]), pytest.raises(JobFailed) as refused:
+        resolve_in_workspace("state/run.json", [tmp_path])
+    outside_a_job = resolve_in_workspace("state/run.json", [tmp_path])
+
+    assert (refused.value.code, refused.value.field) == ("path.outside_workspace", "uri")
+    assert outside_a_job == tmp_path / "state" / "run.json"
+
+
+@pytest.mark.parametrize("neighbour", ["dem_rpc.txt", "DEM.TIF.OVR", "dem.gfs"])
+def test_neighbours_named_with_an_underscore_or_in_another_case_are_checked_too(
+    tree: tuple[Path, Path], neighbour: str
+) -> None:
+    workspace, outside = tree
+    (workspace / "data" / neighbour).symlink_to(outside / "dem.tif")
+    (workspace / "data" / "demo.tif").write_bytes(b"")  # another stem: no neighbour of dem.tif
+
+    with confinement([workspace]), pytest.raises(JobFailed) as refused:
+        pinned(workspace / "data" / "dem.tif")
+    with confinement([workspace]):
+        other = pinned(workspace / "data" / "demo.tif")
+
+    assert refused.value.code == "path.outside_workspace" and other.endswith("/demo.tif")
