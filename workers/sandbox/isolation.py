@@ -133,17 +133,21 @@ def command(isolation: Isolation, python: str, program: str) -> list[str]:
     return interpreter
 
 
-def _works(isolation: Isolation, config: SandboxConfig) -> bool:
+def _failure(isolation: Isolation, config: SandboxConfig) -> str | None:
+    """Why `isolation` cannot start a trivial program here (its own last words), or None when it can."""
     argv = command(isolation, config.python, "pass")
     if shutil.which(argv[0]) is None:
-        return False
+        return f"{argv[0]} is not installed"
     uid = config.drop_to()
     ids = {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {}
     try:
         done = subprocess.run(argv, env={}, cwd="/", capture_output=True, timeout=config.startup_timeout_s, **ids)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
+    except (OSError, subprocess.SubprocessError) as exc:
+        return str(exc)
+    if done.returncode == 0:
+        return None
+    lines = done.stderr.decode(errors="replace").strip().splitlines()
+    return lines[-1] if lines else f"exit status {done.returncode}"
 
 
 @cache
@@ -151,20 +155,24 @@ def detect(config: SandboxConfig) -> Isolation:
     """Probe the strongest isolation available for `config` (cached per process).
 
     Raises:
-        SandboxUnavailable: neither bwrap nor unshare can create namespaces here and `process` was not asked for.
+        SandboxUnavailable: neither bwrap nor unshare can create namespaces here and `process` was not asked for;
+            the message carries bubblewrap's own reason.
     """
     if config.isolation not in ("auto", "bwrap") and not config.allow_weak:
         raise SandboxUnavailable(f"isolation {config.isolation!r} is weaker than bubblewrap; {WEAK_HINT}")
     if config.isolation != "auto":
-        if not _works(config.isolation, config):
-            raise SandboxUnavailable(f"isolation {config.isolation!r} does not work on this host")
+        if (failure := _failure(config.isolation, config)) is not None:
+            raise SandboxUnavailable(f"isolation {config.isolation!r} does not work on this host: {failure}")
         return config.isolation
+    failures = {}
     for isolation in ("bwrap", "unshare") if config.allow_weak else ("bwrap",):
-        if _works(isolation, config):
+        if (failure := _failure(isolation, config)) is None:
             return isolation
+        failures[isolation] = failure
     raise SandboxUnavailable(
-        "Python result handlers are refused: bubblewrap (bwrap) is missing or cannot create namespaces here. "
-        f"Install bubblewrap, or {WEAK_HINT}"
+        "Python result handlers are refused: bubblewrap (bwrap) is missing or cannot create namespaces here "
+        f"({failures['bwrap']}). Install bubblewrap (in a container: see docs/compose.md's security_opt), or "
+        f"{WEAK_HINT}"
     )
 
 

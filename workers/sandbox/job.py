@@ -318,8 +318,8 @@ def _sandbox_here(ctx: JobContext | None = None) -> bool:
         try:
             get_sandbox(config).run("None", None, limits=LIMITS)
             _SANDBOX_HERE = True
-        except SandboxUnavailable:
-            logger.warning("no sandbox on this worker: its calls' Python handlers go to the sandbox queue")
+        except SandboxUnavailable as exc:
+            logger.warning("no sandbox on this worker, its calls' handlers go to the sandbox queue: %s", exc.message)
             _SANDBOX_HERE = False
     return _SANDBOX_HERE
 
@@ -331,5 +331,5 @@ def _warm_sandbox(**_: object) -> None:
     _SANDBOX_HERE = None  # a forked pool process: the parent's answer was about its own server
     try:
         get_sandbox(config_for(process_settings().security)).run("None", None, limits=LIMITS)
-    except SandboxUnavailable:
-        logger.warning("no sandbox on this worker: Python result handlers go to the sandbox queue")
+    except SandboxUnavailable as exc:
+        logger.warning("no sandbox on this worker, Python result handlers go to the sandbox queue: %s", exc.message)

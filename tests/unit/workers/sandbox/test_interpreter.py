@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from workers.sandbox import PythonSandbox, SandboxConfig, SandboxUnavailable
+from workers.sandbox import PythonSandbox, SandboxConfig, SandboxUnavailable, detect
 from workers.sandbox.isolation import default_python, require_interpreter
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -90,3 +90,12 @@ def test_a_worker_whose_handler_interpreter_lacks_json_refuses_to_start_and_says
     assert done.returncode != 0
     assert "geogate worker refuses to start" in done.stderr
     assert str(python_without_json) in done.stderr and "'json'" in done.stderr
+
+
+def test_a_sandbox_that_cannot_start_is_refused_with_bubblewraps_own_reason() -> None:
+    detect.cache_clear()
+    with pytest.raises(SandboxUnavailable) as refused:
+        detect(SandboxConfig(python="/nonexistent/python3", run_as=None))
+    detect.cache_clear()
+
+    assert "bwrap: " in refused.value.message and "/nonexistent/python3" in refused.value.message
