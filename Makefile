@@ -15,6 +15,9 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install -q -e ".[test,docs]"
 	touch $@
 
+# Python result handlers run on a system Python under /usr with its whole standard library (the worker refuses to
+# start otherwise): Debian's python3, not python3.X-minimal alone, when the venv's own Python lives elsewhere (pyenv).
+SANDBOX_PYTHON_WHOLE = /usr/bin/python3 -I -S -c 'import json, ctypes, inspect, ast' 2>/dev/null
 system-deps:
 	@missing=""; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
@@ -23,7 +26,7 @@ system-deps:
 	command -v npm >/dev/null || missing="$$missing npm"; \
 	command -v wrk >/dev/null || missing="$$missing wrk"; \
 	command -v gdaldem >/dev/null || missing="$$missing gdal-bin"; \
-	[ -x /usr/bin/python3.11 ] || missing="$$missing python3.11-minimal"; \
+	$(SANDBOX_PYTHON_WHOLE) || missing="$$missing python3"; \
 	if [ -n "$$missing" ]; then \
 	  if command -v apt-get >/dev/null; then \
 	    echo "installing$$missing with apt"; \

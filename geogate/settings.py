@@ -111,6 +111,10 @@ class SecuritySettings(BaseSettings):
     """Comma-separated browser `Origin`s (`https://app.example.com`); loopback origins when bound to loopback."""
     sandbox_allow_weak: bool = False
     """Run Python handlers without bubblewrap or without seccomp (refused otherwise)."""
+    sandbox_python: Path | None = None
+    """The interpreter Python handlers run on in the sandbox; it needs its whole standard library (a worker checks
+    at start and refuses to run otherwise). By default the worker's own when it is a system Python under /usr (the
+    image's), else /usr/bin/python3."""
 
     @property
     def jwt_enabled(self) -> bool:

@@ -20,6 +20,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--queues: unknown queue(s) {', '.join(unknown)}; expected some of {', '.join(tasks.QUEUES)}")
     from workers.app import configure, hold_lease, pool_processes_die_with_the_node, settle_memory_when_started
     from workers.heap import keep_freed_memory
+    from workers.sandbox import SandboxUnavailable
+    from workers.sandbox.isolation import config_for, require_interpreter
 
     try:  # a settings error (a bad value, no Redis URL) ends the role with its message, as `geogate` does
         settings = process_settings()
@@ -27,6 +29,10 @@ def main(argv: list[str] | None = None) -> None:
         app = configure(settings)
     except SettingsError as exc:
         raise SystemExit(str(exc)) from None
+    try:  # a handler must be able to run wherever a call lands, in place or on the sandbox queue
+        require_interpreter(config_for(settings.security))
+    except SandboxUnavailable as exc:
+        raise SystemExit(f"geogate worker refuses to start: {exc.message}") from None
     pool_processes_die_with_the_node()
     hold_lease(settings, ns.queues.split(","), ns.pool, ns.concurrency)
     settle_memory_when_started()

@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # Podman as the container engine where no Docker engine runs and no registry is reachable: installs podman, runc and
 # mmdebstrap with apt when missing, checks that the engine starts (fails naming the reason otherwise), and builds the
-# base images that deploy/Dockerfile and docker-compose.yml name (python:3.11-slim, node:20-slim, redis:7.2) from
-# Debian's packages, once: they stay cached in podman's store and are rebuilt only when this recipe changes.
-# Usage: CONTAINERS_CONF=deploy/podman/containers.conf deploy/podman/engine.sh
+# one base image deploy/Dockerfile needs, from the Debian suite its `ARG BASE=debian:<suite>-slim` names, with the
+# packages of the Debian mirror this machine's apt uses. The base is tagged with a local name (BASE_IMAGE below, never
+# an official one) and passed to the builds as `--build-arg BASE=...`. It stays cached in podman's store and is
+# rebuilt only when this recipe changes.
+# Usage: CONTAINERS_CONF=deploy/podman/containers.conf deploy/podman/engine.sh   (prints nothing else on stdout
+# but progress; `engine.sh --name` prints the base image's name and exits)
 set -euo pipefail
 cd "$(dirname "$0")"
 SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
-SUITE=bookworm
+SUITE=$(sed -n 's/^ARG BASE=debian:\([a-z]*\)-slim$/\1/p' ../Dockerfile)
+BASE_IMAGE=localhost/geogate-base:$SUITE
 
 fail() { echo "compose-test: the container engine cannot run here: $*" >&2; exit 1; }
+
+[ -n "$SUITE" ] || fail "deploy/Dockerfile has no \`ARG BASE=debian:<suite>-slim\` line to take the suite from"
+if [ "${1:-}" = --name ]; then echo "$BASE_IMAGE"; exit 0; fi
 
 install_missing() {
   local missing=""
@@ -30,76 +37,52 @@ check_engine() {
   [ "$out" = runc ] || fail "podman uses '$out', not runc: is CONTAINERS_CONF=$(pwd)/containers.conf set?"
 }
 
+# The first Debian archive URL (ending in /debian or /debian-security) in this machine's apt sources, else Debian's
+# own redirector: the base takes its packages where the machine's apt does.
+apt_uri() {
+  local found
+  found=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null \
+    | grep -v '^\s*#' | grep -oE "https?://[^ ]+/$1/?( |\$)" | head -1 | tr -d ' ')
+  echo "${found:-http://deb.debian.org/$1}"
+}
+
 up_to_date() { [ "$(podman image inspect --format '{{index .Labels "io.geogate.recipe"}}' "$1" 2>/dev/null)" = "$RECIPE" ]; }
 
-# The machine's extra CA certificates (an intercepting HTTPS proxy's, say) go into every base image, or pip and npm
-# inside a build fail to verify the registries.
+# The machine's extra CA certificates (an intercepting HTTPS proxy's, say) go into the base, or apt, pip and npm
+# inside a build fail to verify the mirrors and registries. Without any, the base is minbase alone, as the official
+# image is.
+extra_cas() { compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; }
+
 add_ca_hook() {
-  echo "cp /usr/local/share/ca-certificates/*.crt \"\$1/usr/local/share/ca-certificates/\" 2>/dev/null || true; \
+  echo "cp /usr/local/share/ca-certificates/*.crt \"\$1/usr/local/share/ca-certificates/\"; \
 chroot \"\$1\" update-ca-certificates >/dev/null"
 }
 
-# A Debian rootfs from packages, imported as `name` with the official image's settings (`--change` lines).
-build_base() {
-  local name=$1 include=$2 hook=$3
-  shift 3
-  local tar
+# `debian:<suite>-slim` rebuilt the way Debian's image is (a minbase rootfs of the suite, with the suite, its updates
+# and its security archive in apt's sources), imported under the local name with the official image's settings.
+base_image() {
+  local tar mirror security include=() hooks=()
+  mirror=$(apt_uri debian)
+  security=$(apt_uri debian-security)
+  if extra_cas; then include=(--include=ca-certificates); hooks=(--customize-hook="$(add_ca_hook)"); fi
   tar=$(mktemp --suffix=.tar)
-  echo "building base image $name from Debian packages ($include)"
-  mmdebstrap --quiet --variant=minbase --include="ca-certificates,$include" \
-    --customize-hook="$(add_ca_hook)" --customize-hook="$hook" \
+  echo "building base image $BASE_IMAGE from Debian $SUITE packages ($mirror)"
+  mmdebstrap --quiet --variant=minbase "${include[@]}" "${hooks[@]}" \
     --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \
-    "$SUITE" "$tar" || { rm -f "$tar"; fail "mmdebstrap could not build $name"; }
-  podman rmi "$name" >/dev/null 2>&1 || true  # the image of an older recipe, unless something still uses it
+    "$SUITE" "$tar" "deb $mirror $SUITE main" "deb $mirror $SUITE-updates main" \
+    "deb $security $SUITE-security main" || { rm -f "$tar"; fail "mmdebstrap could not build $BASE_IMAGE"; }
+  podman rmi "$BASE_IMAGE" >/dev/null 2>&1 || true  # the image of an older recipe, unless something still uses it
   podman import --quiet --change "LABEL io.geogate.recipe=$RECIPE" \
-    --change "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" --change "ENV LANG=C.UTF-8" \
-    "$@" "$tar" "$name" >/dev/null || { rm -f "$tar"; fail "podman import of $name failed"; }
+    --change "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" --change 'CMD ["bash"]' \
+    "$tar" "$BASE_IMAGE" >/dev/null || { rm -f "$tar"; fail "podman import of $BASE_IMAGE failed"; }
   rm -f "$tar"
 }
 
-# Debian's Python 3.11 where the official image keeps its own: `python` and `pip` on PATH, pip installing system-wide.
-python_image() {
-  build_base python:3.11-slim python3,python3-pip \
-    'ln -sf /usr/bin/python3 "$1/usr/local/bin/python"; ln -sf /usr/bin/pip3 "$1/usr/local/bin/pip";
-     rm -f "$1"/usr/lib/python3.11/EXTERNALLY-MANAGED' \
-    --change 'CMD ["python3"]'
-}
-
-# The machine's own Node.js 20 (a single binary and npm), as the official image lays it out.
-node_image() {
-  local version
-  version=$(node --version 2>/dev/null) || fail "node:20-slim needs the machine's Node.js 20 (none found)"
-  case $version in v20.*) ;; *) fail "node:20-slim needs the machine's Node.js 20 (found $version)" ;; esac
-  local npm_dir
-  npm_dir=$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")
-  build_base node:20-slim libstdc++6 \
-    "cp $(readlink -f "$(command -v node)") \"\$1/usr/local/bin/node\"; mkdir -p \"\$1/usr/local/lib/node_modules\";
-     cp -r $npm_dir \"\$1/usr/local/lib/node_modules/npm\";
-     ln -sf ../lib/node_modules/npm/bin/npm-cli.js \"\$1/usr/local/bin/npm\";
-     ln -sf ../lib/node_modules/npm/bin/npx-cli.js \"\$1/usr/local/bin/npx\"" \
-    --change 'ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt' --change 'CMD ["node"]'
-}
-
-# Debian's redis-server (7.0) under the name the compose file uses. Like the official image, it listens on every
-# address without protected mode (the container's network is the boundary) and keeps its data in /data.
-redis_image() {
-  build_base redis:7.2 redis-server \
-    'mkdir -p "$1/data"; chroot "$1" chown redis:redis /data;
-     printf "#!/bin/sh\nif [ \"\${1#-}\" != \"\$1\" ]; then set -- redis-server \"\$@\"; fi\n\
-if [ \"\$1\" = redis-server ]; then set -- \"\$@\" --protected-mode no; \
-[ \"\$(id -u)\" = 0 ] && exec setpriv --reuid=redis --regid=redis --init-groups \"\$@\"; fi\nexec \"\$@\"\n" \
-       > "$1/usr/local/bin/docker-entrypoint.sh"; chmod 755 "$1/usr/local/bin/docker-entrypoint.sh"' \
-    --change 'WORKDIR /data' --change 'VOLUME /data' --change 'EXPOSE 6379' \
-    --change 'ENTRYPOINT ["docker-entrypoint.sh"]' --change 'CMD ["redis-server"]'
-}
-
-# the images are rebuilt when what builds them changes, not when the rest of this script does
-RECIPE=$( (declare -f add_ca_hook build_base python_image node_image redis_image; echo "$SUITE") | sha256sum | cut -c1-16)
+# the base is rebuilt when what builds it changes, not when the rest of this script does
+RECIPE=$( (declare -f apt_uri extra_cas add_ca_hook base_image; echo "$SUITE") | sha256sum | cut -c1-16)
 
 install_missing
 check_engine
-up_to_date python:3.11-slim || python_image
-up_to_date node:20-slim || node_image
-up_to_date redis:7.2 || redis_image
-out=$(podman run --rm --network none python:3.11-slim true 2>&1) || fail "a container does not start: $out"
-echo "base images ready: python:3.11-slim node:20-slim redis:7.2 (recipe $RECIPE)"
+up_to_date "$BASE_IMAGE" || base_image
+out=$(podman run --rm --network none "$BASE_IMAGE" true 2>&1) || fail "a container does not start: $out"
+echo "base image ready: $BASE_IMAGE, Debian $SUITE (recipe $RECIPE)"

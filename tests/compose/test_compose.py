@@ -19,12 +19,14 @@ from geogate.eventlog.projections.running import RunningEntry
 from schemas.events import ToolRedispatched
 from schemas.ids import call_aggregate
 from tests.cluster.load import Answer, Load, assert_log_is_whole, connect, during_faults, outcome_at_ms
-from tests.compose.conftest import PROJECT, TOKEN, Compose, Container, http, leased, podman, report
+from tests.compose.conftest import IMAGE, PROJECT, ROOT, TOKEN, Compose, Container, http, leased, podman, report
 from tests.support import JUSTIFICATION, wait_for
 
 pytestmark = [pytest.mark.compose, pytest.mark.timeout(1800)]
 
 CALLS = 20
+JSON_HANDLER = "import json\njson.loads(json.dumps({'width': tool_output['width']}))['width'] * 2"
+"""A handler that needs the standard library beyond a minimal interpreter's."""
 
 
 def reproject_args(output: str) -> dict[str, object]:
@@ -32,14 +34,13 @@ def reproject_args(output: str) -> dict[str, object]:
 
 
 async def _drive(url: str, output: str) -> dict[str, Any]:
-    """On one gateway: the tools, `raster_info` with a Python handler (the sandbox in the worker's container), and a
-    gated `raster_reproject`: the preflight hint, the justifications persisted, then the call itself."""
+    """On one gateway: the tools, `raster_info` with a Python handler that imports `json` (the sandbox in the worker's
+    container, on the image's interpreter), and a gated `raster_reproject`: the preflight hint, the justifications
+    persisted, then the call itself."""
     async with connect(url, TOKEN) as client:
         tools = {t.name for t in (await client.list_tools()).tools}
         info = await client.call_tool("raster_info", {"uri": "dem.tif"})
-        handled = await client.call_tool(
-            "raster_info", {"uri": "dem.tif", "result_handler": {"script": "tool_output['width'] * 2"}}
-        )
+        handled = await client.call_tool("raster_info", {"uri": "dem.tif", "result_handler": {"script": JSON_HANDLER}})
         gate = await client.call_tool("raster_reproject", reproject_args(output))
         required = (gate.structured_content or {}).get("preflight", {}).get("required", [])
         items = [{"hash": r["hash"], "domain": r["domain"], "justification": JUSTIFICATION} for r in required]
@@ -83,6 +84,41 @@ def test_ops_and_metrics_answer_on_every_gateway_with_the_admin_token(compose: C
             assert isinstance(client.get(f"{base}/ops/api/summary").json(), dict)
             metrics = client.get(f"{base}/metrics")
             assert metrics.status_code == 200 and "geogate_events" in metrics.text
+
+
+def test_workers_run_unprivileged_on_the_suites_python_and_own_the_workspace(compose: Compose) -> None:
+    """Every Geogate process runs as the image's user, the sandbox's interpreter is the image's own (Debian's
+    python3, its whole standard library), and the workspace volume is that user's."""
+    workers = [c for c in compose.containers() if c.service.startswith("worker-")]
+    for worker in workers:
+        users = podman("top", worker.name, "user").stdout.split()[1:]  # the init, the role, its pool and sandbox
+        assert len(users) >= 2 and set(users) == {"geogate"}, (worker.name, users)
+    probe = "from workers.sandbox.isolation import default_python; print(default_python())"
+    chosen = podman("exec", workers[0].name, "python", "-c", probe).stdout.strip()
+    system = podman("exec", workers[0].name, "readlink", "-f", "/usr/bin/python3").stdout.strip()
+    assert chosen == system
+    assert compose.workspace().stat().st_uid == int(podman("exec", workers[0].name, "id", "-u").stdout)
+
+
+def test_the_project_installs_and_its_unit_tests_import_on_the_images_python(compose: Compose) -> None:
+    """`pip install` of the project with its test extra resolves on the suite's Python, `pip check` is clean, and
+    every unit test module imports there (collected, not run: the image has no redis-server or gdal-bin)."""
+    script = (
+        "python -c 'import sys; print(\"python\", *sys.version_info[:3])'"
+        ' && pip install -q --no-cache-dir --root-user-action=ignore ".[test]" && pip check'
+        " && python -m pytest --collect-only -q tests/unit"
+    )
+    mount = f"{ROOT / 'tests'}:/app/tests:ro"
+    argv = ["run", "--rm", "--user", "0", "-w", "/app", "-v", mount, "--entrypoint", "sh", IMAGE, "-c", script]
+    done = podman(*argv, check=False)
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    version = tuple(int(part) for part in lines[0].split()[1:])
+    collected = next(line for line in reversed(lines) if " collected" in line)
+    assert "error" not in collected, collected
+    assert version >= (3, 13)  # the suite's, newer than the host's 3.11 that `make test` runs on
+    report("python in the image", {"python": ".".join(map(str, version)), "unit_tests": collected})
 
 
 def in_flight(compose: Compose) -> list[RunningEntry]:

@@ -1,7 +1,13 @@
 """The compose file and the Dockerfile, checked without a container engine (`make compose-test` runs them)."""
 
+import lzma
+import re
+import shutil
+import subprocess
 from pathlib import Path
 
+import httpx
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -10,6 +16,8 @@ from geogate.settings import Settings
 from schemas import tasks
 
 ROOT = Path(__file__).resolve().parents[2]
+DOCKERFILE = ROOT / "deploy" / "Dockerfile"
+APT_SOURCES = [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*"))]
 
 
 def compose() -> dict:
@@ -83,3 +91,65 @@ def test_the_grafana_dashboard_queries_only_metrics_the_gateway_exposes() -> Non
     dashboard = json.loads((ROOT / "deploy" / "grafana" / "dashboards" / "geogate.json").read_text())
     queried = {m for p in dashboard["panels"] for t in p["targets"] for m in re.findall(r"geogate_[a-z_]+", t["expr"])}
     assert queried and queried <= exposed, queried - exposed
+
+
+def base_suite() -> str:
+    """The Debian suite of the Dockerfile's base (`ARG BASE=debian:<suite>-slim`)."""
+    found = re.search(r"^ARG BASE=debian:([a-z]+)-slim$", DOCKERFILE.read_text(), re.MULTILINE)
+    assert found, "deploy/Dockerfile names no `ARG BASE=debian:<suite>-slim`"
+    return found[1]
+
+
+def apt_installs() -> list[str]:
+    """Every package an `apt-get install` of the Dockerfile names, in any stage."""
+    text = DOCKERFILE.read_text().replace("\\\n", " ")
+    packages = []
+    for command in re.findall(r"apt-get install ([^&\n]*)", text):
+        packages += [word for word in command.split() if not word.startswith("-")]
+    return packages
+
+
+def debian_mirror() -> str:
+    """The Debian archive this machine's apt uses (as deploy/podman/engine.sh finds it), else Debian's redirector."""
+    for source in APT_SOURCES:
+        lines = (
+            [ln for ln in source.read_text().splitlines() if not ln.lstrip().startswith("#")]
+            if source.is_file()
+            else []
+        )
+        for found in re.finditer(r"(https?://\S+/debian)/?(\s|$)", "\n".join(lines)):
+            return found[1]
+    return "http://deb.debian.org/debian"
+
+
+def test_every_stage_builds_on_the_one_debian_base_and_compose_passes_the_same_default() -> None:
+    """A stage on another base would bring packages from elsewhere; compose's default must be the Dockerfile's."""
+    stages = re.findall(r"^FROM (\S+)", DOCKERFILE.read_text(), re.MULTILINE)
+    assert stages and set(stages) == {"${BASE}"}, stages
+    for name, service in compose()["services"].items():
+        if "build" in service:
+            assert service["build"]["args"]["BASE"] == f"${{GEOGATE_BASE_IMAGE:-debian:{base_suite()}-slim}}", name
+
+
+def test_the_local_base_never_takes_an_official_name() -> None:
+    """make compose-test builds the base from packages: under an official name it would pass for what Docker pulls."""
+    name = subprocess.run([ROOT / "deploy" / "podman" / "engine.sh", "--name"], capture_output=True, text=True)
+    assert name.returncode == 0, name.stderr
+    assert name.stdout.strip() == f"localhost/geogate-base:{base_suite()}"
+
+
+def test_every_package_the_dockerfile_installs_is_in_its_base_suites_package_index() -> None:
+    """Against the suite's index on the Debian mirror this machine uses: a base that moves to a new suite fails
+    here, not at a user's `docker compose up --build`."""
+    if shutil.which("dpkg") is None:
+        pytest.fail("dpkg is needed to name this machine's architecture in the Debian index")
+    arch = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True, check=True).stdout.strip()
+    url = f"{debian_mirror()}/dists/{base_suite()}/main/binary-{arch}/Packages.xz"
+    index = httpx.get(url, timeout=120, follow_redirects=True)
+    assert index.status_code == 200, f"{url}: HTTP {index.status_code}"
+    names = set(re.findall(r"^Package: (\S+)$", lzma.decompress(index.content).decode(), re.MULTILINE))
+
+    installed = apt_installs()
+
+    assert {"python3", "python3-venv", "bubblewrap", "redis-server"} <= set(installed)
+    assert sorted(set(installed) - names) == [], f"not in {base_suite()}'s index at {url}"

@@ -1,5 +1,6 @@
 """The `-c` program that starts the sandbox server: the `inner` package shipped as source, no files needed."""
 
+import ast
 from functools import cache
 from pathlib import Path
 
@@ -35,3 +36,17 @@ def server_program() -> str:
         name = PACKAGE if path.stem == "__init__" else f"{PACKAGE}.{path.stem}"
         sources[name] = path.read_text()
     return _TEMPLATE.format(sources=sources, package=PACKAGE)
+
+
+@cache
+def required_modules() -> tuple[str, ...]:
+    """The standard-library modules a handler needs: every one the sandbox server imports (read from its sources),
+    and `json`, which handlers use to read and shape their output."""
+    names = {"json"}
+    for path in INNER.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names |= {alias.name.partition(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.partition(".")[0])
+    return tuple(sorted(names))

@@ -9,22 +9,29 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
+from geogate.settings import SecuritySettings
 from schemas.handlers import Isolation
+from workers.sandbox.bootstrap import required_modules
 from workers.sandbox.errors import SandboxUnavailable
 
 IsolationChoice = Literal["auto", "bwrap", "unshare", "process"]
 NOBODY = 65534
-_INTERPRETERS = ("/usr/bin/python3.11", "/usr/bin/python3", "/usr/local/bin/python3.11", "/usr/local/bin/python3")
+_SYSTEM_INTERPRETERS = ("/usr/bin/python3", "/usr/local/bin/python3")
 _ROOT_LINKS = ("bin", "lib", "lib32", "lib64", "sbin")
 WEAK_HINT = "set GEOGATE_SANDBOX_ALLOW_WEAK=1 to run handlers in a weaker sandbox anyway"
 
 
 def default_python() -> str:
-    """The interpreter run inside the sandbox: a system Python under /usr (readable by an unprivileged uid)."""
-    for candidate in _INTERPRETERS:
+    """The interpreter run inside the sandbox: a system Python under /usr (readable by an unprivileged uid, bound
+    read-only into the sandbox). The one this process runs on when it is one (a virtualenv's base: Debian's python3 in
+    the image), else the system's python3, else this process's own."""
+    own = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
+    if own.startswith("/usr/"):
+        return own
+    for candidate in _SYSTEM_INTERPRETERS:
         if os.access(candidate, os.X_OK):
             return candidate
-    return os.path.realpath(sys.executable)
+    return own
 
 
 @dataclass(frozen=True)
@@ -34,7 +41,7 @@ class SandboxConfig:
     Attributes:
         isolation: `auto` uses bwrap; `unshare` (the host filesystem stays visible) and `process` (rlimits, seccomp
             and the audit hook, no namespaces) run only with `allow_weak`, asked for by name or as `auto`'s fallback.
-        python: the interpreter inside the sandbox; stdlib only is needed.
+        python: the interpreter inside the sandbox: its whole standard library, nothing else.
         run_as: unprivileged host uid/gid the sandbox runs as when the worker is root (None keeps root).
         audit_hook: refuse forbidden operations by audit event too, for clearer errors (the kernel holds anyway).
         startup_timeout_s: how long the server may take to say it is ready.
@@ -51,6 +58,40 @@ class SandboxConfig:
     def drop_to(self) -> int | None:
         """The uid to switch to before starting the sandbox, if any."""
         return self.run_as if self.run_as is not None and os.geteuid() == 0 else None
+
+
+def config_for(security: SecuritySettings) -> SandboxConfig:
+    """The sandbox a worker's settings ask for (`GEOGATE_SANDBOX_ALLOW_WEAK`, `GEOGATE_SANDBOX_PYTHON`)."""
+    python = str(security.sandbox_python) if security.sandbox_python is not None else default_python()
+    return SandboxConfig(allow_weak=security.sandbox_allow_weak, python=python)
+
+
+def require_interpreter(config: SandboxConfig) -> None:
+    """Check that the sandbox's interpreter, run as the sandbox's uid, imports every module a handler needs.
+
+    Raises:
+        SandboxUnavailable: naming the interpreter and what it could not do.
+    """
+    uid = config.drop_to()
+    ids = {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {}
+    argv = [config.python, "-I", "-S", "-B", "-c", f"import {', '.join(required_modules())}"]
+    try:
+        done = subprocess.run(argv, env={}, cwd="/", capture_output=True, timeout=config.startup_timeout_s, **ids)
+    except (OSError, subprocess.SubprocessError) as exc:
+        who = f"uid {uid}" if uid is not None else "this worker"
+        reason = f"does not run as {who} ({exc}): it must be readable and executable by {who}"
+    else:
+        if done.returncode == 0:
+            return
+        lines = done.stderr.decode(errors="replace").strip().splitlines()
+        reason = (
+            f"fails to import its standard library ({lines[-1] if lines else f'exit {done.returncode}'}): it needs "
+            "all of it (Debian: the python3 package, not python3-minimal alone)"
+        )
+    raise SandboxUnavailable(
+        f"Python result handlers cannot run: the sandbox's interpreter {config.python} {reason}. Install one, or set "
+        "GEOGATE_SANDBOX_PYTHON to one that can"
+    )
 
 
 def _root_entries() -> list[str]:
@@ -92,17 +133,21 @@ def command(isolation: Isolation, python: str, program: str) -> list[str]:
     return interpreter
 
 
-def _works(isolation: Isolation, config: SandboxConfig) -> bool:
+def _failure(isolation: Isolation, config: SandboxConfig) -> str | None:
+    """Why `isolation` cannot start a trivial program here (its own last words), or None when it can."""
     argv = command(isolation, config.python, "pass")
     if shutil.which(argv[0]) is None:
-        return False
+        return f"{argv[0]} is not installed"
     uid = config.drop_to()
     ids = {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {}
     try:
         done = subprocess.run(argv, env={}, cwd="/", capture_output=True, timeout=config.startup_timeout_s, **ids)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
+    except (OSError, subprocess.SubprocessError) as exc:
+        return str(exc)
+    if done.returncode == 0:
+        return None
+    lines = done.stderr.decode(errors="replace").strip().splitlines()
+    return lines[-1] if lines else f"exit status {done.returncode}"
 
 
 @cache
@@ -110,20 +155,24 @@ def detect(config: SandboxConfig) -> Isolation:
     """Probe the strongest isolation available for `config` (cached per process).
 
     Raises:
-        SandboxUnavailable: neither bwrap nor unshare can create namespaces here and `process` was not asked for.
+        SandboxUnavailable: neither bwrap nor unshare can create namespaces here and `process` was not asked for;
+            the message carries bubblewrap's own reason.
     """
     if config.isolation not in ("auto", "bwrap") and not config.allow_weak:
         raise SandboxUnavailable(f"isolation {config.isolation!r} is weaker than bubblewrap; {WEAK_HINT}")
     if config.isolation != "auto":
-        if not _works(config.isolation, config):
-            raise SandboxUnavailable(f"isolation {config.isolation!r} does not work on this host")
+        if (failure := _failure(config.isolation, config)) is not None:
+            raise SandboxUnavailable(f"isolation {config.isolation!r} does not work on this host: {failure}")
         return config.isolation
+    failures = {}
     for isolation in ("bwrap", "unshare") if config.allow_weak else ("bwrap",):
-        if _works(isolation, config):
+        if (failure := _failure(isolation, config)) is None:
             return isolation
+        failures[isolation] = failure
     raise SandboxUnavailable(
-        "Python result handlers are refused: bubblewrap (bwrap) is missing or cannot create namespaces here. "
-        f"Install bubblewrap, or {WEAK_HINT}"
+        "Python result handlers are refused: bubblewrap (bwrap) is missing or cannot create namespaces here "
+        f"({failures['bwrap']}). Install bubblewrap (in a container: see docs/compose.md's security_opt), or "
+        f"{WEAK_HINT}"
     )
 
 

@@ -26,6 +26,7 @@ from geogate.eventlog.errors import BlobMissing
 from geogate.eventlog.projections.handlers import TERMINAL
 from geogate.eventlog.publish import follow, handler_job_op
 from geogate.eventlog.store import EventStore
+from geogate.settings import process_settings
 from schemas.events import (
     Event,
     HandlerFailed,
@@ -48,7 +49,7 @@ from workers.lifecycle import Run, begin, compact, elapsed_ms, end, ms_since, st
 from workers.reaper import handler_attempts_exhausted
 from workers.sandbox.bridge import CallTool
 from workers.sandbox.errors import SandboxUnavailable
-from workers.sandbox.isolation import SandboxConfig
+from workers.sandbox.isolation import SandboxConfig, config_for
 from workers.sandbox.python import get_sandbox
 from workers.sandbox.run import run_handler
 
@@ -245,7 +246,7 @@ def _execute(
         limits=LIMITS,
         call_tool=_call_tool(ctx, call) if chained else None,
         tool_schemas=chainable(call.tool) if chained else None,
-        sandbox=get_sandbox(SandboxConfig(allow_weak=ctx.settings.security.sandbox_allow_weak)),
+        sandbox=get_sandbox(config_for(ctx.settings.security)),
         meanwhile=meanwhile,
     )
 
@@ -313,12 +314,12 @@ def _sandbox_here(ctx: JobContext | None = None) -> bool:
     """Start this process's sandbox server once; without one, Python handlers go to the `sandbox` queue."""
     global _SANDBOX_HERE
     if _SANDBOX_HERE is None:
-        allow_weak = ctx is not None and ctx.settings is not None and ctx.settings.security.sandbox_allow_weak
+        config = config_for(ctx.settings.security) if ctx is not None and ctx.settings is not None else SandboxConfig()
         try:
-            get_sandbox(SandboxConfig(allow_weak=allow_weak)).run("None", None, limits=LIMITS)
+            get_sandbox(config).run("None", None, limits=LIMITS)
             _SANDBOX_HERE = True
-        except SandboxUnavailable:
-            logger.warning("no sandbox on this worker: its calls' Python handlers go to the sandbox queue")
+        except SandboxUnavailable as exc:
+            logger.warning("no sandbox on this worker, its calls' handlers go to the sandbox queue: %s", exc.message)
             _SANDBOX_HERE = False
     return _SANDBOX_HERE
 
@@ -329,6 +330,6 @@ def _warm_sandbox(**_: object) -> None:
     global _SANDBOX_HERE
     _SANDBOX_HERE = None  # a forked pool process: the parent's answer was about its own server
     try:
-        get_sandbox().run("None", None, limits=LIMITS)
-    except SandboxUnavailable:
-        logger.warning("no sandbox on this worker: Python result handlers go to the sandbox queue")
+        get_sandbox(config_for(process_settings().security)).run("None", None, limits=LIMITS)
+    except SandboxUnavailable as exc:
+        logger.warning("no sandbox on this worker, Python result handlers go to the sandbox queue: %s", exc.message)

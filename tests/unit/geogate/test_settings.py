@@ -82,6 +82,7 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "GEOGATE_ALLOWED_HOSTS": ("security.allowed_hosts", "geo.example, 10.0.0.5:*", ["geo.example", "10.0.0.5:*"]),
     "GEOGATE_ALLOWED_ORIGINS": ("security.allowed_origins", "https://app.example", ["https://app.example"]),
     "GEOGATE_SANDBOX_ALLOW_WEAK": ("security.sandbox_allow_weak", "yes", True),
+    "GEOGATE_SANDBOX_PYTHON": ("security.sandbox_python", "/usr/bin/python3", Path("/usr/bin/python3")),
     "GEOGATE_LLM_PROVIDER": ("llm.provider", "anthropic", "anthropic"),
     "GEOGATE_LLM_BASE_URL": ("llm.base_url", "https://api.example/v1", "https://api.example/v1"),
     "GEOGATE_LLM_API_KEY": ("llm.api_key", "sk-test-issue33", SecretStr("sk-test-issue33")),
