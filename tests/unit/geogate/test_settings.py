@@ -58,6 +58,7 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "GEOGATE_WORKFLOW_TTL_S": ("workflow_ttl_s", "30", 30.0),
     "GEOGATE_TASK_AFTER_S": ("task_after_s", "1", 1.0),
     "GEOGATE_TASK_POLL_INTERVAL_MS": ("task_poll_interval_ms", "250", 250),
+    "GEOGATE_FAULT_PAUSE_AT": ("fault_pause_at", "fan_in.publish", "fan_in.publish"),
     "GEOGATE_TASK_TTL_S": ("task_ttl_s", "600", 600),
     "GEOGATE_EXTRA_TOOLS": ("extra_tools", "some.module", "some.module"),
     "GEOGATE_RETENTION_MAX_AGE_S": ("retention.max_age_s", "3600", 3600),
