@@ -39,16 +39,16 @@ class Layer:
         return replace(self, columns=[c[keep] for c in self.columns], geometry=self.geometry[keep])
 
 
-def layer_name(path: Path, layer: str | None) -> str:
-    """`layer` if the dataset has it, else its first layer.
+def layer_name(path: Path, layer: str | None, field: str = "uri") -> str:
+    """`layer` if the dataset has it, else its first layer; errors about the file name `field`.
 
     Raises:
         JobFailed: `layer.not_found`, or `gdal.not_geospatial` when the file has no layers.
     """
-    with reading(path):
-        names = [str(name) for name, _ in pyogrio.list_layers(pinned(path))]
+    with reading(path, field):
+        names = [str(name) for name, _ in pyogrio.list_layers(pinned(path, field))]
     if not names:
-        raise JobFailed("gdal.not_geospatial", f"uri: {path.name!r} has no vector layers", field="uri")
+        raise JobFailed("gdal.not_geospatial", f"{field}: {path.name!r} has no vector layers", field=field)
     if layer is not None and layer not in names:
         raise JobFailed("layer.not_found", f"layer: {layer!r} is not one of {names}", field="layer")
     return layer if layer is not None else names[0]
@@ -63,7 +63,7 @@ def read_layer(
         JobFailed: the file cannot be read, or the layer does not exist.
         JobCancelled: the call was cancelled between chunks.
     """
-    name = layer_name(path, layer)
+    name = layer_name(path, layer, field)
     with reading(path, field):
         info = pyogrio.read_info(pinned(path, field), layer=name, force_feature_count=True)
     total, parts = max(int(info["features"]), 0), []
