@@ -6,6 +6,7 @@ from pathlib import Path
 
 import rasterio
 import rasterio.shutil
+from rasterio._err import CPLE_BaseError
 from rasterio.enums import Resampling as RioResampling
 from rasterio.errors import DriverCapabilityError, DriverRegistrationError
 
@@ -16,10 +17,12 @@ from workers.errors import JobFailed
 from workers.files import atomic_output, output_path, resolve_in_workspace
 from workers.gdal.blocks import strips
 from workers.gdal.errors import open_raster, reading, writing
-from workers.gdal.outputs import file_ref
+from workers.gdal.outputs import check_output_driver, file_ref
 from workers.jobs import job
 
 _COMPRESSING = {"GTiff", "COG"}
+_WORLDFILE = {"PNG", "JPEG", "GIF", "BMP", "WEBP"}
+"""Drivers that take GDAL's `WORLDFILE` creation option; given to another (ENVI), GDAL fails with no message."""
 
 
 def gtiff_profile(src: rasterio.DatasetReader, args: RasterConvertArgs, *, final: bool) -> dict:
@@ -39,7 +42,7 @@ def gtiff_profile(src: rasterio.DatasetReader, args: RasterConvertArgs, *, final
 
 def copy_options(args: RasterConvertArgs) -> dict:
     options: dict = {}
-    if args.driver not in _COMPRESSING:
+    if args.driver in _WORLDFILE:
         options["worldfile"] = "YES"
     if args.driver == "COG":
         options |= {"blocksize": args.blockxsize, "overview_resampling": args.overview_resampling.value.upper()}
@@ -64,6 +67,7 @@ def _copy_blocks(
 
 
 def check_driver(args: RasterConvertArgs) -> None:
+    check_output_driver(args.driver, "driver")
     if args.compression is not None and args.driver not in _COMPRESSING:
         raise JobFailed(
             "option.unsupported", f"compression: applies to GTiff and COG, not {args.driver}", field="compression"
@@ -74,7 +78,7 @@ def check_driver(args: RasterConvertArgs) -> None:
 def _driver_errors(driver: str) -> Iterator[None]:
     try:
         yield
-    except (DriverRegistrationError, DriverCapabilityError) as exc:
+    except (DriverRegistrationError, DriverCapabilityError, CPLE_BaseError) as exc:  # CPLE_: a vector-only driver
         raise JobFailed("driver.unknown", f"driver: GDAL cannot write {driver!r} ({exc})", field="driver") from exc
 
 

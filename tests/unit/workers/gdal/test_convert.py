@@ -148,3 +148,27 @@ def test_a_cancel_that_lands_with_the_last_report_leaves_no_file(
     make_raster(dtype="uint8", size=(600, 300))
 
     cancelled_at_last_report(lambda output, ctx: raster_convert(convert_args(output=output, driver=driver), ctx))
+
+
+@pytest.mark.parametrize(("driver", "name"), [("MEM", "out.mem"), ("PDS4", "out.xml"), ("MVT", "out.mvt")])
+def test_drivers_that_write_no_single_raster_file_are_refused_before_any_work(
+    driver: str, name: str, make_raster: RasterFactory, ctx: JobContext
+) -> None:
+    make_raster()
+
+    with pytest.raises(JobFailed) as refused:
+        raster_convert(convert_args(output=name, driver=driver), ctx)
+
+    assert (refused.value.code, refused.value.field) == ("driver.unsupported", "driver")
+    assert sorted(p.name for p in ctx.roots[0].iterdir()) == ["src.tif"]
+
+
+def test_envi_is_written_with_its_header_and_without_a_world_file(make_raster: RasterFactory, ctx: JobContext) -> None:
+    """ENVI takes no WORLDFILE option: given one, GDAL failed without a message (a crash)."""
+    make_raster()
+
+    result = raster_convert(convert_args(output="out.img", driver="ENVI"), ctx)
+
+    assert result.driver == "ENVI"
+    assert {"out.img", "out.hdr"} <= {p.name for p in ctx.roots[0].iterdir()}
+    assert not list(ctx.roots[0].glob("*.wld")) and not list(ctx.roots[0].glob(".*partial*"))
