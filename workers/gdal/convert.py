@@ -6,12 +6,12 @@ from pathlib import Path
 
 import rasterio
 import rasterio.shutil
-from rasterio._err import CPLE_BaseError
+from rasterio._err import CPLE_NotSupportedError
 from rasterio.enums import Resampling as RioResampling
 from rasterio.errors import DriverCapabilityError, DriverRegistrationError
 
 from schemas.tools.raster import RasterConvertArgs, RasterConvertResult
-from workers.confine import pinned
+from workers.confine import pinned, shown_paths
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.files import atomic_output, output_path, resolve_in_workspace
@@ -78,8 +78,9 @@ def check_driver(args: RasterConvertArgs) -> None:
 def _driver_errors(driver: str) -> Iterator[None]:
     try:
         yield
-    except (DriverRegistrationError, DriverCapabilityError, CPLE_BaseError) as exc:  # CPLE_: a vector-only driver
-        raise JobFailed("driver.unknown", f"driver: GDAL cannot write {driver!r} ({exc})", field="driver") from exc
+    except (DriverRegistrationError, DriverCapabilityError, CPLE_NotSupportedError) as exc:  # a vector-only driver
+        message = f"driver: GDAL cannot write {driver!r} ({shown_paths(str(exc))})"
+        raise JobFailed("driver.unknown", message, field="driver") from exc
 
 
 def _write(src: rasterio.DatasetReader, tmp: Path, target: Path, args: RasterConvertArgs, ctx: JobContext) -> None:

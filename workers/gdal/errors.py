@@ -16,10 +16,11 @@ import pyogrio.errors
 import rasterio
 from pyproj import CRS
 from pyproj.exceptions import CRSError as ProjCRSError
+from rasterio._err import CPLE_BaseError  # GDAL's own errors, raised by rasterio.shutil as they are
 from rasterio.errors import CRSError as RasterioCRSError
 from rasterio.errors import NotGeoreferencedWarning, RasterioError
 
-from workers.confine import current_roots, inside_roots, pinned
+from workers.confine import current_roots, inside_roots, pinned, shown_paths
 from workers.errors import JobFailed
 from workers.files import RemoteRaster, allowed_host
 
@@ -27,7 +28,7 @@ _UNRECOGNISED = ("not recognized as being in a supported file format", "not reco
 
 
 def _read_failure(exc: Exception, path: Path, field: str) -> JobFailed:
-    text = str(exc)
+    text = shown_paths(str(exc))
     if any(marker in text for marker in _UNRECOGNISED) or "No such file" in text:
         return JobFailed(
             "gdal.not_geospatial", f"{field}: {path.name!r} is not a geospatial format GDAL can read", field=field
@@ -47,20 +48,26 @@ def reading(path: Path, field: str = "uri") -> Iterator[None]:
     except (RasterioError, pyogrio.errors.DataSourceError, pyogrio.errors.FeatureError) as exc:
         raise _read_failure(exc, path, field) from exc
     except pyogrio.errors.GeometryError as exc:
-        raise JobFailed("gdal.corrupt", f"{field}: bad geometry in {path.name!r}: {exc}", field=field) from exc
+        message = f"{field}: bad geometry in {path.name!r}: {shown_paths(str(exc))}"
+        raise JobFailed("gdal.corrupt", message, field=field) from exc
 
 
 @contextlib.contextmanager
 def writing(field: str = "output") -> Iterator[None]:
-    """Turn GDAL write errors raised inside the block into `JobFailed` naming `field`.
+    """Turn GDAL and file-system write errors raised inside the block into `JobFailed` naming `field`; a GDAL
+    failure without a message (rasterio's `SystemError`, e.g. a creation option the driver rejects) too.
 
     Raises:
         JobFailed: `gdal.write_failed`.
     """
     try:
         yield
-    except (RasterioError, pyogrio.errors.DataSourceError, pyogrio.errors.FieldError) as exc:
-        raise JobFailed("gdal.write_failed", f"{field}: GDAL could not write the output: {exc}", field=field) from exc
+    except (RasterioError, CPLE_BaseError, pyogrio.errors.DataSourceError, pyogrio.errors.FieldError, OSError) as exc:
+        message = f"{field}: GDAL could not write the output: {shown_paths(str(exc))}"
+        raise JobFailed("gdal.write_failed", message, field=field) from exc
+    except SystemError as exc:
+        message = f"{field}: GDAL could not write the output and gave no reason (check the driver's options)"
+        raise JobFailed("gdal.write_failed", message, field=field) from exc
 
 
 @contextlib.contextmanager

@@ -8,7 +8,7 @@ import pytest
 import rasterio
 from rasterio.transform import from_origin
 
-from workers.confine import check_vrt, confinement, pinned
+from workers.confine import check_vrt, confinement, pinned, shown_paths
 from workers.errors import JobFailed
 from workers.files import resolve_in_workspace
 from workers.gdal.errors import open_raster
@@ -170,3 +170,14 @@ def test_outside_a_confinement_the_checked_path_is_used_as_is(tree: tuple[Path, 
     real = workspace / "data" / "dem.tif"
 
     assert pinned(real) == str(real)
+
+
+def test_messages_show_pinned_files_by_their_workspace_names(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    with confinement([tmp_path]):
+        source = pinned(tmp_path / "a" / "b" / "dem.hdr")
+        temporary = pinned(tmp_path / ".out.geogate.01J.partial.tif")
+        shown = shown_paths(f"ENVI: cannot read '{source}'; TIFFWrite:{temporary}: no space; /proc/self/fd/999/x.tif")
+
+    assert source.startswith("/proc/self/fd/")
+    assert shown == "ENVI: cannot read 'a/b/dem.hdr'; TIFFWrite:out.tif: no space; x.tif"

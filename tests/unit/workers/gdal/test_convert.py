@@ -172,3 +172,32 @@ def test_envi_is_written_with_its_header_and_without_a_world_file(make_raster: R
     assert result.driver == "ENVI"
     assert {"out.img", "out.hdr"} <= {p.name for p in ctx.roots[0].iterdir()}
     assert not list(ctx.roots[0].glob("*.wld")) and not list(ctx.roots[0].glob(".*partial*"))
+
+
+def test_a_gdal_error_names_the_workspace_file_not_the_pinned_descriptor(
+    make_raster: RasterFactory, ctx: JobContext
+) -> None:
+    """GDAL is handed `/proc/self/fd/<N>/<name>` (`workers.confine.pinned`); its messages must show the user's names:
+    here ENVI cannot create its header, because a folder sits at the temporary header's name."""
+    make_raster()
+    (ctx.roots[0] / "sub").mkdir()
+    (ctx.roots[0] / "sub" / ".out.geogate.local.partial.hdr").mkdir()
+
+    with pytest.raises(JobFailed) as failed:
+        raster_convert(convert_args(output="sub/out.img", driver="ENVI"), ctx)
+
+    assert (failed.value.code, failed.value.field) == ("gdal.write_failed", "output")
+    assert "/proc/" not in failed.value.message and "'sub/out.hdr'" in failed.value.message
+    assert sorted(p.name for p in (ctx.roots[0] / "sub").iterdir()) == [".out.geogate.local.partial.hdr"]
+
+
+def test_a_creation_option_gdal_rejects_without_a_message_fails_on_output(
+    make_raster: RasterFactory, ctx: JobContext
+) -> None:
+    make_raster()
+
+    with pytest.raises(JobFailed) as failed:
+        raster_convert(convert_args(output="out.img", driver="ENVI", creation_options={"INTERLEAVE": "XYZ"}), ctx)
+
+    assert (failed.value.code, failed.value.field) == ("gdal.write_failed", "output")
+    assert sorted(p.name for p in ctx.roots[0].iterdir()) == ["src.tif"]
