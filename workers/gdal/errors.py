@@ -23,6 +23,7 @@ from rasterio.errors import NotGeoreferencedWarning, RasterioError
 from workers.confine import current_roots, inside_roots, pinned, shown_paths
 from workers.errors import JobFailed
 from workers.files import RemoteRaster, allowed_host
+from workers.gdal.remote_guard import guarded_read
 
 _UNRECOGNISED = ("not recognized as being in a supported file format", "not recognised as a supported file format")
 
@@ -73,16 +74,21 @@ def writing(field: str = "output") -> Iterator[None]:
 @contextlib.contextmanager
 def open_raster(path: Path | RemoteRaster, field: str = "uri") -> Iterator[rasterio.DatasetReader]:
     """Open a raster for reading, with read errors mapped as in `reading`; a `RemoteRaster` (`files.raster_input`)
-    is read through `/vsicurl/` as a GeoTIFF only (a remote VRT could name local files), its errors mapped by
-    `remote_reading` for the whole block.
+    is read through `/vsicurl/` as a GeoTIFF only (a remote VRT could name local files), every request of the
+    block through a `remote_guard.HostGuard` (allowed hosts only), its errors mapped by `remote_reading`.
 
     Raises:
-        JobFailed: `gdal.not_geospatial` or `gdal.corrupt`; for a remote one `remote.unreachable`,
-            `remote.no_range` or `remote.failed`.
+        JobFailed: `gdal.not_geospatial` or `gdal.corrupt`; for a remote one `remote.not_allowed` (GDAL was sent
+            off the list), `remote.unreachable`, `remote.no_range` or `remote.failed`.
     """
     if isinstance(path, RemoteRaster):
         check_remote(path, field)
-        with remote_reading(path, field), rasterio.Env(**path.gdal_env()), warnings.catch_warnings():
+        with (
+            guarded_read(path, field) as env,
+            remote_reading(path, field),
+            rasterio.Env(**env),
+            warnings.catch_warnings(),
+        ):
             warnings.simplefilter("ignore", NotGeoreferencedWarning)
             with rasterio.open(path.gdal_path, driver="GTiff") as src:
                 yield src

@@ -18,7 +18,7 @@ import rasterio.shutil
 import shapely
 
 from geogate.settings import Settings
-from schemas.tools.analysis import ZonalStatsArgs
+from schemas.tools.analysis import VectorRasterizeArgs, ZonalStatsArgs
 from schemas.tools.info import RasterInfoArgs
 from schemas.tools.previews import CogValidateArgs, RasterPreviewArgs
 from tests.support import free_port
@@ -29,6 +29,7 @@ from workers.files import RemoteRaster, allowed_host, raster_input
 from workers.gdal.cog import cog_validate
 from workers.gdal.info import raster_info
 from workers.gdal.preview import raster_preview
+from workers.gdal.shapes import vector_rasterize
 from workers.gdal.zonal import zonal_stats
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
@@ -44,15 +45,18 @@ class Served:
     """(method, Range header, status) of every request."""
 
 
-def _handler(body: bytes, served: Served, ranges: bool, redirect: str | None) -> type[BaseHTTPRequestHandler]:
+def _handler(
+    body: bytes, served: Served, ranges: bool, redirect: str | None, honest: int
+) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def _redirected(self) -> bool:
-            if redirect is not None:
-                served.requests.append((self.command, self.headers.get("Range"), 302))
-                self.send_response(302)
-                self.send_header("Location", redirect)
-                self._send(b"")
-            return redirect is not None
+            if redirect is None or len(served.requests) < honest:
+                return False
+            served.requests.append((self.command, self.headers.get("Range"), 302))
+            self.send_response(302)
+            self.send_header("Location", redirect)
+            self._send(b"")
+            return True
 
         def do_HEAD(self) -> None:
             if self._redirected():
@@ -110,11 +114,12 @@ ServerFactory = Callable[..., Served]
 def serve() -> Iterator[ServerFactory]:
     servers: list[ThreadingHTTPServer] = []
 
-    def start(path: Path, *, ranges: bool = True, redirect: str | None = None) -> Served:
+    def start(path: Path, *, ranges: bool = True, redirect: str | None = None, honest: int = 0) -> Served:
+        """Serve `path`; with `redirect`, every request after the first `honest` ones is answered 302 to it."""
         server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
         host = f"127.0.0.1:{server.server_address[1]}"
         served = Served(f"http://{host}/{path.name}", host)
-        server.RequestHandlerClass = _handler(path.read_bytes(), served, ranges, redirect)
+        server.RequestHandlerClass = _handler(path.read_bytes(), served, ranges, redirect, honest)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)
         return served
@@ -189,6 +194,36 @@ def test_a_redirect_is_followed_only_to_an_allowed_host(cog: Path, serve: Server
     both = remote_ctx(tmp_path, f"{redirecting.host},{target.host}")
     assert cog_validate(CogValidateArgs(uri=redirecting.url), both).valid
     assert target.requests and all(status in (200, 206) for _, _, status in target.requests)
+
+
+@pytest.mark.parametrize("tool", ["raster_preview", "zonal_stats", "cog_validate", "vector_rasterize", "raster_info"])
+def test_an_allowed_host_redirecting_gdals_own_requests_elsewhere_is_refused_and_the_other_host_sees_nothing(
+    tool: str, cog: Path, serve: ServerFactory, make_vector: VectorFactory, tmp_path: Path
+) -> None:
+    """The allowed server answers the first check (one byte, asked before GDAL reads) honestly, then sends GDAL's
+    own requests to a host off the list: GDAL's curl follows redirects by itself, so only the guard stops it."""
+    elsewhere = serve(cog)
+    allowed = serve(cog, redirect=elsewhere.url, honest=1)
+    make_vector("zones.gpkg", [shapely.box(10.5, 46.2, 12.3, 47.9)])
+    runs = {
+        "raster_preview": lambda ctx: raster_preview(RasterPreviewArgs(uri=allowed.url), ctx),
+        "zonal_stats": lambda ctx: zonal_stats(ZonalStatsArgs(uri=allowed.url, zones="zones.gpkg"), ctx),
+        "cog_validate": lambda ctx: cog_validate(CogValidateArgs(uri=allowed.url), ctx),
+        "vector_rasterize": lambda ctx: vector_rasterize(
+            VectorRasterizeArgs(uri="zones.gpkg", output="burnt.tif", burn_value=1, like=allowed.url), ctx
+        ),
+        "raster_info": lambda ctx: raster_info(RasterInfoArgs(uri=allowed.url), ctx),
+    }
+
+    with pytest.raises(JobFailed) as refused:
+        runs[tool](remote_ctx(tmp_path, allowed.host))
+
+    field = "like" if tool == "vector_rasterize" else "uri"
+    assert (refused.value.code, refused.value.field) == ("remote.not_allowed", field), refused.value.message
+    assert elsewhere.host in refused.value.message
+    assert elsewhere.requests == []
+    assert [status for _, _, status in allowed.requests][:2] == [206, 302]
+    assert not (tmp_path / "burnt.tif").exists()
 
 
 def test_a_server_without_range_support_is_a_clear_error(cog: Path, serve: ServerFactory, tmp_path: Path) -> None:
