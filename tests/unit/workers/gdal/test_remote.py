@@ -17,12 +17,21 @@ import rasterio
 import rasterio.shutil
 import shapely
 
+from geogate.eventlog import streams
+from geogate.eventlog.publish import request_effects, request_event
+from geogate.eventlog.store import EventStore
+from geogate.eventlog.streams import celery_queue_key
+from geogate.queue.message import message_args
 from geogate.settings import Settings
+from schemas.events import ToolRequested
+from schemas.ids import new_id
+from schemas.tools import TOOLS
 from schemas.tools.analysis import VectorRasterizeArgs, ZonalStatsArgs
 from schemas.tools.info import RasterInfoArgs
 from schemas.tools.previews import CogValidateArgs, RasterPreviewArgs
 from tests.support import free_port
 from tests.unit.workers.gdal.conftest import RasterFactory, VectorFactory
+from workers import runner
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.files import RemoteRaster, allowed_host, raster_input
@@ -31,6 +40,7 @@ from workers.gdal.info import raster_info
 from workers.gdal.preview import raster_preview
 from workers.gdal.shapes import vector_rasterize
 from workers.gdal.zonal import zonal_stats
+from workers.registry import load_all
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
 
@@ -43,6 +53,8 @@ class Served:
     host: str
     requests: list[tuple[str, str | None, int]] = field(default_factory=list)
     """(method, Range header, status) of every request."""
+    paths: list[str] = field(default_factory=list)
+    """The request target (path and query) of every request, as received."""
 
 
 def _handler(
@@ -59,6 +71,7 @@ def _handler(
             return True
 
         def do_HEAD(self) -> None:
+            served.paths.append(self.path)
             if self._redirected():
                 return
             served.requests.append(("HEAD", self.headers.get("Range"), 200))
@@ -68,6 +81,7 @@ def _handler(
             self.end_headers()
 
         def do_GET(self) -> None:
+            served.paths.append(self.path)
             if self._redirected():
                 return
             asked = _RANGE.fullmatch(self.headers.get("Range") or "")
@@ -304,3 +318,57 @@ def test_the_allow_list_is_read_from_the_environment(monkeypatch: pytest.MonkeyP
     assert isinstance(remote, RemoteRaster) and remote.allowed == {"tiles.example.org", "127.0.0.1:9"}
     assert remote.gdal_path == "/vsicurl/https://tiles.example.org/dem.tif" and remote.timeout_s == 30
     assert Settings.defaults().remote_hosts == []  # off by default
+
+
+SIGNATURE = "f3a9c0d1e2b4a5968778695a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"
+SESSION = "IQoJb3JpZ2luX2VjEJr-secret-session-token"
+
+
+def _everything_stored(store: EventStore) -> bytes:
+    """Every stream entry, hash, string, list and set under the store's prefix, as one blob to search."""
+    blob = b""
+    for key in store.redis.scan_iter(match=f"{store.keys.prefix}:*"):
+        kind = store.redis.type(key)
+        if kind == b"stream":
+            blob += repr(store.redis.xrange(key)).encode()
+        elif kind == b"hash":
+            blob += repr(store.redis.hgetall(key)).encode()
+        elif kind == b"string":
+            blob += store.redis.get(key) or b""
+        elif kind == b"list":
+            blob += b"".join(store.redis.lrange(key, 0, -1))
+        elif kind in (b"set", b"zset"):
+            blob += repr(store.redis.zrange(key, 0, -1) if kind == b"zset" else store.redis.smembers(key)).encode()
+    return blob
+
+
+def test_a_presigned_url_reaches_the_server_intact_and_no_stream_projection_or_message_holds_its_secrets(
+    cog: Path, serve: ServerFactory, real_store: EventStore, tmp_path: Path
+) -> None:
+    """Redaction masks `X-Amz-Signature=` and `token=` in every event and queue message; the worker must still
+    send them. The call goes the real way: published with its queue message on Redis, run from that message."""
+    served = serve(cog)
+    query = f"X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature={SIGNATURE}&token={SESSION}&X-Amz-Expires=900"
+    url = f"{served.url}?{query}"
+    settings = Settings(
+        redis_url="redis://unused", prefix=real_store.keys.prefix, workspaces=str(tmp_path), remote_hosts=served.host
+    )
+    load_all()
+    call_id, args = new_id(), TOOLS["raster_info"].args(uri=url).model_dump(mode="json")
+    event = request_event(TOOLS["raster_info"], args, call_id=call_id, actor="tester")
+    effects = request_effects(event, args, real_store.keys, real_store.dedupe_ttl_s)
+    real_store.append(event, streams.requested_key(call_id), effects=effects)
+    queued = real_store.redis.lrange(celery_queue_key(event.payload(ToolRequested).queue), 0, -1)
+    waiting = _everything_stored(real_store)
+
+    runner.run_call(real_store, settings, "host:1", message_args(queued[0])[0])
+
+    state = real_store.call_state(call_id)
+    assert state is not None and state.status == "succeeded", state
+    assert served.paths and all(path == f"/{cog.name}?{query}" for path in served.paths)
+    assert event.payload(ToolRequested).held_args == ["uri"]
+    for secret in (SIGNATURE, SESSION):
+        assert secret.encode() not in b"".join(queued)
+        assert waiting.count(secret.encode()) == 1  # the held arguments' hash, and nothing else
+        assert secret.encode() not in _everything_stored(real_store)  # the hash went with the outcome
+    assert not real_store.redis.exists(real_store.keys.held_args(call_id))
