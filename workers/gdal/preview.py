@@ -21,6 +21,7 @@ from rio_tiler.utils import render
 
 from schemas.content import MAX_BLOCK_CHARS
 from schemas.tools.previews import RasterPreviewArgs, RasterPreviewResult, VectorPreviewArgs, VectorPreviewResult
+from workers.confine import shown_paths
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.files import raster_input, resolve_in_workspace
@@ -160,7 +161,8 @@ def raster_preview(args: RasterPreviewArgs, ctx: JobContext) -> RasterPreviewRes
                     reader = Reader(input=str(source), dataset=src)
                     img = reader.preview(indexes=bands, max_size=size, resampling_method=resampling)
             except RioTilerError as exc:
-                raise JobFailed("gdal.corrupt", f"uri: rio-tiler could not read a preview: {exc}", field="uri") from exc
+                message = f"uri: rio-tiler could not read a preview: {shown_paths(str(exc))}"
+                raise JobFailed("gdal.corrupt", message, field="uri") from exc
             png, figures = _picture(args, mode, bands, img)
             if fits(png):
                 break
