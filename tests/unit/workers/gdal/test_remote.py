@@ -1,20 +1,14 @@
 """Remote raster inputs: COGs read by HTTP range requests through `/vsicurl/` from allowed hosts only.
 
-Each test starts its own threaded HTTP server on 127.0.0.1 that records every request: one answers `Range` with
-206 and the bytes asked for, one ignores `Range` and sends the whole file with 200.
+Each test starts its own threaded HTTP(S) servers on 127.0.0.1 (`serve`, in conftest.py) that record every request:
+one answers `Range` with 206 and the bytes asked for, one ignores `Range` and sends the whole file with 200, one
+redirects (all requests, or those after the first few: GDAL's own), each port standing for a host.
 """
 
-import re
-import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import ssl
 from pathlib import Path
 
-import numpy as np
 import pytest
-import rasterio
-import rasterio.shutil
 import shapely
 
 from geogate.eventlog import streams
@@ -30,7 +24,7 @@ from schemas.tools.analysis import VectorRasterizeArgs, ZonalStatsArgs
 from schemas.tools.info import RasterInfoArgs
 from schemas.tools.previews import CogValidateArgs, RasterPreviewArgs
 from tests.support import free_port
-from tests.unit.workers.gdal.conftest import RasterFactory, VectorFactory
+from tests.unit.workers.gdal.conftest import ServerFactory, VectorFactory
 from workers import runner
 from workers.context import JobContext
 from workers.errors import JobFailed
@@ -43,105 +37,6 @@ from workers.gdal.zonal import zonal_stats
 from workers.registry import load_all
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
-
-_RANGE = re.compile(r"bytes=(\d+)-(\d*)")
-
-
-@dataclass
-class Served:
-    url: str
-    host: str
-    requests: list[tuple[str, str | None, int]] = field(default_factory=list)
-    """(method, Range header, status) of every request."""
-    paths: list[str] = field(default_factory=list)
-    """The request target (path and query) of every request, as received."""
-
-
-def _handler(
-    body: bytes, served: Served, ranges: bool, redirect: str | None, honest: int
-) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def _redirected(self) -> bool:
-            if redirect is None or len(served.requests) < honest:
-                return False
-            served.requests.append((self.command, self.headers.get("Range"), 302))
-            self.send_response(302)
-            self.send_header("Location", redirect)
-            self._send(b"")
-            return True
-
-        def do_HEAD(self) -> None:
-            served.paths.append(self.path)
-            if self._redirected():
-                return
-            served.requests.append(("HEAD", self.headers.get("Range"), 200))
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Accept-Ranges", "bytes" if ranges else "none")
-            self.end_headers()
-
-        def do_GET(self) -> None:
-            served.paths.append(self.path)
-            if self._redirected():
-                return
-            asked = _RANGE.fullmatch(self.headers.get("Range") or "")
-            if ranges and asked:
-                start = int(asked.group(1))
-                end = min(int(asked.group(2) or len(body) - 1), len(body) - 1)
-                served.requests.append(("GET", self.headers["Range"], 206))
-                self.send_response(206)
-                self.send_header("Content-Range", f"bytes {start}-{end}/{len(body)}")
-                self._send(body[start : end + 1])
-                return
-            served.requests.append(("GET", self.headers.get("Range"), 200))
-            self.send_response(200)
-            self._send(body)
-
-        def _send(self, data: bytes) -> None:
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    return Handler
-
-
-@pytest.fixture
-def cog(make_raster: RasterFactory, tmp_path: Path) -> Path:
-    """A 700×500 float COG in EPSG:4326 with nodata, overviews and 256-pixel blocks, outside the workspace root."""
-    rng = np.random.default_rng(8)
-    data = rng.normal(100, 15, (500, 700)).astype("float32")
-    data[:50, :80] = -9999
-    src = make_raster("plain.tif", data=data, nodata=-9999, crs="EPSG:4326")
-    out = tmp_path.parent / f"{tmp_path.name}-served" / "dem.tif"
-    out.parent.mkdir()
-    rasterio.shutil.copy(src, out, driver="COG", blocksize=256, compress="DEFLATE")
-    return out
-
-
-ServerFactory = Callable[..., Served]
-
-
-@pytest.fixture
-def serve() -> Iterator[ServerFactory]:
-    servers: list[ThreadingHTTPServer] = []
-
-    def start(path: Path, *, ranges: bool = True, redirect: str | None = None, honest: int = 0) -> Served:
-        """Serve `path`; with `redirect`, every request after the first `honest` ones is answered 302 to it."""
-        server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
-        host = f"127.0.0.1:{server.server_address[1]}"
-        served = Served(f"http://{host}/{path.name}", host)
-        server.RequestHandlerClass = _handler(path.read_bytes(), served, ranges, redirect, honest)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return served
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
 
 
 def remote_ctx(tmp_path: Path, hosts: str) -> JobContext:
@@ -238,6 +133,25 @@ def test_an_allowed_host_redirecting_gdals_own_requests_elsewhere_is_refused_and
     assert elsewhere.requests == []
     assert [status for _, _, status in allowed.requests][:2] == [206, 302]
     assert not (tmp_path / "burnt.tif").exists()
+
+
+def test_https_reads_go_through_the_guard_and_a_redirect_to_another_https_host_is_refused(
+    cog: Path, serve: ServerFactory, tls: ssl.SSLContext, tmp_path: Path
+) -> None:
+    """curl sends HTTPS through the guard as `CONNECT host:port`: allowed hosts are tunnelled (TLS end to end),
+    others refused before any connection."""
+    elsewhere = serve(cog, tls=tls)
+    allowed = serve(cog, tls=tls, redirect=elsewhere.url, honest=3)
+    ctx = remote_ctx(tmp_path, allowed.host)
+    readable = serve(cog, tls=tls)
+
+    info = raster_info(RasterInfoArgs(uri=readable.url), remote_ctx(tmp_path, readable.host))
+    with pytest.raises(JobFailed) as refused:
+        raster_preview(RasterPreviewArgs(uri=allowed.url, max_size=64), ctx)
+
+    assert (info.width, info.height) == (700, 500)
+    assert (refused.value.code, refused.value.field) == ("remote.not_allowed", "uri"), refused.value.message
+    assert elsewhere.requests == [] and 302 in [status for _, _, status in allowed.requests]
 
 
 def test_a_server_without_range_support_is_a_clear_error(cog: Path, serve: ServerFactory, tmp_path: Path) -> None:
