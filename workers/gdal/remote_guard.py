@@ -10,7 +10,9 @@ end). A redirect to another host becomes GDAL's next request through the proxy, 
 it; the read then fails `remote.not_allowed`, whatever GDAL made of the 403.
 
 Written on the standard library's `http.server` and `http.client` (one request per connection, HTTP/1.0 towards
-GDAL), so that curl cannot reuse a proxy connection for another host.
+GDAL, so that curl cannot reuse a proxy connection for another host) rather than with a proxy package (proxy.py,
+mitmproxy): those run processes or an event loop of their own beside the worker's, where this one starts and stops
+inside the read, with the read's allow-list (its cost: docs/gis-more.md, bench/remote_guard.py).
 """
 
 import contextlib
@@ -100,7 +102,7 @@ class HostGuard:
         with contextlib.suppress(OSError):
             self._server.socket.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept
         self._server.server_close()
-        self._thread.join()
+        self._thread.join(timeout=1)  # a daemon: were accept not woken, it could not outlive the process
 
     def allows(self, url: str) -> bool:
         if allowed_host(url, self.allowed) is not None:
