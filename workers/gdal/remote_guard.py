@@ -31,6 +31,10 @@ from workers.files import RemoteRaster, allowed_host
 # curl skips a configured proxy for the hosts `no_proxy` lists: with it, GDAL would reach them unguarded.
 for _name in ("no_proxy", "NO_PROXY"):
     os.environ.pop(_name, None)
+# Outside a guarded read, GDAL's HTTP (rasterio's and pyogrio's: a format naming a /vsicurl/ source) goes to a
+# loopback port where nothing answers; a guarded read's own options take precedence over the environment.
+UNGUARDED_PROXY = "127.0.0.1:9"
+os.environ["GDAL_HTTP_PROXY"] = os.environ["GDAL_HTTPS_PROXY"] = UNGUARDED_PROXY
 
 _HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "proxy-authorization", "proxy-authenticate", "proxy-connection", "te", "trailer",

@@ -1,17 +1,24 @@
-"""The host guard GDAL's remote reads go through: an HTTPS tunnel (`CONNECT`) is opened to allowed hosts only.
+"""The host guard GDAL's remote reads go through: an HTTPS tunnel (`CONNECT`) is opened to allowed hosts only, and
+outside a guarded read GDAL reaches no host at all.
 
-Plain HTTP through the guard, redirects included, is tested with GDAL itself in test_remote.py; curl sends HTTPS
-through a proxy as `CONNECT host:port`, tested here with a socket speaking for curl and a TCP echo server.
+Plain HTTP and HTTPS through the guard, redirects included, are tested with GDAL itself in test_remote.py; curl sends
+HTTPS through a proxy as `CONNECT host:port`, tested here with a socket speaking for curl and a TCP echo server.
 """
 
 import socket
 import socketserver
 import threading
+import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import ClassVar
 
+import pyogrio
 import pytest
+import rasterio
+from rasterio.errors import RasterioIOError
 
+from tests.unit.workers.gdal.conftest import ServerFactory
 from workers.gdal.remote_guard import HostGuard
 
 
@@ -66,3 +73,17 @@ def test_a_tunnel_to_a_host_off_the_list_is_refused_before_any_connection(echo: 
 
     assert status.split()[1] == b"403" and accepted == []
     assert guard.refused == [f"https://{authority}/"]
+
+
+def test_outside_a_guarded_read_neither_gdal_reaches_any_host(cog: Path, serve: ServerFactory) -> None:
+    """A format that names a `/vsicurl/` source (pyogrio's GDALG, a VRT) would make GDAL fetch it by itself: without
+    a guard's options, both GDALs (rasterio's and pyogrio's) send it to a loopback port where nothing answers."""
+    served = serve(cog)
+
+    with pytest.raises(RasterioIOError):
+        rasterio.open(f"/vsicurl/{served.url}")
+    with pytest.raises(pyogrio.errors.DataSourceError), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # pyogrio's own notice of the HTTP failure
+        pyogrio.read_info(f"/vsicurl/{served.url}")
+
+    assert served.requests == []
