@@ -22,7 +22,7 @@ from gateway.preflight.gate import Gate
 from gateway.tasks.policy import became_task, synchronous, wait_before_task
 from geogate.eventlog import streams
 from geogate.eventlog.projections.handlers import HandlerState
-from geogate.eventlog.publish import enqueue_op, follow, new_event, request_event
+from geogate.eventlog.publish import follow, new_event, request_effects, request_event
 from geogate.eventlog.store import AsyncEventStore, async_client
 from geogate.settings import Settings
 from schemas.call_plan import plan_call
@@ -123,7 +123,8 @@ class Gateway:
         wait = _Wait(call_id, ctx, timeout_s, plan.valid.aliases_used, handled=handler is not None)
         queue = self.reader.watch(call_id)
         try:
-            appended = await self.store.append(event, streams.requested_key(call_id), effects=[enqueue_op(event)])
+            effects = request_effects(event, plan.args, self.store.keys, self.store.dedupe_ttl_s)
+            appended = await self.store.append(event, streams.requested_key(call_id), effects=effects)
             if not appended.new and (early := await self._so_far(wait)) is not None:
                 return early  # a retried idempotent call: its outcome, or the question it waits on
             return await self._answer(spec, queue, wait)

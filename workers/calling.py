@@ -14,7 +14,7 @@ from pydantic import JsonValue
 
 from geogate.eventlog import streams
 from geogate.eventlog.projections.justifications import JustificationState
-from geogate.eventlog.publish import enqueue_op, gate_events, new_event, request_event
+from geogate.eventlog.publish import gate_events, new_event, request_effects, request_event
 from geogate.eventlog.store import EventStore
 from schemas.call_plan import CallPlan, plan_call
 from schemas.events import Event, ToolFailed
@@ -72,7 +72,8 @@ def call_tool(
     )
     waiter = waiter_for(store.redis, store.keys.stream(streams.CALLS))
     with waiter.watch(call_id) as inbox:
-        store.append(event, streams.requested_key(call_id), effects=[enqueue_op(event)])
+        effects = request_effects(event, plan.args, store.keys, store.dedupe_ttl_s)
+        store.append(event, streams.requested_key(call_id), effects=effects)
         try:
             return inbox.get(timeout=timeout_s)
         except queue.Empty:  # a missed wake-up still finds the outcome in the log

@@ -93,6 +93,29 @@ def pinned(real: Path, field: str = "uri") -> str:
     return name
 
 
+_PINNED_NAME = re.compile(r"/proc/self/fd/(\d+)/([^\s'\"`,;:()]*)")
+_TEMPORARY = re.compile(r"^\.(.+?)\.geogate\.[^./]+\.partial")
+"""An output's temporary name, `.<stem>.geogate.<attempt>.partial<suffix>` (`workers.files.atomic_output`)."""
+
+
+def shown_paths(text: str) -> str:
+    """`text` (a GDAL or OS message) with every `/proc/self/fd/<N>/<name>` written as the name a user knows: the
+    file's path relative to its workspace root, and an output's temporary name as the output's own."""
+    pins = _PINS.get()
+    folders = {fd: folder for folder, fd in pins.folders.items()} if pins is not None else {}
+
+    def user_name(match: re.Match[str]) -> str:
+        name = _TEMPORARY.sub(r"\1", match[2])
+        folder = folders.get(int(match[1]))
+        if folder is None or pins is None:
+            return name
+        path = folder / name
+        root = next((r for r in pins.roots if path.is_relative_to(r)), None)
+        return str(path.relative_to(root)) if root is not None else name
+
+    return _PINNED_NAME.sub(user_name, text)
+
+
 def _swapped(field: str, what: Path) -> JobFailed:
     return JobFailed(
         "path.outside_workspace",

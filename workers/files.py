@@ -249,9 +249,9 @@ def sidecars(tmp: Path) -> list[Path]:
 
 
 def _discard(tmp: Path) -> None:
-    for side in sidecars(tmp):
-        side.unlink(missing_ok=True)
-    tmp.unlink(missing_ok=True)
+    for path in [*sidecars(tmp), tmp]:
+        with contextlib.suppress(IsADirectoryError):  # a folder at a temporary's name was put there, not written
+            path.unlink(missing_ok=True)
 
 
 class WriteDigest:

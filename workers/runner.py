@@ -10,6 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from geogate.eventlog import streams
 from geogate.eventlog.append import Expect, Op, Readback
+from geogate.eventlog.held import release_ops, restored
 from geogate.eventlog.projections.call_state import TERMINAL
 from geogate.eventlog.publish import follow
 from geogate.eventlog.store import EventStore
@@ -46,7 +47,7 @@ def run_call(
     are accepted only while this attempt is the current one.
     """
     requested = decode(payload)
-    data = requested.payload(ToolRequested)
+    data = restored(store.redis, store.keys, requested.payload(ToolRequested))
     if data.tool in OWN_LIFECYCLE:
         _run_own(store, settings, worker, requested, lease)
         return
@@ -72,6 +73,7 @@ def finish(
     place): the end of a call's job, or of a tiled call's fan-in. Dropped when the run was superseded."""
     data = requested.payload(ToolRequested)
     after = _next(Finished(requested, follow(requested, outcome), output, ctx))
+    after = replace(after, effects=[*after.effects, *release_ops(store.keys, data)])  # the held arguments go with it
     landed: list[bool] = []
 
     def land() -> bool:

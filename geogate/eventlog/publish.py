@@ -12,8 +12,9 @@ from pydantic import JsonValue
 
 from geogate.eventlog import streams
 from geogate.eventlog.append import Op
+from geogate.eventlog.held import held_names, hold_ops
 from geogate.eventlog.redaction import redact_event
-from geogate.eventlog.streams import celery_queue_key
+from geogate.eventlog.streams import Keys, celery_queue_key
 from geogate.queue.message import task_message
 from schemas import tasks
 from schemas.codec import encode
@@ -39,7 +40,8 @@ def request_event(
     justified_by: list[str] | None = None,
     client_capabilities: list[ClientCapability] | None = None,
 ) -> Event:
-    """The `tool.requested` event for validated, normalised `args`."""
+    """The `tool.requested` event for validated, normalised `args`, redacted; the arguments redaction changed are
+    named in its `held_args` (their values go beside the log: `request_effects`)."""
     queue = str(args[spec.queue_from]) if spec.queue_from and spec.queue_from in args else spec.queue
     data = ToolRequested(
         call_id=call_id,
@@ -60,7 +62,17 @@ def request_event(
         actor=actor,
         data=data,
     )
-    return redact_event(event)  # issue 14: the queue message carries no secret either
+    redacted = redact_event(event)  # issue 14: the queue message carries no secret either
+    held = held_names(args, redacted.payload(ToolRequested).args)
+    if not held:
+        return redacted
+    return redacted.model_copy(update={"data": redacted.payload(ToolRequested).model_copy(update={"held_args": held})})
+
+
+def request_effects(event: Event, args: dict[str, JsonValue], keys: Keys, ttl_s: int) -> list[Op]:
+    """What a request's append does with it: hold the arguments redaction masked (`args` are the arguments before
+    redaction, `ttl_s` the dedupe TTL), then push its queue message."""
+    return [*hold_ops(keys, event, args, ttl_s), enqueue_op(event)]
 
 
 def enqueue_op(event: Event, dispatch: int = 1) -> Op:

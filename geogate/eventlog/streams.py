@@ -115,6 +115,11 @@ class Keys:
         """Sorted set of a client's calls in progress (member: slot id, score: start time in ms), for its limit."""
         return f"{self.prefix}:inflight:{client_id}"
 
+    def held_args(self, call_id: CallId) -> str:
+        """Hash `argument → JSON value` of a call's arguments that redaction masked in its events
+        (`geogate.eventlog.held`); written with the call's request, deleted with its outcome."""
+        return f"{self.prefix}:held:{call_id}"
+
     def client_scopes(self, client_id: str) -> str:
         """The scopes a client's token carries, kept for workers that call tools on its behalf (LLM host, handlers)."""
         return f"{self.prefix}:scopes:{client_id}"

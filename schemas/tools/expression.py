@@ -4,7 +4,8 @@ Grammar (a subset of Python's expression syntax):
 
 - a band of an input: `name[k]` (1-based band `k` of the raster given as input `name`); a bare `name` is band 1 of a
   one-band input;
-- numbers (`0.5`, `10`, `1e-3`) and `True`/`False`;
+- numbers (`0.5`, `10`, `1e-3`) and `True`/`False`; arithmetic on numbers alone is computed here, in float64, and
+  refused when it has no finite value (`1 / 0`, `10.0 ** 400`);
 - arithmetic `+ - * / ** %`, unary `-` and `+`; comparisons `< <= > >= == !=` (one operator each: `a < b < c` is
   refused, write `(a < b) & (b < c)`); logic on comparisons with `&`, `|`, `~`;
 - the element-wise functions of `FUNCTIONS`, e.g. `where(a[1] > 0, a[1], 0)`, `sqrt(x)`, `minimum(x, y)`.
@@ -15,6 +16,9 @@ result). A refusal names the column (1-based) where the offending part starts.
 """
 
 import ast
+import math
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 FUNCTIONS: dict[str, int] = {
@@ -30,6 +34,12 @@ _BINARY: dict[type[ast.operator], str] = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**", ast.Mod: "%", ast.BitAnd: "&",
     ast.BitOr: "|",
 }  # fmt: skip
+_FOLDED: dict[type[ast.operator], Callable[[float, float], float]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.Pow: operator.pow, ast.Mod: operator.mod,
+}  # fmt: skip
+"""Arithmetic computed on two numbers at parse time (numexpr would compute it in Python, unbounded and unguarded)."""
+_INT64 = 2**63
 _UNARY: dict[type[ast.unaryop], str] = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}
 _COMPARE: dict[type[ast.cmpop], str] = {
     ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
@@ -147,19 +157,29 @@ class _Checker:
         return self._band(node, node.value.id, index.value)
 
     def _Constant(self, node: ast.Constant) -> ast.expr:
-        if type(node.value) not in (int, float, bool):
-            raise ExpressionError(_column(node), f"{type(node.value).__name__} constants are not allowed")
-        return ast.Constant(value=node.value)
+        value = node.value
+        if type(value) not in (int, float, bool):
+            raise ExpressionError(_column(node), f"{type(value).__name__} constants are not allowed")
+        if type(value) is int and not -_INT64 <= value < _INT64:  # numexpr takes integers as C longs
+            return ast.Constant(value=_finite(node, float, value))
+        return ast.Constant(value=value)
 
     def _BinOp(self, node: ast.BinOp) -> ast.expr:
         if type(node.op) not in _BINARY:
             raise ExpressionError(_column(node), f"operator {type(node.op).__name__} is not allowed")
-        return ast.BinOp(left=self.visit(node.left), op=node.op, right=self.visit(node.right))
+        left, right = self.visit(node.left), self.visit(node.right)
+        fold = _FOLDED.get(type(node.op))
+        if fold is not None and isinstance(left, ast.Constant) and isinstance(right, ast.Constant):
+            return ast.Constant(value=_finite(node, fold, float(left.value), float(right.value)))
+        return ast.BinOp(left=left, op=node.op, right=right)
 
     def _UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
         if type(node.op) not in _UNARY:
             raise ExpressionError(_column(node), "'not' is not allowed; use ~ on a comparison")
-        return ast.UnaryOp(op=node.op, operand=self.visit(node.operand))
+        operand = self.visit(node.operand)
+        if isinstance(operand, ast.Constant) and isinstance(node.op, ast.USub | ast.UAdd):  # a signed number
+            return ast.Constant(value=-operand.value if isinstance(node.op, ast.USub) else +operand.value)
+        return ast.UnaryOp(op=node.op, operand=operand)
 
     def _Compare(self, node: ast.Compare) -> ast.expr:
         if len(node.ops) != 1:
@@ -181,6 +201,21 @@ class _Checker:
             raise ExpressionError(_column(node), "*arguments are not allowed")
         args = [self.visit(a) for a in node.args]
         return ast.Call(func=ast.Name(id=node.func.id, ctx=ast.Load()), args=args, keywords=[])
+
+
+def _finite(node: ast.AST, compute: Callable[..., float], *values: float) -> float:
+    """`compute(*values)` as a finite float64, or an error naming the part of the expression at `node`."""
+    shown = ast.unparse(node)
+    shown = shown if len(shown) <= 40 else f"{shown[:37]}..."
+    try:
+        value = compute(*values)
+    except ArithmeticError as exc:  # 1 / 0, 10.0 ** 400, an integer beyond float64
+        raise ExpressionError(_column(node), f"{shown!r} has no finite value ({exc})") from exc
+    if isinstance(value, complex):  # (-8) ** 0.5
+        raise ExpressionError(_column(node), f"{shown!r} is not a real number")
+    if not math.isfinite(value):
+        raise ExpressionError(_column(node), f"{shown!r} has no finite value")
+    return float(value)
 
 
 def _names() -> str:

@@ -75,6 +75,27 @@ async def test_a_bad_expression_is_refused_by_the_gateway_naming_field_and_colum
     assert not (stack.workspace / "analysis/never.tif").exists()
 
 
+async def test_expressions_without_a_finite_value_end_as_field_errors_naming_expression(stack: Stack) -> None:
+    """Constant parts that overflow or divide by zero are refused by the gateway with their column; a power numexpr
+    alone refuses fails on the worker before any output. Each used to end as `job.crashed`."""
+    write(stack.workspace / "analysis/calc-limits.tif", np.ones((1, 8, 8), dtype="float32"))
+    base = {"inputs": {"a": "analysis/calc-limits.tif"}, "output": "analysis/never-limits.tif"}
+    async with Client(stack.url) as client:
+        folded = [
+            await client.call_tool("raster_calc", base | {"expression": e})
+            for e in ("a ** 1e308 ** 1e308", "True / False + a", "a + 1" + "0" * 400)
+        ]
+        power = await client.call_tool("raster_calc", base | {"expression": "a ** 1e308"})
+
+    for result in folded:
+        error = result.structured_content["error"]
+        assert result.is_error and error["code"] == "args.invalid", error
+        assert [e["field"] for e in error["errors"]] == ["expression"]
+    error = power.structured_content["error"]
+    assert power.is_error and (error["code"], error["field"]) == ("expression.invalid", "expression"), error
+    assert not (stack.workspace / "analysis/never-limits.tif").exists()
+
+
 async def test_slope_of_a_geographic_dem_and_a_clip_by_a_box_land_in_their_files(stack: Stack) -> None:
     rows, cols = np.mgrid[0:120, 0:150]
     write(stack.workspace / "analysis/dem-e2e.tif", (rows * 3.0 + cols * 2.0)[np.newaxis].astype("float32"))

@@ -34,16 +34,31 @@ def default_nodata(dtype: str) -> float:
     return float(info.min if kind.kind == "i" else info.max)
 
 
+_NUMEXPR_ERRORS = (ArithmeticError, ValueError, TypeError, KeyError, NotImplementedError)
+"""What numexpr raises for an expression the grammar allows but it cannot compile or compute: types it cannot
+combine (`&` of numbers), an exponent it cannot turn into a power (`a ** 1e308`)."""
+
+
 def checked(args: RasterCalcArgs) -> Parsed:
-    """The expression parsed again on the worker (the gateway checked it; a worker trusts no queue).
+    """The expression parsed again on the worker (the gateway checked it; a worker trusts no queue), and tried by
+    numexpr on one pixel of ones, so that what numexpr refuses fails before any work, not in the middle of it.
 
     Raises:
-        JobFailed: `expression.invalid`, naming `expression` and the column.
+        JobFailed: `expression.invalid`, naming `expression` (and the column, for a part outside the grammar).
     """
     try:
-        return parse(args.expression, set(args.inputs))
+        parsed = parse(args.expression, set(args.inputs))
     except ExpressionError as exc:
         raise JobFailed("expression.invalid", f"expression: {exc}", field="expression") from exc
+    try:
+        numexpr.evaluate(parsed.text, local_dict={b.variable: np.ones(1) for b in parsed.bands}, global_dict={})
+    except _NUMEXPR_ERRORS as exc:
+        raise _not_evaluable(exc) from exc
+    return parsed
+
+
+def _not_evaluable(exc: Exception) -> JobFailed:
+    return JobFailed("expression.invalid", f"expression: cannot be evaluated: {exc}", field="expression")
 
 
 @dataclass
@@ -98,10 +113,8 @@ class Calc:
                 invalid |= missing
         try:
             result = numexpr.evaluate(self.parsed.text, local_dict=arrays, global_dict={})
-        except (ValueError, TypeError, KeyError, NotImplementedError) as exc:
-            # types numexpr cannot combine (`&` of numbers): the grammar allows the shape, not every type
-            message = f"expression: cannot be evaluated: {exc}"
-            raise JobFailed("expression.invalid", message, field="expression") from exc
+        except _NUMEXPR_ERRORS as exc:  # `checked` tried it on one pixel; a tile's plan is checked there too
+            raise _not_evaluable(exc) from exc
         return self._cast(np.broadcast_to(result, invalid.shape), invalid)[np.newaxis]
 
     def _read(self, band: Band, window: Window) -> tuple[np.ndarray, np.ndarray | None]:

@@ -7,6 +7,7 @@ from workers.confine import pinned
 from workers.context import JobContext
 from workers.files import RemoteRaster, raster_input
 from workers.gdal.errors import open_raster, reading, remote_reading
+from workers.gdal.remote_guard import guarded_read
 from workers.jobs import job
 
 
@@ -33,10 +34,8 @@ def cog_validate(args: CogValidateArgs, ctx: JobContext) -> CogValidateResult:
         }
     ctx.progress(0.5, 1, "checking the layout")
     if isinstance(source, RemoteRaster):
-        with remote_reading(source):
-            valid, errors, warnings = rio_cog_validate(
-                source.gdal_path, strict=args.strict, config=source.gdal_env(), quiet=True
-            )
+        with guarded_read(source) as env, remote_reading(source):
+            valid, errors, warnings = rio_cog_validate(source.gdal_path, strict=args.strict, config=env, quiet=True)
     else:
         with reading(source):
             valid, errors, warnings = rio_cog_validate(pinned(source), strict=args.strict, quiet=True)

@@ -7,22 +7,25 @@ from pathlib import Path
 
 import rasterio
 import rasterio.shutil
+from rasterio._err import CPLE_NotSupportedError
 from rasterio.enums import Resampling as RioResampling
 from rasterio.errors import DriverCapabilityError, DriverRegistrationError
 
 from schemas.tools.raster import RasterConvertArgs, RasterConvertResult
-from workers.confine import pinned
+from workers.confine import pinned, shown_paths
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.files import atomic_output, output_path, resolve_in_workspace
 from workers.gdal.blocks import strips
 from workers.gdal.errors import open_raster, reading, writing
-from workers.gdal.outputs import file_ref
+from workers.gdal.outputs import check_output_driver, file_ref
 from workers.jobs import job
 from workers.limits import check_raster, widest
 from workers.tiling.grid import check_grid, tile_side
 
 _COMPRESSING = {"GTiff", "COG"}
+_WORLDFILE = {"PNG", "JPEG", "GIF", "BMP", "WEBP"}
+"""Drivers that take GDAL's `WORLDFILE` creation option; given to another (ENVI), GDAL fails with no message."""
 
 
 def gtiff_profile(src: rasterio.DatasetReader, args: RasterConvertArgs, *, final: bool) -> dict:
@@ -42,7 +45,7 @@ def gtiff_profile(src: rasterio.DatasetReader, args: RasterConvertArgs, *, final
 
 def copy_options(args: RasterConvertArgs) -> dict:
     options: dict = {}
-    if args.driver not in _COMPRESSING:
+    if args.driver in _WORLDFILE:
         options["worldfile"] = "YES"
     if args.driver == "COG":
         options |= {"blocksize": args.blockxsize, "overview_resampling": args.overview_resampling.value.upper()}
@@ -67,6 +70,7 @@ def _copy_blocks(
 
 
 def check_driver(args: RasterConvertArgs) -> None:
+    check_output_driver(args.driver, "driver")
     if args.compression is not None and args.driver not in _COMPRESSING:
         raise JobFailed(
             "option.unsupported", f"compression: applies to GTiff and COG, not {args.driver}", field="compression"
@@ -90,8 +94,9 @@ def check_bounds(src: rasterio.DatasetReader, args: RasterConvertArgs, ctx: JobC
 def _driver_errors(driver: str) -> Iterator[None]:
     try:
         yield
-    except (DriverRegistrationError, DriverCapabilityError) as exc:
-        raise JobFailed("driver.unknown", f"driver: GDAL cannot write {driver!r} ({exc})", field="driver") from exc
+    except (DriverRegistrationError, DriverCapabilityError, CPLE_NotSupportedError) as exc:  # a vector-only driver
+        message = f"driver: GDAL cannot write {driver!r} ({shown_paths(str(exc))})"
+        raise JobFailed("driver.unknown", message, field="driver") from exc
 
 
 def _write(src: rasterio.DatasetReader, tmp: Path, target: Path, args: RasterConvertArgs, ctx: JobContext) -> None:

@@ -16,19 +16,21 @@ import pyogrio.errors
 import rasterio
 from pyproj import CRS
 from pyproj.exceptions import CRSError as ProjCRSError
+from rasterio._err import CPLE_BaseError  # GDAL's own errors, raised by rasterio.shutil as they are
 from rasterio.errors import CRSError as RasterioCRSError
 from rasterio.errors import NotGeoreferencedWarning, RasterioError
 
-from workers.confine import check_files, current_roots, pinned
+from workers.confine import check_files, current_roots, pinned, shown_paths
 from workers.errors import JobFailed
 from workers.files import RemoteRaster, allowed_host
 from workers.gdal.drivers import RASTER_INPUTS
+from workers.gdal.remote_guard import guarded_read
 
 _UNRECOGNISED = ("not recognized as being in a supported file format", "not recognised as a supported file format")
 
 
 def _read_failure(exc: Exception, path: Path, field: str) -> JobFailed:
-    text = str(exc)
+    text = shown_paths(str(exc))
     if any(marker in text for marker in _UNRECOGNISED) or "No such file" in text:
         return JobFailed(
             "gdal.not_geospatial", f"{field}: {path.name!r} is not a geospatial format GDAL can read", field=field
@@ -48,37 +50,50 @@ def reading(path: Path, field: str = "uri") -> Iterator[None]:
     except (RasterioError, pyogrio.errors.DataSourceError, pyogrio.errors.FeatureError) as exc:
         raise _read_failure(exc, path, field) from exc
     except pyogrio.errors.GeometryError as exc:
-        raise JobFailed("gdal.corrupt", f"{field}: bad geometry in {path.name!r}: {exc}", field=field) from exc
+        message = f"{field}: bad geometry in {path.name!r}: {shown_paths(str(exc))}"
+        raise JobFailed("gdal.corrupt", message, field=field) from exc
 
 
 @contextlib.contextmanager
 def writing(field: str = "output") -> Iterator[None]:
-    """Turn GDAL write errors raised inside the block into `JobFailed` naming `field`.
+    """Turn GDAL and file-system write errors raised inside the block into `JobFailed` naming `field`; a GDAL
+    failure without a message (rasterio's `SystemError`, e.g. a creation option the driver rejects) too.
 
     Raises:
         JobFailed: `gdal.write_failed`.
     """
     try:
         yield
-    except (RasterioError, pyogrio.errors.DataSourceError, pyogrio.errors.FieldError) as exc:
-        raise JobFailed("gdal.write_failed", f"{field}: GDAL could not write the output: {exc}", field=field) from exc
+    except (RasterioError, CPLE_BaseError, pyogrio.errors.DataSourceError, pyogrio.errors.FieldError, OSError) as exc:
+        message = f"{field}: GDAL could not write the output: {shown_paths(str(exc))}"
+        raise JobFailed("gdal.write_failed", message, field=field) from exc
+    except SystemError as exc:
+        message = f"{field}: GDAL could not write the output and gave no reason (check the driver's options)"
+        raise JobFailed("gdal.write_failed", message, field=field) from exc
 
 
 @contextlib.contextmanager
 def open_raster(path: Path | RemoteRaster, field: str = "uri") -> Iterator[rasterio.DatasetReader]:
     """Open a raster for reading, with read errors mapped as in `reading`; a `RemoteRaster` (`files.raster_input`)
-    is read through `/vsicurl/` as a GeoTIFF only (a remote VRT could name local files), its errors mapped by
-    `remote_reading` for the whole block. A workspace file must have been opened by one of `RASTER_INPUTS` (the only
-    raster drivers registered, with rasterio's internal ones), and every file GDAL then says it uses (sidecars,
-    overviews, masks, VRT sources) must resolve inside the workspace.
+    is read through `/vsicurl/` as a GeoTIFF only (a remote VRT could name local files), every request of the
+    block through a `remote_guard.HostGuard` (allowed hosts only), its errors mapped by `remote_reading`. A workspace
+    file must have been opened by one of `RASTER_INPUTS` (the only raster drivers registered, with rasterio's
+    internal ones), and every file GDAL then says it uses (sidecars, overviews, masks, VRT sources) must resolve
+    inside the workspace.
 
     Raises:
         JobFailed: `gdal.not_geospatial` or `gdal.corrupt`; `path.outside_workspace`; for a remote one
-            `remote.unreachable`, `remote.no_range` or `remote.failed`.
+            `remote.not_allowed` (GDAL was sent off the list), `remote.unreachable`, `remote.no_range` or
+            `remote.failed`.
     """
     if isinstance(path, RemoteRaster):
         check_remote(path, field)
-        with remote_reading(path, field), rasterio.Env(**path.gdal_env()), warnings.catch_warnings():
+        with (
+            guarded_read(path, field) as env,
+            remote_reading(path, field),
+            rasterio.Env(**env),
+            warnings.catch_warnings(),
+        ):
             warnings.simplefilter("ignore", NotGeoreferencedWarning)
             with rasterio.open(path.gdal_path, driver="GTiff") as src:
                 yield src

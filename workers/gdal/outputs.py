@@ -6,7 +6,34 @@ from pathlib import Path
 from typing import Any
 
 from schemas.tools.raster import OutputRef
+from workers.errors import JobFailed
 from workers.files import WriteDigest
+
+REFUSED_DRIVERS: dict[str, str] = {
+    "MVT": "writes a folder of tiles, not one file",
+    "OpenFileGDB": "writes a folder (a .gdb), not one file",
+    "MiraMonVector": "writes files named after the geometry type, not after the output",
+    "PDS4": "writes its data and tables beside the label under names of its own",
+    "MEM": "keeps the data in memory and writes no file",
+    "Memory": "keeps the data in memory and writes no file",
+}
+"""Output drivers no tool writes with, and why: an output is one file (with sidecars named after it) that takes its
+name atomically, and these write something else."""
+
+
+def check_output_driver(driver: str, field: str) -> None:
+    """Refuse an output driver of `REFUSED_DRIVERS` before any work.
+
+    Raises:
+        JobFailed: `driver.unsupported`, naming `field` (`driver`, or `output` when its extension chose it).
+    """
+    reason = REFUSED_DRIVERS.get(driver)
+    if reason is not None:
+        raise JobFailed(
+            "driver.unsupported",
+            f"{field}: outputs are not written with {driver!r}: it {reason}; choose another format",
+            field=field,
+        )
 
 
 def file_ref(path: Path, driver: str, sha256: str | None = None) -> OutputRef:

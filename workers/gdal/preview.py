@@ -21,6 +21,7 @@ from rio_tiler.utils import render
 
 from schemas.content import MAX_BLOCK_CHARS
 from schemas.tools.previews import RasterPreviewArgs, RasterPreviewResult, VectorPreviewArgs, VectorPreviewResult
+from workers.confine import shown_paths
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.files import raster_input, resolve_in_workspace
@@ -91,12 +92,18 @@ def hillshade(z: np.ndarray, xres: float, yres: float, azimuth: float, altitude:
     Hand-written (a dozen numpy lines on a ≤ 1024² picture): rio-tiler has no terrain algorithm, and the tool's
     full-resolution `raster_terrain` (issue 32 part A) is a job of its own, not a library call for a preview.
     """
-    dz_east = np.gradient(z * z_factor, axis=1) / xres
-    dz_north = -np.gradient(z * z_factor, axis=0) / yres  # rows run south
+    dz_east = _slope(z * z_factor, 1) / xres
+    dz_north = -_slope(z * z_factor, 0) / yres  # rows run south
     az, alt = np.radians(azimuth), np.radians(altitude)
     light = (np.sin(az) * np.cos(alt), np.cos(az) * np.cos(alt), np.sin(alt))
     shade = (-dz_east * light[0] - dz_north * light[1] + light[2]) / np.sqrt(1 + dz_east**2 + dz_north**2)
     return np.clip(shade, 0.0, 1.0)
+
+
+def _slope(z: np.ndarray, axis: int) -> np.ndarray:
+    """The gradient of `z` along `axis`; flat along an axis one pixel long (a single row or column has no slope
+    across it, and `np.gradient` needs two)."""
+    return np.gradient(z, axis=axis) if z.shape[axis] > 1 else np.zeros_like(z)
 
 
 def _picture(args: RasterPreviewArgs, mode: str, bands: list[int], img: ImageData) -> tuple[bytes, dict]:
@@ -154,7 +161,8 @@ def raster_preview(args: RasterPreviewArgs, ctx: JobContext) -> RasterPreviewRes
                     reader = Reader(input=str(source), dataset=src)
                     img = reader.preview(indexes=bands, max_size=size, resampling_method=resampling)
             except RioTilerError as exc:
-                raise JobFailed("gdal.corrupt", f"uri: rio-tiler could not read a preview: {exc}", field="uri") from exc
+                message = f"uri: rio-tiler could not read a preview: {shown_paths(str(exc))}"
+                raise JobFailed("gdal.corrupt", message, field="uri") from exc
             png, figures = _picture(args, mode, bands, img)
             if fits(png):
                 break

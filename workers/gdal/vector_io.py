@@ -15,6 +15,7 @@ from workers.context import Fence, JobContext
 from workers.errors import JobFailed
 from workers.files import atomic_output
 from workers.gdal.errors import reading, writing
+from workers.gdal.outputs import REFUSED_DRIVERS, check_output_driver
 
 CHUNK_FEATURES = 20_000
 """Features read, processed and reported per step."""
@@ -40,7 +41,7 @@ class Layer:
 
 
 def layer_name(path: Path, layer: str | None, field: str = "uri") -> str:
-    """`layer` if the dataset has it, else its first layer.
+    """`layer` if the dataset has it, else its first layer; errors about the file name `field`.
 
     Raises:
         JobFailed: `layer.not_found`, or `gdal.not_geospatial` when the file has no layers.
@@ -92,10 +93,13 @@ def output_driver(driver: str | None, output: Path) -> str:
     """The driver to write `output` with: `driver` if GDAL can write it, else the one its extension names.
 
     Raises:
-        JobFailed: `driver.unknown`, listing the drivers that can write.
+        JobFailed: `driver.unknown`, listing the drivers that can write; `driver.unsupported` for a driver of
+            `outputs.REFUSED_DRIVERS` (naming `output` when its extension chose it).
     """
-    writable = sorted(pyogrio.list_drivers(write=True))
-    if driver is None:
+    writable = sorted(set(pyogrio.list_drivers(write=True)) - REFUSED_DRIVERS.keys())
+    if driver is not None:
+        check_output_driver(driver, "driver")
+    else:
         try:
             driver = pyogrio.raw.detect_write_driver(str(output))
         except ValueError as exc:
@@ -104,6 +108,7 @@ def output_driver(driver: str | None, output: Path) -> str:
                 f"driver: cannot tell the format of {output.name!r}; pass one of {writable}",
                 field="driver",
             ) from exc
+        check_output_driver(driver, "output")
     if driver not in writable:
         raise JobFailed(
             "driver.unknown", f"driver: {driver!r} cannot write here; use one of {writable}", field="driver"

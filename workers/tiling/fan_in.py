@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from geogate.eventlog import streams
 from geogate.eventlog.append import Expect, Readback
+from geogate.eventlog.held import restored
 from geogate.eventlog.projections.call_state import TERMINAL
 from geogate.eventlog.publish import follow
 from geogate.eventlog.store import EventStore
@@ -97,7 +98,7 @@ def _assemble(store: EventStore, ctx: JobContext, data: ToolRequested) -> BaseMo
             "tiles.missing", f"call {data.call_id}: {tiles - len(results)} of its {tiles} tiles have no result"
         )
     first = TileArgs.model_validate(_tile_args(store, data.call_id, 0))
-    args = SPECS[data.tool].args.model_validate(data.args)
+    args = SPECS[data.tool].args.model_validate(restored(store.redis, store.keys, data).args)
     with confinement(ctx.roots):
         return TILERS[data.tool].assemble(args, first, results, ctx)
 

@@ -3,9 +3,11 @@ the parent's `tool.fanned_out`; all fenced on the planning attempt and keyed, so
 twice. The parent's worker is free as soon as this returns (a parent waiting in a slot would starve its pool).
 """
 
+from pydantic import JsonValue
+
 from geogate.eventlog import streams
 from geogate.eventlog.append import Expect
-from geogate.eventlog.publish import enqueue_op, follow, request_event
+from geogate.eventlog.publish import follow, request_effects, request_event
 from geogate.eventlog.store import EventStore
 from schemas.events import Event, ToolFannedOut, ToolRequested, ToolStarted
 from schemas.tools import SPECS
@@ -13,25 +15,25 @@ from schemas.tools.tiling import TileArgs, tile_call_id, tile_tool
 from workers.tiling.declare import Plan
 
 
-def tile_events(requested: Event, started: Event, plan: Plan) -> list[Event]:
-    """The `tool.requested` of every tile: the parent's actor and trace, caused by the parent's start; in row-major
+def tile_events(requested: Event, started: Event, plan: Plan) -> list[tuple[Event, dict[str, JsonValue]]]:
+    """The `tool.requested` of every tile with its arguments before redaction (`geogate.eventlog.held`): the
+    parent's actor and trace, caused by the parent's start; in row-major
     order, the order of a staging file's bytes, so that its digest follows the rows of tiles as they end
     (`workers.gdal.staging_digest`); the grid's last row, often the shortest, ends the call."""
     data = requested.payload(ToolRequested)
     spec = SPECS[tile_tool(data.tool)]
     events = []
     for index, window in enumerate(plan.windows):
-        args = TileArgs(parent=data.call_id, index=index, window=window, plan=plan.shared)
-        events.append(
-            request_event(
-                spec,
-                args.model_dump(mode="json"),
-                call_id=tile_call_id(data.call_id, index),
-                actor=requested.actor,
-                trace_id=requested.trace_id,
-                causation_id=started.id,
-            )
+        args = TileArgs(parent=data.call_id, index=index, window=window, plan=plan.shared).model_dump(mode="json")
+        tile = request_event(
+            spec,
+            args,
+            call_id=tile_call_id(data.call_id, index),
+            actor=requested.actor,
+            trace_id=requested.trace_id,
+            causation_id=started.id,
         )
+        events.append((tile, args))
     return events
 
 
@@ -39,9 +41,10 @@ def fan_out(store: EventStore, requested: Event, started: Event, plan: Plan) -> 
     """Append the tiles and the fan-out while `started` is the parent's current attempt; False when superseded."""
     data = requested.payload(ToolRequested)
     current = Expect(store.live.call(data.call_id), "attempt", "in", (started.payload(ToolStarted).attempt,))
-    for tile in tile_events(requested, started, plan):
+    for tile, args in tile_events(requested, started, plan):
         key = streams.requested_key(tile.payload(ToolRequested).call_id)
-        if store.append(tile, key, expect=current, effects=[enqueue_op(tile)]).refused:
+        effects = request_effects(tile, args, store.keys, store.dedupe_ttl_s)
+        if store.append(tile, key, expect=current, effects=effects).refused:
             return False
     fanned = ToolFannedOut(
         call_id=data.call_id,

@@ -90,3 +90,37 @@ def test_an_integer_output_needs_a_nodata_its_type_holds(dtype: str, nodata: flo
 
     (error,) = caught.value.errors()
     assert error["loc"] == ("nodata",) and dtype in error["msg"]
+
+
+@pytest.mark.parametrize(
+    ("source", "column", "words"),
+    [
+        ("a ** 1e308 ** 1e308", 6, "has no finite value"),
+        ("True / False + a", 1, "has no finite value"),
+        ("a + 5 % 0", 5, "has no finite value"),
+        ("a + 1" + "0" * 400, 5, "has no finite value"),
+        ("a + 9 ** 9 ** 9", 5, "has no finite value"),  # computed as an integer, this would run for minutes
+        ("a * 1e308 * 10 - 1e308 * 10", 18, "has no finite value"),
+        ("a + (-8) ** 0.5", 5, "is not a real number"),
+    ],
+)
+def test_arithmetic_on_numbers_alone_without_a_finite_value_is_refused_at_its_column(
+    source: str, column: int, words: str
+) -> None:
+    with pytest.raises(ExpressionError) as caught:
+        parse(source, {"a"})
+
+    assert caught.value.column == column and words in str(caught.value)
+
+
+def test_arithmetic_on_numbers_alone_is_computed_and_long_integers_become_floats() -> None:
+    assert parse("a * 2 ** 3 - -(1 / 4)", {"a"}).text == "v0 * 8.0 - -0.25"
+    assert parse("where(a > 0, " + "9" * 300 + ", 0)", {"a"}).text == "where(v0 > 0, 1e+300, 0)"
+    assert parse("a + 9223372036854775807", {"a"}).text == "v0 + 9223372036854775807"  # still a C long
+
+
+def test_the_arguments_model_refuses_an_overflowing_expression_on_the_expression_field() -> None:
+    with pytest.raises(ValidationError) as caught:
+        RasterCalcArgs.model_validate({"inputs": {"a": "x.tif"}, "expression": "True / False + a", "output": "o.tif"})
+
+    assert [e["loc"] for e in caught.value.errors()] == [("expression",)]

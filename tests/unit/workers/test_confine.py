@@ -10,7 +10,7 @@ import rasterio
 import shapely
 from rasterio.transform import from_origin
 
-from workers.confine import check_files, check_vrt, confinement, pinned
+from workers.confine import check_files, check_vrt, confinement, pinned, shown_paths
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.files import resolve_in_workspace
@@ -279,3 +279,14 @@ def test_neighbours_named_with_an_underscore_or_in_another_case_are_checked_too(
         other = pinned(workspace / "data" / "demo.tif")
 
     assert refused.value.code == "path.outside_workspace" and other.endswith("/demo.tif")
+
+
+def test_messages_show_pinned_files_by_their_workspace_names(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    with confinement([tmp_path]):
+        source = pinned(tmp_path / "a" / "b" / "dem.hdr")
+        temporary = pinned(tmp_path / ".out.geogate.01J.partial.tif")
+        shown = shown_paths(f"ENVI: cannot read '{source}'; TIFFWrite:{temporary}: no space; /proc/self/fd/999/x.tif")
+
+    assert source.startswith("/proc/self/fd/")
+    assert shown == "ENVI: cannot read 'a/b/dem.hdr'; TIFFWrite:out.tif: no space; x.tif"

@@ -1,14 +1,27 @@
-"""Data the GDAL job tests generate: rasters in several dtypes and CRSs, vector layers, and a job context."""
+"""Data the GDAL job tests generate: rasters in several dtypes and CRSs, vector layers, a job context, and loopback
+HTTP(S) servers for remote rasters."""
 
-from collections.abc import Callable
+import datetime
+import ipaddress
+import re
+import ssl
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
 import pyogrio.raw
 import pytest
 import rasterio
+import rasterio.shutil
 import shapely
 from affine import Affine
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from workers.context import JobContext
 from workers.errors import JobCancelled
@@ -117,3 +130,141 @@ def make_vector(tmp_path: Path) -> VectorFactory:
         return path
 
     return make
+
+
+# --- remote rasters: loopback HTTP(S) servers that record what they are asked -----------------------------------
+
+_RANGE = re.compile(r"bytes=(\d+)-(\d*)")
+
+
+@dataclass
+class Served:
+    url: str
+    host: str
+    requests: list[tuple[str, str | None, int]] = field(default_factory=list)
+    """(method, Range header, status) of every request."""
+    paths: list[str] = field(default_factory=list)
+    """The request target (path and query) of every request, as received."""
+
+
+def _handler(
+    body: bytes, served: Served, ranges: bool, redirect: str | None, honest: int
+) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def _redirected(self) -> bool:
+            if redirect is None or len(served.requests) < honest:
+                return False
+            served.requests.append((self.command, self.headers.get("Range"), 302))
+            self.send_response(302)
+            self.send_header("Location", redirect)
+            self._send(b"")
+            return True
+
+        def do_HEAD(self) -> None:
+            served.paths.append(self.path)
+            if self._redirected():
+                return
+            served.requests.append(("HEAD", self.headers.get("Range"), 200))
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Accept-Ranges", "bytes" if ranges else "none")
+            self.end_headers()
+
+        def do_GET(self) -> None:
+            served.paths.append(self.path)
+            if self._redirected():
+                return
+            asked = _RANGE.fullmatch(self.headers.get("Range") or "")
+            if ranges and asked:
+                start = int(asked.group(1))
+                end = min(int(asked.group(2) or len(body) - 1), len(body) - 1)
+                served.requests.append(("GET", self.headers["Range"], 206))
+                self.send_response(206)
+                self.send_header("Content-Range", f"bytes {start}-{end}/{len(body)}")
+                self._send(body[start : end + 1])
+                return
+            served.requests.append(("GET", self.headers.get("Range"), 200))
+            self.send_response(200)
+            self._send(body)
+
+        def _send(self, data: bytes) -> None:
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    return Handler
+
+
+@pytest.fixture
+def cog(make_raster: RasterFactory, tmp_path: Path) -> Path:
+    """A 700×500 float COG in EPSG:4326 with nodata, overviews and 256-pixel blocks, outside the workspace root."""
+    rng = np.random.default_rng(8)
+    data = rng.normal(100, 15, (500, 700)).astype("float32")
+    data[:50, :80] = -9999
+    src = make_raster("plain.tif", data=data, nodata=-9999, crs="EPSG:4326")
+    out = tmp_path.parent / f"{tmp_path.name}-served" / "dem.tif"
+    out.parent.mkdir()
+    rasterio.shutil.copy(src, out, driver="COG", blocksize=256, compress="DEFLATE")
+    return out
+
+
+ServerFactory = Callable[..., Served]
+
+
+@pytest.fixture
+def serve() -> Iterator[ServerFactory]:
+    servers: list[ThreadingHTTPServer] = []
+
+    def start(
+        path: Path,
+        *,
+        ranges: bool = True,
+        redirect: str | None = None,
+        honest: int = 0,
+        tls: ssl.SSLContext | None = None,
+    ) -> Served:
+        """Serve `path` (over HTTPS with `tls`); with `redirect`, every request after the first `honest` ones is
+        answered 302 to it."""
+        server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+        if tls is not None:
+            server.socket = tls.wrap_socket(server.socket, server_side=True)
+        host = f"127.0.0.1:{server.server_address[1]}"
+        served = Served(f"{'https' if tls else 'http'}://{host}/{path.name}", host)
+        server.RequestHandlerClass = _handler(path.read_bytes(), served, ranges, redirect, honest)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return served
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def tls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ssl.SSLContext:
+    """A server context with a self-signed certificate for 127.0.0.1, trusted by curl and httpx for the test."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(key, hashes.SHA256())
+    )  # fmt: skip
+    pem, key_pem = tmp_path.parent / f"{tmp_path.name}-cert.pem", tmp_path.parent / f"{tmp_path.name}-key.pem"
+    pem.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_pem.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    monkeypatch.setenv("GDAL_CURL_CA_BUNDLE", str(pem))  # GDAL's curl (rasterio sets CURL_CA_BUNDLE itself)
+    monkeypatch.setenv("SSL_CERT_FILE", str(pem))  # httpx, for the one-byte check
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(pem, key_pem)
+    return context

@@ -146,3 +146,33 @@ def test_a_failed_open_closes_its_inputs_at_once(ctx: JobContext, make_raster: R
         del frames
         gc.collect()
         assert rasterio.env.local._env is not None  # this block's environment is still there
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ["a ** 1e308", "a ** 1e308 ** 1e308", "True / False + a", "a + 1" + "0" * 400],
+)
+def test_expressions_numexpr_cannot_compute_fail_on_the_expression_before_any_output(
+    expression: str, ctx: JobContext, make_raster: RasterFactory, tmp_path: Path
+) -> None:
+    """The arguments as the queue carries them, unchecked (a worker trusts no queue): what the gateway would refuse
+    and what only numexpr refuses (`a ** 1e308`) end the same way, naming `expression`."""
+    make_raster("a.tif")
+    args = RasterCalcArgs.model_construct(inputs={"a": "a.tif"}, expression=expression, output="o.tif")
+
+    with pytest.raises(JobFailed) as caught:
+        raster_calc(args, ctx)
+
+    assert (caught.value.code, caught.value.field) == ("expression.invalid", "expression")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.tif"]
+
+
+def test_a_300_digit_constant_is_a_number_like_any_other(ctx: JobContext, make_raster: RasterFactory) -> None:
+    make_raster("a.tif", data=np.full(SIZE, 2, dtype="float32"))
+    args = RasterCalcArgs(
+        inputs={"a": "a.tif"}, expression="where(a > 0, " + "9" * 300 + ", 0) / a", output="o.tif", dtype="float64"
+    )
+
+    got, _ = read(raster_calc(args, ctx).output.path)
+
+    assert np.all(got == 1e300 / 2)

@@ -148,3 +148,47 @@ def test_a_cancel_that_lands_with_the_last_report_leaves_no_file(
     make_raster(dtype="uint8", size=(600, 300))
 
     cancelled_at_last_report(lambda output, ctx: raster_convert(convert_args(output=output, driver=driver), ctx))
+
+
+@pytest.mark.parametrize(("driver", "name"), [("MEM", "out.mem"), ("PDS4", "out.xml"), ("MVT", "out.mvt")])
+def test_drivers_that_write_no_single_raster_file_are_refused_before_any_work(
+    driver: str, name: str, make_raster: RasterFactory, ctx: JobContext
+) -> None:
+    make_raster()
+
+    with pytest.raises(JobFailed) as refused:
+        raster_convert(convert_args(output=name, driver=driver), ctx)
+
+    assert (refused.value.code, refused.value.field) == ("driver.unsupported", "driver")
+    assert sorted(p.name for p in ctx.roots[0].iterdir()) == ["src.tif"]
+
+
+def test_a_driver_off_the_output_list_is_refused_naming_driver_and_leaves_nothing(
+    make_raster: RasterFactory, ctx: JobContext
+) -> None:
+    """ENVI is not on the raster outputs (`workers.gdal.drivers`): refused before any work, no file left."""
+    make_raster()
+    before = {p.name for p in ctx.roots[0].iterdir()}
+
+    with pytest.raises(JobFailed) as refused:
+        raster_convert(convert_args(output="out.img", driver="ENVI"), ctx)
+
+    assert (refused.value.code, refused.value.field) == ("driver.unknown", "driver")
+    assert {p.name for p in ctx.roots[0].iterdir()} == before
+
+
+def test_a_gdal_error_names_the_workspace_file_not_the_pinned_descriptor(
+    make_raster: RasterFactory, ctx: JobContext
+) -> None:
+    """GDAL is handed `/proc/self/fd/<N>/<name>` (`workers.confine.pinned`); its messages must show the user's names:
+    here GDAL cannot create the output, because a folder sits at its temporary name."""
+    make_raster()
+    (ctx.roots[0] / "sub").mkdir()
+    (ctx.roots[0] / "sub" / ".out.geogate.local.partial.tif").mkdir()
+
+    with pytest.raises(JobFailed) as failed:
+        raster_convert(convert_args(output="sub/out.tif", driver="GTiff"), ctx)
+
+    assert (failed.value.code, failed.value.field) == ("gdal.write_failed", "output")
+    assert "/proc/" not in failed.value.message and "out.tif" in failed.value.message
+    assert sorted(p.name for p in (ctx.roots[0] / "sub").iterdir()) == [".out.geogate.local.partial.tif"]

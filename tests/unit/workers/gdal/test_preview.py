@@ -176,3 +176,27 @@ def test_vector_preview_draws_lines_and_points_in_the_stroke_colour(
         near = picture[:3, max(row - 1, 0) : row + 2, max(col - 1, 0) : col + 2].reshape(3, -1).T
         assert any(tuple(p) == (0, 90, 0) for p in near)
     assert (picture[:3] == 255).all(axis=0).mean() > 0.9  # the rest is blank
+
+
+@pytest.mark.parametrize("shape", [(1, 40), (30, 1), (1, 1)], ids=["one row", "one column", "one pixel"])
+def test_hillshade_of_a_single_row_or_column_shades_along_the_axis_it_has(
+    shape: tuple[int, int], tmp_path: Path, ctx: JobContext
+) -> None:
+    """A DEM one pixel high or wide, rising eastwards or southwards with gradient g, lit from the west at altitude
+    a: a row shades as a plane rising east does, sin(a + atan(g)); a column's slope runs across the light,
+    sin(a) / sqrt(1 + g²); a single pixel is flat, sin(a). Across the missing axis the surface is flat."""
+    g, cell = 0.4, 25.0
+    z = (100 + g * cell * np.arange(shape[0] * shape[1], dtype="float64")).reshape(shape).astype("float32")
+    with rasterio.open(
+        tmp_path / "line.tif", "w", driver="GTiff", width=shape[1], height=shape[0], count=1, dtype="float32",
+        crs="EPSG:32633", transform=Affine(cell, 0, 500_000, 0, -cell, 5_000_000),
+    ) as dst:  # fmt: skip
+        dst.write(z, 1)
+
+    result = raster_preview(RasterPreviewArgs(uri="line.tif", mode="hillshade", azimuth=270, altitude=30), ctx)
+
+    picture = decoded(result.blocks()[0])[0].astype("float64")
+    assert (result.width, result.height) == (shape[1], shape[0])
+    a = np.radians(30)
+    want = {(1, 40): np.sin(a + np.arctan(g)), (30, 1): np.sin(a) / np.hypot(1, g), (1, 1): np.sin(a)}[shape] * 255
+    assert np.abs(picture - want).max() <= 1.0

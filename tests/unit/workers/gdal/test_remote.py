@@ -1,128 +1,42 @@
 """Remote raster inputs: COGs read by HTTP range requests through `/vsicurl/` from allowed hosts only.
 
-Each test starts its own threaded HTTP server on 127.0.0.1 that records every request: one answers `Range` with
-206 and the bytes asked for, one ignores `Range` and sends the whole file with 200.
+Each test starts its own threaded HTTP(S) servers on 127.0.0.1 (`serve`, in conftest.py) that record every request:
+one answers `Range` with 206 and the bytes asked for, one ignores `Range` and sends the whole file with 200, one
+redirects (all requests, or those after the first few: GDAL's own), each port standing for a host.
 """
 
-import re
-import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import ssl
 from pathlib import Path
 
-import numpy as np
 import pytest
-import rasterio
-import rasterio.shutil
 import shapely
 
+from geogate.eventlog import streams
+from geogate.eventlog.publish import request_effects, request_event
+from geogate.eventlog.store import EventStore
+from geogate.eventlog.streams import celery_queue_key
+from geogate.queue.message import message_args
 from geogate.settings import Settings
-from schemas.tools.analysis import ZonalStatsArgs
+from schemas.events import ToolRequested
+from schemas.ids import new_id
+from schemas.tools import TOOLS
+from schemas.tools.analysis import VectorRasterizeArgs, ZonalStatsArgs
 from schemas.tools.info import RasterInfoArgs
 from schemas.tools.previews import CogValidateArgs, RasterPreviewArgs
 from tests.support import free_port
-from tests.unit.workers.gdal.conftest import RasterFactory, VectorFactory
+from tests.unit.workers.gdal.conftest import ServerFactory, VectorFactory
+from workers import runner
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.files import RemoteRaster, allowed_host, raster_input
 from workers.gdal.cog import cog_validate
 from workers.gdal.info import raster_info
 from workers.gdal.preview import raster_preview
+from workers.gdal.shapes import vector_rasterize
 from workers.gdal.zonal import zonal_stats
+from workers.registry import load_all
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
-
-_RANGE = re.compile(r"bytes=(\d+)-(\d*)")
-
-
-@dataclass
-class Served:
-    url: str
-    host: str
-    requests: list[tuple[str, str | None, int]] = field(default_factory=list)
-    """(method, Range header, status) of every request."""
-
-
-def _handler(body: bytes, served: Served, ranges: bool, redirect: str | None) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def _redirected(self) -> bool:
-            if redirect is not None:
-                served.requests.append((self.command, self.headers.get("Range"), 302))
-                self.send_response(302)
-                self.send_header("Location", redirect)
-                self._send(b"")
-            return redirect is not None
-
-        def do_HEAD(self) -> None:
-            if self._redirected():
-                return
-            served.requests.append(("HEAD", self.headers.get("Range"), 200))
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Accept-Ranges", "bytes" if ranges else "none")
-            self.end_headers()
-
-        def do_GET(self) -> None:
-            if self._redirected():
-                return
-            asked = _RANGE.fullmatch(self.headers.get("Range") or "")
-            if ranges and asked:
-                start = int(asked.group(1))
-                end = min(int(asked.group(2) or len(body) - 1), len(body) - 1)
-                served.requests.append(("GET", self.headers["Range"], 206))
-                self.send_response(206)
-                self.send_header("Content-Range", f"bytes {start}-{end}/{len(body)}")
-                self._send(body[start : end + 1])
-                return
-            served.requests.append(("GET", self.headers.get("Range"), 200))
-            self.send_response(200)
-            self._send(body)
-
-        def _send(self, data: bytes) -> None:
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    return Handler
-
-
-@pytest.fixture
-def cog(make_raster: RasterFactory, tmp_path: Path) -> Path:
-    """A 700×500 float COG in EPSG:4326 with nodata, overviews and 256-pixel blocks, outside the workspace root."""
-    rng = np.random.default_rng(8)
-    data = rng.normal(100, 15, (500, 700)).astype("float32")
-    data[:50, :80] = -9999
-    src = make_raster("plain.tif", data=data, nodata=-9999, crs="EPSG:4326")
-    out = tmp_path.parent / f"{tmp_path.name}-served" / "dem.tif"
-    out.parent.mkdir()
-    rasterio.shutil.copy(src, out, driver="COG", blocksize=256, compress="DEFLATE")
-    return out
-
-
-ServerFactory = Callable[..., Served]
-
-
-@pytest.fixture
-def serve() -> Iterator[ServerFactory]:
-    servers: list[ThreadingHTTPServer] = []
-
-    def start(path: Path, *, ranges: bool = True, redirect: str | None = None) -> Served:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
-        host = f"127.0.0.1:{server.server_address[1]}"
-        served = Served(f"http://{host}/{path.name}", host)
-        server.RequestHandlerClass = _handler(path.read_bytes(), served, ranges, redirect)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return served
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
 
 
 def remote_ctx(tmp_path: Path, hosts: str) -> JobContext:
@@ -189,6 +103,55 @@ def test_a_redirect_is_followed_only_to_an_allowed_host(cog: Path, serve: Server
     both = remote_ctx(tmp_path, f"{redirecting.host},{target.host}")
     assert cog_validate(CogValidateArgs(uri=redirecting.url), both).valid
     assert target.requests and all(status in (200, 206) for _, _, status in target.requests)
+
+
+@pytest.mark.parametrize("tool", ["raster_preview", "zonal_stats", "cog_validate", "vector_rasterize", "raster_info"])
+def test_an_allowed_host_redirecting_gdals_own_requests_elsewhere_is_refused_and_the_other_host_sees_nothing(
+    tool: str, cog: Path, serve: ServerFactory, make_vector: VectorFactory, tmp_path: Path
+) -> None:
+    """The allowed server answers the first check (one byte, asked before GDAL reads) honestly, then sends GDAL's
+    own requests to a host off the list: GDAL's curl follows redirects by itself, so only the guard stops it."""
+    elsewhere = serve(cog)
+    allowed = serve(cog, redirect=elsewhere.url, honest=1)
+    make_vector("zones.gpkg", [shapely.box(10.5, 46.2, 12.3, 47.9)])
+    runs = {
+        "raster_preview": lambda ctx: raster_preview(RasterPreviewArgs(uri=allowed.url), ctx),
+        "zonal_stats": lambda ctx: zonal_stats(ZonalStatsArgs(uri=allowed.url, zones="zones.gpkg"), ctx),
+        "cog_validate": lambda ctx: cog_validate(CogValidateArgs(uri=allowed.url), ctx),
+        "vector_rasterize": lambda ctx: vector_rasterize(
+            VectorRasterizeArgs(uri="zones.gpkg", output="burnt.tif", burn_value=1, like=allowed.url), ctx
+        ),
+        "raster_info": lambda ctx: raster_info(RasterInfoArgs(uri=allowed.url), ctx),
+    }
+
+    with pytest.raises(JobFailed) as refused:
+        runs[tool](remote_ctx(tmp_path, allowed.host))
+
+    field = "like" if tool == "vector_rasterize" else "uri"
+    assert (refused.value.code, refused.value.field) == ("remote.not_allowed", field), refused.value.message
+    assert elsewhere.host in refused.value.message
+    assert elsewhere.requests == []
+    assert [status for _, _, status in allowed.requests][:2] == [206, 302]
+    assert not (tmp_path / "burnt.tif").exists()
+
+
+def test_https_reads_go_through_the_guard_and_a_redirect_to_another_https_host_is_refused(
+    cog: Path, serve: ServerFactory, tls: ssl.SSLContext, tmp_path: Path
+) -> None:
+    """curl sends HTTPS through the guard as `CONNECT host:port`: allowed hosts are tunnelled (TLS end to end),
+    others refused before any connection."""
+    elsewhere = serve(cog, tls=tls)
+    allowed = serve(cog, tls=tls, redirect=elsewhere.url, honest=3)
+    ctx = remote_ctx(tmp_path, allowed.host)
+    readable = serve(cog, tls=tls)
+
+    info = raster_info(RasterInfoArgs(uri=readable.url), remote_ctx(tmp_path, readable.host))
+    with pytest.raises(JobFailed) as refused:
+        raster_preview(RasterPreviewArgs(uri=allowed.url, max_size=64), ctx)
+
+    assert (info.width, info.height) == (700, 500)
+    assert (refused.value.code, refused.value.field) == ("remote.not_allowed", "uri"), refused.value.message
+    assert elsewhere.requests == [] and 302 in [status for _, _, status in allowed.requests]
 
 
 def test_a_server_without_range_support_is_a_clear_error(cog: Path, serve: ServerFactory, tmp_path: Path) -> None:
@@ -269,3 +232,57 @@ def test_the_allow_list_is_read_from_the_environment(monkeypatch: pytest.MonkeyP
     assert isinstance(remote, RemoteRaster) and remote.allowed == {"tiles.example.org", "127.0.0.1:9"}
     assert remote.gdal_path == "/vsicurl/https://tiles.example.org/dem.tif" and remote.timeout_s == 30
     assert Settings.defaults().remote_hosts == []  # off by default
+
+
+SIGNATURE = "f3a9c0d1e2b4a5968778695a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"
+SESSION = "IQoJb3JpZ2luX2VjEJr-secret-session-token"
+
+
+def _everything_stored(store: EventStore) -> bytes:
+    """Every stream entry, hash, string, list and set under the store's prefix, as one blob to search."""
+    blob = b""
+    for key in store.redis.scan_iter(match=f"{store.keys.prefix}:*"):
+        kind = store.redis.type(key)
+        if kind == b"stream":
+            blob += repr(store.redis.xrange(key)).encode()
+        elif kind == b"hash":
+            blob += repr(store.redis.hgetall(key)).encode()
+        elif kind == b"string":
+            blob += store.redis.get(key) or b""
+        elif kind == b"list":
+            blob += b"".join(store.redis.lrange(key, 0, -1))
+        elif kind in (b"set", b"zset"):
+            blob += repr(store.redis.zrange(key, 0, -1) if kind == b"zset" else store.redis.smembers(key)).encode()
+    return blob
+
+
+def test_a_presigned_url_reaches_the_server_intact_and_no_stream_projection_or_message_holds_its_secrets(
+    cog: Path, serve: ServerFactory, real_store: EventStore, tmp_path: Path
+) -> None:
+    """Redaction masks `X-Amz-Signature=` and `token=` in every event and queue message; the worker must still
+    send them. The call goes the real way: published with its queue message on Redis, run from that message."""
+    served = serve(cog)
+    query = f"X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature={SIGNATURE}&token={SESSION}&X-Amz-Expires=900"
+    url = f"{served.url}?{query}"
+    settings = Settings(
+        redis_url="redis://unused", prefix=real_store.keys.prefix, workspaces=str(tmp_path), remote_hosts=served.host
+    )
+    load_all()
+    call_id, args = new_id(), TOOLS["raster_info"].args(uri=url).model_dump(mode="json")
+    event = request_event(TOOLS["raster_info"], args, call_id=call_id, actor="tester")
+    effects = request_effects(event, args, real_store.keys, real_store.dedupe_ttl_s)
+    real_store.append(event, streams.requested_key(call_id), effects=effects)
+    queued = real_store.redis.lrange(celery_queue_key(event.payload(ToolRequested).queue), 0, -1)
+    waiting = _everything_stored(real_store)
+
+    runner.run_call(real_store, settings, "host:1", message_args(queued[0])[0])
+
+    state = real_store.call_state(call_id)
+    assert state is not None and state.status == "succeeded", state
+    assert served.paths and all(path == f"/{cog.name}?{query}" for path in served.paths)
+    assert event.payload(ToolRequested).held_args == ["uri"]
+    for secret in (SIGNATURE, SESSION):
+        assert secret.encode() not in b"".join(queued)
+        assert waiting.count(secret.encode()) == 1  # the held arguments' hash, and nothing else
+        assert secret.encode() not in _everything_stored(real_store)  # the hash went with the outcome
+    assert not real_store.redis.exists(real_store.keys.held_args(call_id))

@@ -233,3 +233,31 @@ def test_an_unknown_layer_fails_naming_layer(make_vector: VectorFactory, ctx: Jo
         vector_convert(VectorConvertArgs(uri="src.gpkg", output="o.geojson", layer="nope"), ctx)
 
     assert (failed.value.code, failed.value.field) == ("layer.not_found", "layer")
+
+
+@pytest.mark.parametrize("driver", ["MVT", "OpenFileGDB", "MiraMonVector", "MEM", "PDS4"])
+def test_drivers_that_write_no_single_file_are_refused_naming_driver_and_leave_nothing(
+    driver: str, make_vector: VectorFactory, ctx: JobContext
+) -> None:
+    """MVT and OpenFileGDB write folders, MiraMonVector and PDS4 files under names of their own, MEM nothing: each
+    wrote something and still crashed, or left temporaries behind."""
+    make_vector("src.gpkg")
+
+    with pytest.raises(JobFailed) as refused:
+        vector_convert(VectorConvertArgs(uri="src.gpkg", output="out.dat", driver=driver), ctx)
+
+    assert (refused.value.code, refused.value.field) == ("driver.unsupported", "driver")
+    assert sorted(p.name for p in ctx.roots[0].iterdir()) == ["src.gpkg"]
+
+
+@pytest.mark.parametrize("output", ["out.mvt", "out.pbf", "out.pol"])
+def test_a_refused_driver_chosen_by_the_extension_names_output(
+    output: str, make_vector: VectorFactory, ctx: JobContext
+) -> None:
+    make_vector("src.gpkg")
+
+    with pytest.raises(JobFailed) as refused:
+        vector_convert(VectorConvertArgs(uri="src.gpkg", output=output), ctx)
+
+    assert (refused.value.code, refused.value.field) == ("driver.unknown", "driver")  # not on the output list
+    assert sorted(p.name for p in ctx.roots[0].iterdir()) == ["src.gpkg"]

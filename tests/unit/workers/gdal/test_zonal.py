@@ -197,3 +197,16 @@ def test_errors_name_the_field(dem: tuple[np.ndarray, Affine], make_vector: Vect
     assert (bad_band.value.field, bad_id.value.field, bad_zones.value.field) == ("band", "id_field", "zones")
     assert (points.value.code, points.value.field) == ("geometry.unsupported", "zones")
     assert bad_stat.value.errors()[0]["loc"][0] == "stats"
+
+
+def test_a_zones_file_gdal_cannot_read_is_named_as_zones(dem: tuple[np.ndarray, Affine], ctx: JobContext) -> None:
+    (ctx.roots[0] / "broken.gpkg").write_text("not a GeoPackage")
+
+    with pytest.raises(JobFailed) as broken:
+        zonal_stats(ZonalStatsArgs(uri="src.tif", zones="broken.gpkg"), ctx)
+    with pytest.raises(JobFailed) as raster:
+        zonal_stats(ZonalStatsArgs(uri="src.tif", zones="src.tif"), ctx)
+
+    assert (broken.value.code, broken.value.field) == ("gdal.not_geospatial", "zones")
+    assert broken.value.message.startswith("zones: 'broken.gpkg'")
+    assert (raster.value.field, raster.value.message.split(":")[0]) == ("zones", "zones")
