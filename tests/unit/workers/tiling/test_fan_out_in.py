@@ -14,16 +14,17 @@ import rasterio
 from affine import Affine
 
 from geogate.eventlog import streams
-from geogate.eventlog.publish import request_event
+from geogate.eventlog.publish import enqueue_op, request_event
 from geogate.eventlog.replay import replay
 from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import celery_queue_key
+from geogate.eventlog.streams import celery_queue_key, celery_queue_keys
 from geogate.queue.message import message_args
 from geogate.queue.unacked import UNACKED, UNACKED_INDEX
 from geogate.settings import Settings
 from schemas.codec import decode, encode
 from schemas.events import Event, ToolCancelRequested, ToolFailed, ToolRequested, ToolStarted
 from schemas.ids import call_aggregate, new_id
+from schemas.tasks import TILE_PRIORITY
 from schemas.tools import TOOLS
 from schemas.tools.tiling import TileArgs, tile_call_id
 from tests.support import drain_queue, make_event
@@ -57,8 +58,8 @@ def publish(store: EventStore) -> Event:
 
 
 def queued(store: EventStore) -> list[Event]:
-    """The queue's messages in the order workers take them (kombu pops from the right)."""
-    raws = reversed(store.redis.lrange(celery_queue_key("gdal"), 0, -1))
+    """The queue's messages in the order workers take them: list by list (calls, then tiles), each from the right."""
+    raws = [raw for key in celery_queue_keys("gdal") for raw in reversed(store.redis.lrange(key, 0, -1))]
     return [decode(message_args(raw)[0]) for raw in raws]  # type: ignore[index, arg-type]
 
 
@@ -87,6 +88,22 @@ def test_a_large_call_fans_out_its_tiles_as_calls_of_its_own_and_gives_its_worke
     assert call_id not in {k.decode() for k in fake_store.redis.hkeys(fake_store.live.running())}
 
 
+def test_a_call_published_after_a_fan_out_is_taken_before_every_tile(
+    fake_store: EventStore, settings: Settings
+) -> None:
+    """Fairness: tiles wait on their queue's tile list, which workers take from only when no call waits."""
+    parent = publish(fake_store)
+    runner.run_call(fake_store, settings, "host:1", encode(parent))
+    ping = request_event(TOOLS["ping"], {}, call_id=new_id(), actor="another client")
+    fake_store.append(ping, streams.requested_key(ping.payload(ToolRequested).call_id), effects=[enqueue_op(ping)])
+
+    order = [t.payload(ToolRequested).tool for t in queued(fake_store)]
+
+    assert order == ["ping"] + ["raster_stats.tile"] * 9
+    assert drain_queue(fake_store, settings, limit=1) == 1
+    assert fake_store.call_state(ping.payload(ToolRequested).call_id).status == "succeeded"
+
+
 def test_planning_again_appends_no_tile_twice(fake_store: EventStore, settings: Settings) -> None:
     """A planner run again (its start is still current: a redelivery before the fan-out landed) adds nothing."""
     parent = publish(fake_store)
@@ -108,7 +125,7 @@ def test_the_fan_in_is_pushed_once_whatever_the_redeliveries(fake_store: EventSt
     parent = publish(fake_store)
     runner.run_call(fake_store, settings, "host:1", encode(parent))
     tiles = [encode(t) for t in queued(fake_store)]
-    fake_store.redis.delete(celery_queue_key("gdal"))
+    fake_store.redis.delete(*celery_queue_keys("gdal"))
 
     for payload in tiles + tiles:  # every tile delivered twice (acks_late redelivery)
         runner.run_call(fake_store, settings, "host:2", payload)
@@ -230,7 +247,7 @@ def test_a_fan_in_taken_by_a_node_that_died_before_its_start_is_pushed_again(
     parent = publish(fake_store)
     runner.run_call(fake_store, settings, "host:1", encode(parent))
     for tile in queued(fake_store):
-        fake_store.redis.rpop(celery_queue_key("gdal"))
+        fake_store.redis.rpop(celery_queue_key("gdal", TILE_PRIORITY))
         runner.run_call(fake_store, settings, "host:2", encode(tile))
     taken = fake_store.redis.rpop(celery_queue_key("gdal"))  # the fan-in push, delivered to a node that then died
     fake_store.redis.hset(UNACKED, "tag-1", json.dumps([json.loads(taken), "gdal", "gdal"]))
