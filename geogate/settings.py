@@ -207,6 +207,10 @@ class Settings(BaseSettings):
     re-dispatched. At least twice `heartbeat_s`."""
     max_attempts: int = Field(default=3, ge=1)
     """Starts of one call before it fails with `call.attempts_exhausted` (a job that kills its worker every time)."""
+    job_memory_mb: int = Field(default=4096, ge=0)
+    """Address space of each prefork worker pool process, libraries included (`RLIMIT_AS`; 0: no limit). A job that
+    needs more fails with `job.out_of_memory` and the process goes on; a pool process takes about 0.6 GB idle and
+    1.1 GB after the largest untiled raster jobs at the default tile settings (docs/workers.md)."""
     tile_min_pixels: int = Field(default=16 * 1024 * 1024, ge=65_536, le=1 << 40)
     """A tiled tool's call whose grid (output pixels, or the source's for statistics) is at least this large runs as
     tiles across the workers; smaller ones run whole on one worker."""
