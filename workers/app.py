@@ -37,6 +37,7 @@ class GeogateTask(Task):
     """Celery's DatabaseTask pattern: one store per process, created after the prefork fork."""
 
     abstract = True
+    Request = "workers.oom:OomAwareRequest"  # a call whose pool process the OOM killer ended fails at once
 
     @cached_property
     def settings(self) -> Settings:
