@@ -211,6 +211,9 @@ class Settings(BaseSettings):
     """Address space of each prefork worker pool process, libraries included (`RLIMIT_AS`; 0: no limit). A job that
     needs more fails with `job.out_of_memory` and the process goes on; a pool process takes about 0.6 GB idle and
     1.1 GB after the largest untiled raster jobs at the default tile settings (docs/workers.md)."""
+    worker_user: str | None = None
+    """The user `geogate dev` runs its workers as when started as root; unset: the first workspace root's owner
+    unless root, else `nobody` (`gateway.dev_user`). The gateway and Redis keep the user who started it."""
     tile_min_pixels: int = Field(default=16 * 1024 * 1024, ge=65_536, le=1 << 40)
     """A tiled tool's call whose grid (output pixels, or the source's for statistics) is at least this large runs as
     tiles across the workers; smaller ones run whole on one worker."""
