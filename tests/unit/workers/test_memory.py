@@ -4,8 +4,21 @@ import numpy as np
 import pytest
 from rasterio.errors import RasterioIOError
 
+from geogate.eventlog import streams
+from geogate.eventlog.publish import request_event
+from geogate.eventlog.store import EventStore
+from geogate.settings import Settings
+from schemas.codec import encode
+from schemas.events import ToolFailed
+from schemas.ids import new_id
+from schemas.tools import TOOLS
 from workers.errors import JobFailed
+from workers.jobs import JOBS
 from workers.memory import ran_out_of_memory
+from workers.registry import load_all
+from workers.runner import run_call
+
+load_all()
 
 
 def raised_from(cause: BaseException) -> JobFailed:
@@ -38,3 +51,20 @@ def test_numpy_s_own_allocation_error_is_out_of_memory() -> None:
 
 def test_an_unreadable_file_is_not_out_of_memory() -> None:
     assert not ran_out_of_memory(raised_from(RasterioIOError("huge.tif: not recognized as a supported file format")))
+
+
+def test_a_job_that_runs_out_of_memory_fails_its_call_with_out_of_memory_naming_the_cap(
+    fake_store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def past_the_cap(*_: object) -> None:
+        np.empty(1 << 62, dtype="uint8")  # as under RLIMIT_AS: the allocation fails where it is made
+
+    monkeypatch.setitem(JOBS, "ping", past_the_cap)
+    call_id = new_id()
+    requested = request_event(TOOLS["ping"], {}, call_id=call_id, actor="tester")
+    fake_store.append(requested, streams.requested_key(call_id))
+
+    run_call(fake_store, Settings(redis_url="redis://unused", job_memory_mb=512), "host:1", encode(requested))
+
+    failed = fake_store.read_aggregate(requested.aggregate)[-1].payload(ToolFailed)
+    assert (failed.code, failed.retryable, failed.details) == ("job.out_of_memory", False, {"limit_mb": 512})

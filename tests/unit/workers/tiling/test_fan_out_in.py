@@ -226,6 +226,22 @@ def test_a_cancel_during_the_assembly_stops_it_before_the_output_is_published(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src.tif"]  # no output, no temporary file, no parts
 
 
+def test_an_assembly_that_runs_out_of_memory_fails_the_call_with_out_of_memory(
+    fake_store: EventStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def past_the_cap(*args: Any) -> Any:
+        return np.empty(1 << 62, dtype="uint8")  # as under RLIMIT_AS: the allocation fails where it is made
+
+    monkeypatch.setitem(TILERS, "raster_stats", replace(TILERS["raster_stats"], assemble=past_the_cap))
+    parent = publish(fake_store)
+
+    runner.run_call(fake_store, settings, "host:1", encode(parent))
+    drain_queue(fake_store, settings)
+
+    state = fake_store.call_state(parent.payload(ToolRequested).call_id)
+    assert (state.status, state.error_code) == ("failed", "job.out_of_memory")
+
+
 def test_a_replay_rebuilds_the_parents_tile_state_from_the_log(fake_store: EventStore, settings: Settings) -> None:
     parent = publish(fake_store)
     runner.run_call(fake_store, settings, "host:1", encode(parent))
