@@ -209,8 +209,7 @@ class Settings(BaseSettings):
     """Starts of one call before it fails with `call.attempts_exhausted` (a job that kills its worker every time)."""
     job_memory_mb: int = Field(default=4096, ge=0)
     """Address space of each prefork worker pool process, libraries included (`RLIMIT_AS`; 0: no limit). A job that
-    needs more fails with `job.out_of_memory` and the process goes on; a pool process takes about 0.6 GB idle and
-    1.1 GB after the largest untiled raster jobs at the default tile settings (docs/workers.md)."""
+    needs more fails with `job.out_of_memory` and the process goes on; what normal jobs take: docs/workers.md."""
     worker_user: str | None = None
     """The user `geogate dev` runs its workers as when started as root; unset: the first workspace root's owner
     unless root, else `nobody` (`gateway.dev_user`). The gateway and Redis keep the user who started it."""
