@@ -69,10 +69,12 @@ def enqueue_op(event: Event, dispatch: int = 1) -> Op:
     `dispatch` numbers the message: a worker starts the call only while it is the call's current dispatch, so the
     message a dead worker held is refused if the broker ever hands it out again after a re-dispatch. A re-dispatch
     goes to the head of the queue (kombu pops from the right): the call already waited its turn once.
-    A tile goes to its queue's tile list (`tasks.TILE_PRIORITY`), which workers take from only when no call waits.
+    A tile goes to one of its queue's tile lists, by the size of its call (`tasks.tile_priority`): workers take from
+    them only when no call waits, and from a smaller call's tiles before a larger one's.
     """
     data = event.payload(ToolRequested)
-    priority = tasks.TILE_PRIORITY if tile_of(data.call_id) else tasks.CALL_PRIORITY
+    tiles = data.args.get("tiles", 0) if tile_of(data.call_id) else None
+    priority = tasks.CALL_PRIORITY if tiles is None else tasks.tile_priority(int(tiles))  # type: ignore[arg-type]
     message = task_message(
         tasks.run_call_task(data.queue),
         data.queue,

@@ -21,7 +21,7 @@ def tile_events(requested: Event, started: Event, plan: Plan) -> list[Event]:
     spec = SPECS[tile_tool(data.tool)]
     events = []
     for index, window in enumerate(plan.windows):
-        args = TileArgs(parent=data.call_id, index=index, window=window, plan=plan.shared)
+        args = TileArgs(parent=data.call_id, index=index, window=window, plan=plan.shared, tiles=len(plan.windows))
         events.append(
             request_event(
                 spec,

@@ -24,9 +24,9 @@ from geogate.settings import Settings
 from schemas.codec import decode, encode
 from schemas.events import Event, ToolCancelRequested, ToolFailed, ToolRequested, ToolStarted
 from schemas.ids import call_aggregate, new_id
-from schemas.tasks import TILE_PRIORITY
+from schemas.tasks import tile_priority
 from schemas.tools import TOOLS
-from schemas.tools.tiling import TileArgs, tile_call_id
+from schemas.tools.tiling import TileArgs, tile_call_id, tile_of
 from tests.support import drain_queue, make_event
 from workers import runner
 from workers.context import JobContext
@@ -102,6 +102,25 @@ def test_a_call_published_after_a_fan_out_is_taken_before_every_tile(
     assert order == ["ping"] + ["raster_stats.tile"] * 9
     assert drain_queue(fake_store, settings, limit=1) == 1
     assert fake_store.call_state(ping.payload(ToolRequested).call_id).status == "succeeded"
+
+
+def test_a_smaller_tiled_call_s_tiles_are_taken_before_a_larger_one_s_planned_earlier(
+    fake_store: EventStore, settings: Settings, tmp_path: Path
+) -> None:
+    """Fairness between tiled calls: a 9-tile call's tiles wait on a list taken before a 36-tile call's."""
+    profile = {"driver": "GTiff", "width": 1536, "height": 1536, "count": 1, "dtype": "uint8", "crs": "EPSG:4326"}
+    with rasterio.open(tmp_path / "large.tif", "w", transform=Affine(0.01, 0, 10, 0, -0.01, 50), **profile):
+        pass
+    large = request_event(TOOLS["raster_stats"], {"uri": "large.tif"}, call_id=new_id(), actor="one client")
+    fake_store.append(large, streams.requested_key(large.payload(ToolRequested).call_id))
+    runner.run_call(fake_store, settings, "host:1", encode(large))
+    small = publish(fake_store)  # another client's, planned after
+    runner.run_call(fake_store, settings, "host:1", encode(small))
+
+    order = [tile_of(t.payload(ToolRequested).call_id)[0] for t in queued(fake_store)]  # type: ignore[index]
+
+    ids = (small.payload(ToolRequested).call_id, large.payload(ToolRequested).call_id)
+    assert order == [ids[0]] * 9 + [ids[1]] * 36
 
 
 def test_planning_again_appends_no_tile_twice(fake_store: EventStore, settings: Settings) -> None:
@@ -263,7 +282,7 @@ def test_a_fan_in_taken_by_a_node_that_died_before_its_start_is_pushed_again(
     parent = publish(fake_store)
     runner.run_call(fake_store, settings, "host:1", encode(parent))
     for tile in queued(fake_store):
-        fake_store.redis.rpop(celery_queue_key("gdal", TILE_PRIORITY))
+        fake_store.redis.rpop(celery_queue_key("gdal", tile_priority(9)))
         runner.run_call(fake_store, settings, "host:2", encode(tile))
     taken = fake_store.redis.rpop(celery_queue_key("gdal"))  # the fan-in push, delivered to a node that then died
     fake_store.redis.hset(UNACKED, "tag-1", json.dumps([json.loads(taken), "gdal", "gdal"]))
