@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import redis
 
+from gateway.dev_user import WorkerUser, worker_user
 from gateway.local import LocalRun, forget, record
 from geogate.eventlog.append import SCRIPT
 from geogate.process.lifetime import dies_with_this_process
@@ -52,11 +53,13 @@ class Children:
         *,
         service: bool = False,
         cwd: Path | None = None,
+        user: WorkerUser | None = None,
     ) -> subprocess.Popen[bytes]:
         """Start a child in its own process group that dies with this process, however this process ends.
 
         Only from the main thread: the kernel's parent-death signal follows the thread that forked, so a child
-        started from another thread would die when that thread ends. `cwd`: its working directory (default ours).
+        started from another thread would die when that thread ends. `cwd`: its working directory (default ours);
+        `user`: who it runs as (default ours), with no supplementary group.
         """
         if threading.current_thread() is not threading.main_thread():
             raise RuntimeError(
@@ -70,7 +73,8 @@ class Children:
             stdout=out,
             stderr=subprocess.STDOUT if out else None,
             start_new_session=True,
-            preexec_fn=dies_with_this_process(signal.SIGTERM if service else signal.SIGKILL),
+            preexec_fn=dies_with_this_process(signal.SIGTERM if service else signal.SIGKILL),  # after the uid change
+            **({"user": user.uid, "group": user.gid, "extra_groups": []} if user else {}),
         )
         if out:
             out.close()  # the child holds its own copy
@@ -275,10 +279,12 @@ def run_dev(settings: Settings, workers: int) -> None:
         settings = settings.model_copy(update={"redis_url": url})
         roots = ":".join(str(root) for root in settings.workspace_roots())
         env = {**os.environ, "REDIS_URL": url, "GEOGATE_WORKSPACES": roots, "GEOGATE_DATA_DIR": str(data_dir.resolve())}
+        user = worker_user(settings, env)
         for name, argv in worker_pools(workers):
             command = [sys.executable, "-m", "workers", *argv, "--name", f"{name}@%h", "--loglevel", "WARNING"]
-            children.spawn(command, env, log=data_dir / f"worker-{name}.log")
-        _announce(settings, url, workers)
+            own = user.environ(env) if user else env
+            children.spawn(command, own, log=data_dir / f"worker-{name}.log", user=user)
+        _announce(settings, url, workers, user)
         from gateway.app import serve  # the SDK and the app only once the children are up
 
         if not stop.requested:
@@ -290,13 +296,14 @@ def run_dev(settings: Settings, workers: int) -> None:
         stop_children()
 
 
-def _announce(settings: Settings, url: str, workers: int) -> None:
+def _announce(settings: Settings, url: str, workers: int, user: WorkerUser | None = None) -> None:
     """Record where this run lives (other `geogate` commands from this directory find it) and print it."""
     base = f"http://{settings.host}:{settings.port}"
     run = LocalRun(redis_url=url, mcp_url=f"{base}/mcp", ops_url=f"{base}/ops", pid=os.getpid())
     recorded = record(settings, run)
     print(f"Geogate is up: MCP endpoint {run.mcp_url}  (Ctrl-C stops everything)")
     print(f"Ops dashboard {run.ops_url}; `geogate status` and `geogate events tail -f` from this directory find it")
-    print(f"Redis {url} (recorded in {recorded}); worker pools: {', '.join(n for n, _ in worker_pools(workers))}")
+    pools = ", ".join(n for n, _ in worker_pools(workers))
+    print(f"Redis {url} (recorded in {recorded}); worker pools: {pools}" + (f", as {user.name}" if user else ""))
     print(f"Logs in {settings.data_dir}/")
     print(client_config(settings, url))

@@ -14,7 +14,7 @@ from starlette.responses import Response
 
 from gateway.ops.figures import histograms
 from geogate.eventlog.projections.ops import BUCKETS_MS
-from geogate.eventlog.streams import all_categories, celery_queue_key
+from geogate.eventlog.streams import all_categories, celery_queue_keys
 from schemas import tasks
 
 if TYPE_CHECKING:
@@ -86,14 +86,17 @@ async def snapshot(runtime: "Gateway") -> Snapshot:
     pipe = store.redis.pipeline(transaction=False)
     pipe.hgetall(store.live.metrics())
     pipe.hgetall(store.live.ops_totals())
-    for queue in tasks.QUEUES:
-        pipe.llen(celery_queue_key(queue))
+    lists = [(queue, key) for queue in tasks.QUEUES for key in celery_queue_keys(queue)]  # calls and tiles
+    for _queue, key in lists:
+        pipe.llen(key)
     for category in all_categories():
         pipe.xlen(store.keys.stream(category))
     raw, ops, *sizes = await pipe.execute()
     counters = {k.decode(): int(float(v)) for k, v in raw.items()}
-    queues = dict(zip(tasks.QUEUES, sizes[: len(tasks.QUEUES)], strict=True))
-    streams = dict(zip(all_categories(), sizes[len(tasks.QUEUES) :], strict=True))
+    queues = dict.fromkeys(tasks.QUEUES, 0)
+    for (queue, _key), depth in zip(lists, sizes[: len(lists)], strict=True):
+        queues[queue] += int(depth)
+    streams = dict(zip(all_categories(), sizes[len(lists) :], strict=True))
     totals = {k.decode(): int(v) for k, v in ops.items()}
     return Snapshot(counters, queues, streams, runtime.reader.watching, totals)
 

@@ -251,6 +251,12 @@ class Settings(BaseSettings):
     re-dispatched. At least twice `heartbeat_s`."""
     max_attempts: int = Field(default=3, ge=1)
     """Starts of one call before it fails with `call.attempts_exhausted` (a job that kills its worker every time)."""
+    job_memory_mb: int = Field(default=4096, ge=0)
+    """Address space of each prefork worker pool process, libraries included (`RLIMIT_AS`; 0: no limit). A job that
+    needs more fails with `job.out_of_memory` and the process goes on; what normal jobs take: docs/workers.md."""
+    worker_user: str | None = None
+    """The user `geogate dev` runs its workers as when started as root; unset: the first workspace root's owner
+    unless root, else `nobody` (`gateway.dev_user`). The gateway and Redis keep the user who started it."""
     tile_min_pixels: int = Field(default=16 * 1024 * 1024, ge=65_536, le=1 << 40)
     """A tiled tool's call whose grid (output pixels, or the source's for statistics) is at least this large runs as
     tiles across the workers; smaller ones run whole on one worker."""

@@ -13,3 +13,26 @@ def run_call_task(queue: str) -> str:
     if queue not in QUEUES:
         raise ValueError(f"unknown queue {queue!r}; expected one of {', '.join(QUEUES)}")
     return f"{queue}.run_call"
+
+
+PRIORITY_STEPS: tuple[int, ...] = (0, 3, 6, 9)
+"""The priorities a queue has, one Redis list each; a worker takes from the first non-empty list in this order
+(kombu's Redis transport: priority 0 goes first)."""
+PRIORITY_SEP = "\x06\x16"
+"""kombu's Redis transport keeps priority `n` of queue `q` in list `q<sep>n` (priority 0 in list `q`)."""
+CALL_PRIORITY = 0
+"""A client's call (and a tiled call's fan-in, a result handler's job): ahead of every tile on its queue."""
+TILE_PRIORITY = 9
+"""The tiles of the largest tiled calls: taken only when no call and no smaller call's tile waits on their queue, so
+one client's thousands of tiles never hold another client's small call behind them."""
+SMALL_TILED_CALL, MEDIUM_TILED_CALL = 16, 256
+"""Tiles of a call with at most this many go at priority 3, then 6; of larger calls, at `TILE_PRIORITY`."""
+
+
+def tile_priority(tiles: int) -> int:
+    """The priority of the tiles of a call cut into `tiles` tiles (0: not known, the lowest)."""
+    if 0 < tiles <= SMALL_TILED_CALL:
+        return 3
+    if 0 < tiles <= MEDIUM_TILED_CALL:
+        return 6
+    return TILE_PRIORITY

@@ -174,12 +174,15 @@ def alive(pid: int) -> bool:
 def drain_queue(store: "EventStore", settings: "Settings", queue: str = "gdal", *, limit: int = 10_000) -> int:
     """Run every message on `queue` in this process, in the broker's order (kombu pops from the right), including
     what the runs enqueue; returns how many ran. The log and projections are real; Celery is left out."""
-    from geogate.eventlog.streams import celery_queue_key
+    from geogate.eventlog.streams import celery_queue_keys
     from geogate.queue.message import message_args
     from workers.runner import run_call
 
+    def take() -> bytes | None:  # as a worker's BRPOP over the queue's priority lists
+        return next((raw for key in celery_queue_keys(queue) if (raw := store.redis.rpop(key)) is not None), None)
+
     ran = 0
-    while ran < limit and (raw := store.redis.rpop(celery_queue_key(queue))) is not None:
+    while ran < limit and (raw := take()) is not None:
         args = message_args(raw) or ()
         run_call(store, settings, f"host:{ran % 2}", args[0], dispatch=int(args[1]))  # type: ignore[arg-type]
         ran += 1

@@ -18,7 +18,13 @@ def main(argv: list[str] | None = None) -> None:
     unknown = sorted(set(ns.queues.split(",")) - set(tasks.QUEUES))
     if unknown:
         parser.error(f"--queues: unknown queue(s) {', '.join(unknown)}; expected some of {', '.join(tasks.QUEUES)}")
-    from workers.app import configure, hold_lease, pool_processes_die_with_the_node, settle_memory_when_started
+    from workers.app import (
+        configure,
+        hold_lease,
+        limit_pool_processes_memory,
+        pool_processes_die_with_the_node,
+        settle_memory_when_started,
+    )
     from workers.heap import keep_freed_memory
     from workers.sandbox import SandboxUnavailable
     from workers.sandbox.isolation import config_for, require_interpreter
@@ -34,6 +40,7 @@ def main(argv: list[str] | None = None) -> None:
     except SandboxUnavailable as exc:
         raise SystemExit(f"geogate worker refuses to start: {exc.message}") from None
     pool_processes_die_with_the_node()
+    limit_pool_processes_memory(settings)
     hold_lease(settings, ns.queues.split(","), ns.pool, ns.concurrency)
     settle_memory_when_started()
     args = ["worker", "-Q", ns.queues, "-c", str(ns.concurrency), "-P", ns.pool, "--without-gossip"]

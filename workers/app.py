@@ -15,6 +15,7 @@ from geogate.settings import Settings, process_settings
 from schemas import tasks
 from schemas.tools.extra import load as load_extra
 from workers import lease, retention
+from workers.memory import limit_address_space
 from workers.registry import load_all
 from workers.runner import run_call
 
@@ -36,6 +37,7 @@ class GeogateTask(Task):
     """Celery's DatabaseTask pattern: one store per process, created after the prefork fork."""
 
     abstract = True
+    Request = "workers.oom:OomAwareRequest"  # a call whose pool process the OOM killer ended fails at once
 
     @cached_property
     def settings(self) -> Settings:
@@ -82,6 +84,16 @@ def pool_processes_die_with_the_node() -> None:
             die_with_parent(node)
 
     worker_process_init.connect(check, weak=False)
+
+
+def limit_pool_processes_memory(settings: Settings) -> None:
+    """Each prefork pool process caps its address space when it starts (`workers.memory`); the solo and threads
+    pools run jobs in the node itself, which keeps no limit (its heartbeat and reaper must not fail with a job)."""
+
+    def limit(**_: object) -> None:
+        limit_address_space(settings.job_memory_mb)
+
+    worker_process_init.connect(limit, weak=False)
 
 
 def settle_memory_when_started() -> None:

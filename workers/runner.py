@@ -26,6 +26,7 @@ from workers.errors import JobCancelled, JobError, JobFailed, JobSuperseded
 from workers.jobs import FOLLOW_UPS, JOBS, OWN_LIFECYCLE, Finished, Land, Next
 from workers.lifecycle import Run, begin, compact, elapsed_ms, end, ms_since, store_result
 from workers.limits import check_result
+from workers.memory import out_of_memory, ran_out_of_memory
 from workers.reaper import attempts_exhausted
 from workers.tiling.declare import TILERS
 from workers.tiling.fan_out import fan_out
@@ -245,11 +246,15 @@ def _execute(data: ToolRequested, ctx: JobContext, store: EventStore, settings: 
         output = value.model_dump(mode="json")
         check_result(settings, len(compact(output)))  # `GEOGATE_LIMIT_RESULT_BYTES`
     except JobError as exc:
-        return failed_outcome(data.call_id, exc, elapsed_ms(began), ctx.worker), None
+        error = out_of_memory(settings, data.tool) if ran_out_of_memory(exc) else exc
+        return failed_outcome(data.call_id, error, elapsed_ms(began), ctx.worker), None
     except SoftTimeLimitExceeded:
         timeout = JobFailed("job.timeout", f"the job ran longer than {settings.job_time_limit_s} s", retryable=True)
         return failed_outcome(data.call_id, timeout, elapsed_ms(began), ctx.worker), None
-    except Exception:  # top of the task: any crash becomes tool.failed, the trace stays in the worker log
+    except Exception as exc:  # top of the task: any crash becomes tool.failed, the trace stays in the worker log
+        if ran_out_of_memory(exc):  # GEOGATE_JOB_MEMORY_MB: a clear error, not a crash
+            logger.warning("job %s ran out of memory (call %s)", data.tool, data.call_id)
+            return failed_outcome(data.call_id, out_of_memory(settings, data.tool), elapsed_ms(began), ctx.worker), None
         logger.exception("job %s crashed (call %s)", data.tool, data.call_id)
         crash = JobFailed("job.crashed", f"the {data.tool} job crashed; see the worker log for call {data.call_id}")
         return failed_outcome(data.call_id, crash, elapsed_ms(began), ctx.worker), None

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from gateway.ops.figures import WINDOWS, Figures, figures
 from geogate.eventlog.projections.ops import KEEP_SLOTS, SLOT_S, Pending, field_calls, slot_of
-from geogate.eventlog.streams import Keys, all_categories, celery_queue_key
+from geogate.eventlog.streams import Keys, all_categories, celery_queue_keys
 from geogate.queue.message import message_event
 from schemas import tasks
 
@@ -172,16 +172,20 @@ def series(slot_ids: list[int], tools: list[str], rows: list[list[Any]]) -> Seri
 
 
 async def read_queues(client: aredis.Redis, now: float) -> list[QueueRow]:
+    """Each queue's messages over its priority lists (calls and tiles), and the age of the oldest of them."""
     pipe = client.pipeline(transaction=False)
     for queue in tasks.QUEUES:
-        pipe.llen(celery_queue_key(queue))
-        pipe.lindex(celery_queue_key(queue), -1)  # LPUSH in, BRPOP out: the oldest waits at the tail
+        for key in celery_queue_keys(queue):
+            pipe.llen(key)
+            pipe.lindex(key, -1)  # LPUSH in, BRPOP out: the oldest waits at the tail
     replies = await pipe.execute()
+    per_queue = 2 * len(tasks.PRIORITY_STEPS)
     rows = []
-    for queue, depth, oldest in zip(tasks.QUEUES, replies[::2], replies[1::2], strict=True):
-        event = message_event(oldest) if oldest else None
-        age = max(0.0, now - event.ts.timestamp()) if event else None
-        rows.append(QueueRow(queue=queue, depth=int(depth), oldest_age_s=age))
+    for n, queue in enumerate(tasks.QUEUES):
+        mine = replies[n * per_queue : (n + 1) * per_queue]
+        events = [e for raw in mine[1::2] if raw and (e := message_event(raw))]
+        age = max(0.0, now - min(e.ts.timestamp() for e in events)) if events else None
+        rows.append(QueueRow(queue=queue, depth=sum(int(d) for d in mine[::2]), oldest_age_s=age))
     return rows
 
 

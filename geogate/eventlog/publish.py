@@ -24,7 +24,7 @@ from schemas.events.tool import ClientCapability
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import ToolSpec
 from schemas.tools.handlers import RUN_RESULT_HANDLER
-from schemas.tools.tiling import FAN_IN
+from schemas.tools.tiling import FAN_IN, tile_of
 
 
 def request_event(
@@ -81,16 +81,21 @@ def enqueue_op(event: Event, dispatch: int = 1) -> Op:
     `dispatch` numbers the message: a worker starts the call only while it is the call's current dispatch, so the
     message a dead worker held is refused if the broker ever hands it out again after a re-dispatch. A re-dispatch
     goes to the head of the queue (kombu pops from the right): the call already waited its turn once.
+    A tile goes to one of its queue's tile lists, by the size of its call (`tasks.tile_priority`): workers take from
+    them only when no call waits, and from a smaller call's tiles before a larger one's.
     """
     data = event.payload(ToolRequested)
+    tiles = data.args.get("tiles", 0) if tile_of(data.call_id) else None
+    priority = tasks.CALL_PRIORITY if tiles is None else tasks.tile_priority(int(tiles))  # type: ignore[arg-type]
     message = task_message(
         tasks.run_call_task(data.queue),
         data.queue,
         task_id=data.call_id,
         args=(encode(event), dispatch),
         argsrepr=f"(<tool.requested {data.tool} {data.call_id}>, {dispatch})",
+        priority=priority,
     )
-    return Op("LPUSH" if dispatch == 1 else "RPUSH", celery_queue_key(data.queue), (message,))
+    return Op("LPUSH" if dispatch == 1 else "RPUSH", celery_queue_key(data.queue, priority), (message,))
 
 
 def handler_job_op(succeeded: Event, dispatch: int = 1) -> Op:

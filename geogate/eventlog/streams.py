@@ -7,6 +7,7 @@ Streams are per category (`calls`, `justifications`, `workflows`, `llm`); moving
 from dataclasses import dataclass
 
 from schemas.ids import CallId
+from schemas.tasks import CALL_PRIORITY, PRIORITY_SEP, PRIORITY_STEPS
 
 CATEGORIES: dict[str, str] = {
     "call": "calls",
@@ -328,9 +329,16 @@ def stranded_attempt(dispatch: int) -> str:
     return f"stranded-{dispatch}"
 
 
-def celery_queue_key(queue: str) -> str:
-    """The Redis list kombu's Redis transport reads for `queue` (priority 0, no global key prefix)."""
-    return queue
+def celery_queue_key(queue: str, priority: int = CALL_PRIORITY) -> str:
+    """The Redis list kombu's Redis transport reads for `queue` at `priority` (no global key prefix)."""
+    if priority not in PRIORITY_STEPS:
+        raise ValueError(f"priority {priority} is not one of {PRIORITY_STEPS}")
+    return f"{queue}{PRIORITY_SEP}{priority}" if priority else queue
+
+
+def celery_queue_keys(queue: str) -> list[str]:
+    """Every list of `queue`, in the order a worker takes from them (the first non-empty one)."""
+    return [celery_queue_key(queue, priority) for priority in PRIORITY_STEPS]
 
 
 def input_request_key(call_id: CallId, key: str) -> str:

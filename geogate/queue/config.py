@@ -18,6 +18,9 @@ def celery_config(settings: Settings) -> dict[str, Any]:
             "unacked_restore_throttle": 1,
             "health_check_interval": 10,
             "socket_keepalive": True,
+            # One list per priority, taken in this order: tiles wait behind every call (`schemas.tasks`).
+            "priority_steps": list(tasks.PRIORITY_STEPS),
+            "sep": tasks.PRIORITY_SEP,
         },
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,

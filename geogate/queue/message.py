@@ -21,8 +21,14 @@ _PUBLISHER = Celery("geogate-publisher", set_as_current=False)
 """Used only for its pure message builder (`amqp.as_task_v2`); it never connects anywhere."""
 
 
-def task_message(task_name: str, queue: str, task_id: str, args: tuple[object, ...], argsrepr: str) -> bytes:
-    """The JSON envelope kombu's Redis transport stores for one task message."""
+def task_message(
+    task_name: str, queue: str, task_id: str, args: tuple[object, ...], argsrepr: str, priority: int = 0
+) -> bytes:
+    """The JSON envelope kombu's Redis transport stores for one task message.
+
+    `priority` is the list it goes to (`celery_queue_key`): kombu puts a message it gives back (the visibility
+    timeout's restore, a reject with requeue) on the list its priority names, the one it came from.
+    """
     message = _PUBLISHER.amqp.as_task_v2(
         task_id, task_name, args=args, kwargs={}, argsrepr=argsrepr, kwargsrepr="{}", ignore_result=True
     )
@@ -35,7 +41,7 @@ def task_message(task_name: str, queue: str, task_id: str, args: tuple[object, .
         "properties": {
             **message.properties,
             "delivery_mode": 2,
-            "priority": 0,
+            "priority": priority,
             "body_encoding": "base64",
             "delivery_tag": str(uuid.uuid4()),
             "delivery_info": {"exchange": queue, "routing_key": queue},

@@ -56,6 +56,9 @@ class TileArgs(ToolArgs):
     window: TileWindow
     plan: dict[str, JsonValue]
     """What the tool's planner computed once for every tile (grid, profile, the parts folder): tool-specific."""
+    tiles: int = Field(default=0, ge=0)
+    """How many tiles the call has (0: not recorded): the fewer, the sooner a worker takes its tiles
+    (`tasks.tile_priority`)."""
 
 
 class TileResult(ToolResult):

@@ -18,7 +18,7 @@ import shapely
 from rasterio.transform import from_origin
 
 from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import Keys, celery_queue_key
+from geogate.eventlog.streams import Keys, celery_queue_keys
 from schemas.tasks import QUEUES
 from tests.llm_server import ScriptedServer, scripted_server
 from tests.support import free_port, wait_for
@@ -138,7 +138,8 @@ def stack(redis_url: str, tmp_path_factory: pytest.TempPathFactory, llm_server: 
         "GEOGATE_LLM_BASE_URL": llm_server.base_url,
         **LLM_ENV,
     }
-    leftovers = {q: n for q in QUEUES if (n := redis.Redis.from_url(redis_url).llen(celery_queue_key(q)))}
+    queued = redis.Redis.from_url(redis_url)
+    leftovers = {q: n for q in QUEUES if (n := sum(queued.llen(key) for key in celery_queue_keys(q)))}
     assert not leftovers, f"messages an earlier test left on the session Redis's queues: {leftovers}"  # else run here
     worker = start_worker(env)
     gateway = start_gateway(env, port)

@@ -26,6 +26,7 @@ from workers.context import Fence, JobContext
 from workers.errors import JobCancelled, JobError, JobFailed
 from workers.jobs import job
 from workers.lifecycle import Run, begin, elapsed_ms
+from workers.memory import out_of_memory, ran_out_of_memory
 from workers.reaper import fan_in_attempts_exhausted
 from workers.runner import failed_outcome, finish, succeeded_outcome
 from workers.tiling.declare import TILERS
@@ -78,8 +79,13 @@ def _outcome(
     except JobError as exc:
         if parts is not None and (exc is failed or isinstance(exc, JobCancelled)):
             remove_parts(parts)
-        return failed_outcome(data.call_id, exc, elapsed_ms(began), ctx.worker), None
-    except Exception:  # top of the job: a crash in assembly fails the call, the trace stays in the worker log
+        error = out_of_memory(ctx.settings, data.tool) if ctx.settings and ran_out_of_memory(exc) else exc
+        return failed_outcome(data.call_id, error, elapsed_ms(began), ctx.worker), None
+    except Exception as exc:  # top of the job: a crash in assembly fails the call, the trace stays in the worker log
+        if ctx.settings and ran_out_of_memory(exc):  # GEOGATE_JOB_MEMORY_MB: a clear error, not a crash
+            logger.warning("assembly of tiled call %s ran out of memory", data.call_id)
+            oom = out_of_memory(ctx.settings, data.tool)
+            return failed_outcome(data.call_id, oom, elapsed_ms(began), ctx.worker), None
         logger.exception("assembly of tiled call %s crashed", data.call_id)
         crash = JobFailed("job.crashed", f"assembling the tiles of call {data.call_id} crashed; see the worker log")
         return failed_outcome(data.call_id, crash, elapsed_ms(began), ctx.worker), None

@@ -24,7 +24,8 @@ def tile_events(requested: Event, started: Event, plan: Plan) -> list[tuple[Even
     spec = SPECS[tile_tool(data.tool)]
     events = []
     for index, window in enumerate(plan.windows):
-        args = TileArgs(parent=data.call_id, index=index, window=window, plan=plan.shared).model_dump(mode="json")
+        tile_args = TileArgs(parent=data.call_id, index=index, window=window, plan=plan.shared, tiles=len(plan.windows))
+        args = tile_args.model_dump(mode="json")
         tile = request_event(
             spec,
             args,

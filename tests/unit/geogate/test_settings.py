@@ -42,6 +42,8 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "GEOGATE_HEARTBEAT_S": ("heartbeat_s", "1.5", 1.5),
     "GEOGATE_LEASE_TTL_S": ("lease_ttl_s", "9", 9.0),
     "GEOGATE_MAX_ATTEMPTS": ("max_attempts", "5", 5),
+    "GEOGATE_JOB_MEMORY_MB": ("job_memory_mb", "2048", 2048),
+    "GEOGATE_WORKER_USER": ("worker_user", "geo", "geo"),
     "GEOGATE_TILE_MIN_PIXELS": ("tile_min_pixels", "65536", 65536),
     "GEOGATE_TILE_SIZE": ("tile_size", "512", 512),
     "GEOGATE_REMOTE_HOSTS": ("remote_hosts", "a.example, b.example:8443", ["a.example", "b.example:8443"]),

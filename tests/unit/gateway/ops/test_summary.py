@@ -71,6 +71,21 @@ async def test_a_queue_shows_its_depth_and_the_age_of_its_oldest_job(clients) ->
     assert gdal.depth == 2 and gdal.oldest_age_s == pytest.approx(7.0, abs=0.01)
 
 
+async def test_a_queue_s_depth_and_oldest_job_count_its_waiting_tiles_too(clients) -> None:
+    store, client = clients
+    tile = request_event(TOOLS["ping"], {"queue": "gdal"}, call_id=f"{new_id()}.0", actor="t")  # a tile's id
+    later = request_event(TOOLS["ping"], {"queue": "gdal"}, call_id=new_id(), actor="t")
+    for event in (tile, later):
+        op = enqueue_op(event)
+        store.redis.execute_command(op.name, op.key, *op.args)
+
+    summary = await read_summary(client, store.keys, "5m", now=tile.ts.timestamp() + 7)
+
+    gdal = next(q for q in summary.queues if q.queue == "gdal")
+    assert store.redis.llen(celery_queue_key("gdal")) == 1  # the tile waits on a list of its own
+    assert gdal.depth == 2 and gdal.oldest_age_s == pytest.approx(7.0, abs=0.01)
+
+
 async def test_the_gateways_async_step_folds_what_one_synchronous_pass_folds(clients) -> None:
     store, client = clients
     for n in range(40):

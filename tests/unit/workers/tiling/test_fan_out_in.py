@@ -14,18 +14,19 @@ import rasterio
 from affine import Affine
 
 from geogate.eventlog import streams
-from geogate.eventlog.publish import request_event
+from geogate.eventlog.publish import enqueue_op, request_event
 from geogate.eventlog.replay import replay
 from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import celery_queue_key
+from geogate.eventlog.streams import celery_queue_key, celery_queue_keys
 from geogate.queue.message import message_args
 from geogate.queue.unacked import UNACKED, UNACKED_INDEX
 from geogate.settings import Settings
 from schemas.codec import decode, encode
 from schemas.events import Event, ToolCancelRequested, ToolFailed, ToolRequested, ToolStarted
 from schemas.ids import call_aggregate, new_id
+from schemas.tasks import tile_priority
 from schemas.tools import TOOLS
-from schemas.tools.tiling import TileArgs, tile_call_id
+from schemas.tools.tiling import TileArgs, tile_call_id, tile_of
 from tests.support import drain_queue, make_event
 from workers import runner
 from workers.context import JobContext
@@ -57,8 +58,8 @@ def publish(store: EventStore) -> Event:
 
 
 def queued(store: EventStore) -> list[Event]:
-    """The queue's messages in the order workers take them (kombu pops from the right)."""
-    raws = reversed(store.redis.lrange(celery_queue_key("gdal"), 0, -1))
+    """The queue's messages in the order workers take them: list by list (calls, then tiles), each from the right."""
+    raws = [raw for key in celery_queue_keys("gdal") for raw in reversed(store.redis.lrange(key, 0, -1))]
     return [decode(message_args(raw)[0]) for raw in raws]  # type: ignore[index, arg-type]
 
 
@@ -87,6 +88,41 @@ def test_a_large_call_fans_out_its_tiles_as_calls_of_its_own_and_gives_its_worke
     assert call_id not in {k.decode() for k in fake_store.redis.hkeys(fake_store.live.running())}
 
 
+def test_a_call_published_after_a_fan_out_is_taken_before_every_tile(
+    fake_store: EventStore, settings: Settings
+) -> None:
+    """Fairness: tiles wait on their queue's tile list, which workers take from only when no call waits."""
+    parent = publish(fake_store)
+    runner.run_call(fake_store, settings, "host:1", encode(parent))
+    ping = request_event(TOOLS["ping"], {}, call_id=new_id(), actor="another client")
+    fake_store.append(ping, streams.requested_key(ping.payload(ToolRequested).call_id), effects=[enqueue_op(ping)])
+
+    order = [t.payload(ToolRequested).tool for t in queued(fake_store)]
+
+    assert order == ["ping"] + ["raster_stats.tile"] * 9
+    assert drain_queue(fake_store, settings, limit=1) == 1
+    assert fake_store.call_state(ping.payload(ToolRequested).call_id).status == "succeeded"
+
+
+def test_a_smaller_tiled_call_s_tiles_are_taken_before_a_larger_one_s_planned_earlier(
+    fake_store: EventStore, settings: Settings, tmp_path: Path
+) -> None:
+    """Fairness between tiled calls: a 9-tile call's tiles wait on a list taken before a 36-tile call's."""
+    profile = {"driver": "GTiff", "width": 1536, "height": 1536, "count": 1, "dtype": "uint8", "crs": "EPSG:4326"}
+    with rasterio.open(tmp_path / "large.tif", "w", transform=Affine(0.01, 0, 10, 0, -0.01, 50), **profile):
+        pass
+    large = request_event(TOOLS["raster_stats"], {"uri": "large.tif"}, call_id=new_id(), actor="one client")
+    fake_store.append(large, streams.requested_key(large.payload(ToolRequested).call_id))
+    runner.run_call(fake_store, settings, "host:1", encode(large))
+    small = publish(fake_store)  # another client's, planned after
+    runner.run_call(fake_store, settings, "host:1", encode(small))
+
+    order = [tile_of(t.payload(ToolRequested).call_id)[0] for t in queued(fake_store)]  # type: ignore[index]
+
+    ids = (small.payload(ToolRequested).call_id, large.payload(ToolRequested).call_id)
+    assert order == [ids[0]] * 9 + [ids[1]] * 36
+
+
 def test_planning_again_appends_no_tile_twice(fake_store: EventStore, settings: Settings) -> None:
     """A planner run again (its start is still current: a redelivery before the fan-out landed) adds nothing."""
     parent = publish(fake_store)
@@ -108,7 +144,7 @@ def test_the_fan_in_is_pushed_once_whatever_the_redeliveries(fake_store: EventSt
     parent = publish(fake_store)
     runner.run_call(fake_store, settings, "host:1", encode(parent))
     tiles = [encode(t) for t in queued(fake_store)]
-    fake_store.redis.delete(celery_queue_key("gdal"))
+    fake_store.redis.delete(*celery_queue_keys("gdal"))
 
     for payload in tiles + tiles:  # every tile delivered twice (acks_late redelivery)
         runner.run_call(fake_store, settings, "host:2", payload)
@@ -209,6 +245,22 @@ def test_a_cancel_during_the_assembly_stops_it_before_the_output_is_published(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src.tif"]  # no output, no temporary file, no parts
 
 
+def test_an_assembly_that_runs_out_of_memory_fails_the_call_with_out_of_memory(
+    fake_store: EventStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def past_the_cap(*args: Any) -> Any:
+        return np.empty(1 << 62, dtype="uint8")  # as under RLIMIT_AS: the allocation fails where it is made
+
+    monkeypatch.setitem(TILERS, "raster_stats", replace(TILERS["raster_stats"], assemble=past_the_cap))
+    parent = publish(fake_store)
+
+    runner.run_call(fake_store, settings, "host:1", encode(parent))
+    drain_queue(fake_store, settings)
+
+    state = fake_store.call_state(parent.payload(ToolRequested).call_id)
+    assert (state.status, state.error_code) == ("failed", "job.out_of_memory")
+
+
 def test_a_replay_rebuilds_the_parents_tile_state_from_the_log(fake_store: EventStore, settings: Settings) -> None:
     parent = publish(fake_store)
     runner.run_call(fake_store, settings, "host:1", encode(parent))
@@ -230,7 +282,7 @@ def test_a_fan_in_taken_by_a_node_that_died_before_its_start_is_pushed_again(
     parent = publish(fake_store)
     runner.run_call(fake_store, settings, "host:1", encode(parent))
     for tile in queued(fake_store):
-        fake_store.redis.rpop(celery_queue_key("gdal"))
+        fake_store.redis.rpop(celery_queue_key("gdal", tile_priority(9)))
         runner.run_call(fake_store, settings, "host:2", encode(tile))
     taken = fake_store.redis.rpop(celery_queue_key("gdal"))  # the fan-in push, delivered to a node that then died
     fake_store.redis.hset(UNACKED, "tag-1", json.dumps([json.loads(taken), "gdal", "gdal"]))
