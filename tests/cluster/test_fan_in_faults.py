@@ -73,6 +73,8 @@ def test_a_node_killed_at_a_fan_in_step_costs_one_more_fan_in_and_changes_no_byt
         call(url, "calm.tif", spec, calm)
         assert not calm["result"].is_error, calm["result"].content  # type: ignore[attr-defined]
 
+        parts = cluster.workspace / ".geogate" / "tiles"
+        wait_for(lambda: not list(parts.glob("*/*")), what="the calm call's parts to go")  # they go after its outcome
         calm_node = cluster.workers[0]
         cluster.signal_node(calm_node, signal.SIGKILL)  # the node that may pause is the only one
         plain_env = cluster.env
