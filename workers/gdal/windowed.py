@@ -1,5 +1,5 @@
-"""Per-window raster jobs (`raster_calc`, `raster_terrain`): an output grid computed window by window, whole on one
-worker or by tiles across many, with the same windows either way.
+"""Per-window raster jobs (`raster_calc`, `raster_terrain`, `raster_mosaic`, `vector_rasterize`): an output grid
+computed window by window, whole on one worker or by tiles across many, with the same windows either way.
 
 A `WindowOp` knows its output profile and computes one window of the output from its sources. The whole job walks
 the tile grid (`GEOGATE_TILE_SIZE`) a row of windows at a time into one full-width buffer and streams it into the
@@ -35,10 +35,11 @@ class WindowOp(Protocol):
     """One output raster, computed window by window."""
 
     profile: dict[str, Any]
-    """The output's rasterio profile (one band, tiled 256, `compress` when asked)."""
+    """The output's rasterio profile (tiled 256, pixel-interleaved when it has several bands, `compress` when
+    asked)."""
 
     def compute(self, window: TileWindow) -> np.ndarray:
-        """The output's pixels in `window`, shape (1, height, width), in the output dtype."""
+        """The output's pixels in `window`, shape (bands, height, width), in the output dtype."""
         ...
 
     def valid(self, block: np.ndarray) -> int:
@@ -82,7 +83,7 @@ def write_whole(op: WindowOp, target: Path, ctx: JobContext) -> tuple[OutputRef,
         with writing(), rasterio.open(tmp, "w", **streamed(profile, writer)) as dst:
             for row in range(rows):
                 cells = tiles[row * columns : (row + 1) * columns]
-                strip = np.empty((1, cells[0].height, profile["width"]), dtype=profile["dtype"])
+                strip = np.empty((profile["count"], cells[0].height, profile["width"]), dtype=profile["dtype"])
                 for cell in cells:
                     block = op.compute(cell)
                     strip[:, :, cell.col_off : cell.col_off + cell.width] = block
@@ -122,12 +123,15 @@ def declare_tiles(
     name: str,
     open_op: Callable[[Any, JobContext], WindowOp],
     from_plan: Callable[[dict[str, JsonValue], JobContext], WindowOp],
-    result: Callable[[Any, OutputRef, int], BaseModel],
+    result: Callable[[Any, OutputRef, int, JobContext], BaseModel],
     field: str,
+    stage: Callable[[WindowOp, Path], dict[str, JsonValue]] | None = None,
 ) -> None:
     """Register tool `name` as tiled: `open_op` makes its op from the call's arguments (planner), `from_plan` from
-    the plan a tile carries, `result` the tool's result from the output and its count of valid pixels; `field` is
-    the argument that sets the output grid (named when a bound refuses it)."""
+    the plan a tile carries, `result` the tool's result from the output and its count of valid pixels (and the
+    call's context, for the workspace roots); `field` is
+    the argument that sets the output grid (named when a bound refuses it). `stage`, when given, writes what every
+    tile reads into the call's parts folder once, at planning, and returns the plan's entries that name it."""
 
     def plan(args: Any, ctx: JobContext) -> Plan | None:
         dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
@@ -141,7 +145,8 @@ def declare_tiles(
             folder = parts_folder(root_of(dst_path, ctx.roots), ctx.call_id)
             tiles, columns, rows = windows(profile["width"], profile["height"], side)
             staging = create_staging(folder, profile, tiles)
-            shared = {**op.to_plan(), "staging": str(staging), "compress": profile.get("compress")}
+            staged = stage(op, folder) if stage is not None else {}
+            shared = {**op.to_plan(), **staged, "staging": str(staging), "compress": profile.get("compress")}
             return Plan(tiles, columns, rows, side, profile["width"], profile["height"], folder, shared)
         finally:
             op.close()
@@ -164,7 +169,7 @@ def declare_tiles(
         copy = None if compress is None else _compressed_copy(str(compress))
         sha256 = publish(staging, dst_path, ctx, copy=copy)
         valid = sum(int(t.partial["valid"]) for t in tiles)  # type: ignore[call-overload,index]
-        return result(args, file_ref(dst_path, "GTiff", sha256), valid)
+        return result(args, file_ref(dst_path, "GTiff", sha256), valid, ctx)
 
     tiler(name, plan=plan, run=run, assemble=assemble)
 
