@@ -172,7 +172,7 @@ def calc_from_plan(plan: dict[str, JsonValue], ctx: JobContext) -> Calc:
     return Calc(parsed, paths, str(plan["dtype"]), nodata, str(plan["compression"])).open()
 
 
-def calculated(args: RasterCalcArgs, output: OutputRef, valid: int, ctx: JobContext) -> RasterCalcResult:
+def calculated(args: RasterCalcArgs, output: OutputRef, valid: int, plan: dict[str, JsonValue]) -> RasterCalcResult:
     parsed = checked(args)
     with rasterio.open(output.path) as out:
         width, height, nodata = out.width, out.height, out.nodata
@@ -197,7 +197,7 @@ def raster_calc(args: RasterCalcArgs, ctx: JobContext) -> RasterCalcResult:
             misaligned input, a band that does not exist, an expression that cannot be evaluated, a write error.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
-    return calculated(args, *run_whole(calc_of, args, ctx, "inputs"), ctx)
+    return calculated(args, *run_whole(calc_of, args, ctx, "inputs"))
 
 
 declare_tiles("raster_calc", calc_of, calc_from_plan, calculated, "inputs")

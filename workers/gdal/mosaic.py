@@ -162,7 +162,9 @@ class Mosaic:
 
     def to_plan(self) -> dict[str, JsonValue]:
         inputs: list[JsonValue] = [str(path) for path in self.paths]
-        plan: dict[str, JsonValue] = {"inputs": inputs, "method": self.method, "resampling": self.resampling}
+        warped: list[JsonValue] = list(self.warped)
+        plan: dict[str, JsonValue] = {"inputs": inputs, "warped": warped, "method": self.method}
+        plan["resampling"] = self.resampling
         return plan | {"nodata": None if self.nodata is None else repr(self.nodata), "compression": self.compression}
 
     def close(self) -> None:
@@ -184,14 +186,11 @@ def mosaic_from_plan(plan: dict[str, JsonValue], ctx: JobContext) -> Mosaic:
     return Mosaic(paths, str(plan["method"]), str(plan["resampling"]), nodata, str(plan["compression"])).open()
 
 
-def mosaicked(args: RasterMosaicArgs, output: OutputRef, valid: int, ctx: JobContext) -> RasterMosaicResult:
-    """The result, from the written output and the inputs' CRSs (which of them were warped)."""
+def mosaicked(args: RasterMosaicArgs, output: OutputRef, valid: int, plan: dict[str, JsonValue]) -> RasterMosaicResult:
+    """The result, from the written output and the plan (which inputs were warped)."""
     with rasterio.open(output.path) as out:
         crs, res, width, height, bounds = out.crs, out.res, out.width, out.height, out.bounds
-    paths = [resolve_in_workspace(uri, ctx.roots, field=f"inputs[{i}]") for i, uri in enumerate(args.inputs)]
-    with contextlib.ExitStack() as held:
-        opened = [held.enter_context(open_raster(path, f"inputs[{i}]")) for i, path in enumerate(paths)]
-        warped = [str(paths[i]) for i, src in enumerate(opened) if in_other_crs(src, opened[0], f"inputs[{i}]")]
+    warped: list[JsonValue] = plan["warped"]  # type: ignore[assignment]
     return RasterMosaicResult(
         output=output,
         crs=crs.to_string() if crs is not None else None,
@@ -201,7 +200,7 @@ def mosaicked(args: RasterMosaicArgs, output: OutputRef, valid: int, ctx: JobCon
         bounds=list(bounds),
         method=args.method,
         resampling=args.resampling.value,
-        warped=warped,
+        warped=[str(path) for path in warped],
     )
 
 
@@ -214,7 +213,7 @@ def raster_mosaic(args: RasterMosaicArgs, ctx: JobContext) -> RasterMosaicResult
             inputs with different band counts, an output past the bounds, a write error.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
-    return mosaicked(args, *run_whole(mosaic_of, args, ctx, "inputs"), ctx)
+    return mosaicked(args, *run_whole(mosaic_of, args, ctx, "inputs"))
 
 
 declare_tiles("raster_mosaic", mosaic_of, mosaic_from_plan, mosaicked, "inputs")

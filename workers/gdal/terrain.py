@@ -207,7 +207,9 @@ def terrain_from_plan(plan: dict[str, JsonValue], ctx: JobContext) -> Terrain:
     return Terrain(resolve_in_workspace(str(plan["source"]), ctx.roots), params).open()
 
 
-def terrain_result(args: RasterTerrainArgs, output: OutputRef, valid: int, ctx: JobContext) -> RasterTerrainResult:
+def terrain_result(
+    args: RasterTerrainArgs, output: OutputRef, valid: int, plan: dict[str, JsonValue]
+) -> RasterTerrainResult:
     with rasterio.open(output.path) as out:
         width, height, dtype, nodata, crs = out.width, out.height, out.dtypes[0], out.nodata, out.crs
     units = {"hillshade": "shade", "aspect": "degrees", "slope": args.slope_units}[args.product]
@@ -233,7 +235,7 @@ def raster_terrain(args: RasterTerrainArgs, ctx: JobContext) -> RasterTerrainRes
             ungeoreferenced or rotated DEM, a missing band, a write error.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
-    return terrain_result(args, *run_whole(terrain_of, args, ctx, "uri"), ctx)
+    return terrain_result(args, *run_whole(terrain_of, args, ctx, "uri"))
 
 
 declare_tiles("raster_terrain", terrain_of, terrain_from_plan, terrain_result, "uri")

@@ -107,14 +107,15 @@ def check_bounds(op: WindowOp, ctx: JobContext, field: str) -> None:
 
 def run_whole(
     open_op: Callable[[Any, JobContext], WindowOp], args: Any, ctx: JobContext, field: str
-) -> tuple[OutputRef, int]:
+) -> tuple[OutputRef, int, dict[str, JsonValue]]:
     """A call run whole: its output checked, its op opened by `open_op`, its bounds checked (the grid is set by
-    argument `field`), every window written (`write_whole`)."""
+    argument `field`), every window written (`write_whole`); the output, its count of valid pixels and the op's
+    plan (what a tiled call's tiles would have been given)."""
     dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     op = open_op(args, ctx)
     try:
         check_bounds(op, ctx, field)
-        return write_whole(op, dst_path, ctx)
+        return *write_whole(op, dst_path, ctx), op.to_plan()
     finally:
         op.close()
 
@@ -123,13 +124,13 @@ def declare_tiles(
     name: str,
     open_op: Callable[[Any, JobContext], WindowOp],
     from_plan: Callable[[dict[str, JsonValue], JobContext], WindowOp],
-    result: Callable[[Any, OutputRef, int, JobContext], BaseModel],
+    result: Callable[[Any, OutputRef, int, dict[str, JsonValue]], BaseModel],
     field: str,
     stage: Callable[[WindowOp, Path], dict[str, JsonValue]] | None = None,
 ) -> None:
     """Register tool `name` as tiled: `open_op` makes its op from the call's arguments (planner), `from_plan` from
-    the plan a tile carries, `result` the tool's result from the output and its count of valid pixels (and the
-    call's context, for the workspace roots); `field` is
+    the plan a tile carries, `result` the tool's result from the output, its count of valid pixels and the op's
+    plan; `field` is
     the argument that sets the output grid (named when a bound refuses it). `stage`, when given, writes what every
     tile reads into the call's parts folder once, at planning, and returns the plan's entries that name it."""
 
@@ -169,7 +170,7 @@ def declare_tiles(
         copy = None if compress is None else _compressed_copy(str(compress))
         sha256 = publish(staging, dst_path, ctx, copy=copy)
         valid = sum(int(t.partial["valid"]) for t in tiles)  # type: ignore[call-overload,index]
-        return result(args, file_ref(dst_path, "GTiff", sha256), valid, ctx)
+        return result(args, file_ref(dst_path, "GTiff", sha256), valid, first.plan)
 
     tiler(name, plan=plan, run=run, assemble=assemble)
 
