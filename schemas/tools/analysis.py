@@ -208,7 +208,6 @@ def analysis_spec(
     *,
     runs_long: bool = False,
     bounds: tuple[Bound, ...] = (),
-    tiled: bool = False,
 ) -> ToolSpec:
     return ToolSpec(
         name=name,
@@ -222,7 +221,6 @@ def analysis_spec(
         aliases=_RASTER_ALIASES,
         runs_long=runs_long,
         bounds=bounds,
-        tiled=tiled,
     )
 
 
@@ -261,7 +259,6 @@ VECTOR_RASTERIZE = analysis_spec(
     WRITES,
     runs_long=True,
     bounds=(TILES, OUTPUT_BYTES),
-    tiled=True,
 )
 RASTER_CONTOURS = analysis_spec(
     "raster_contours",

@@ -1,5 +1,6 @@
-"""Per-window raster jobs (`raster_calc`, `raster_terrain`, `raster_mosaic`, `vector_rasterize`): an output grid
-computed window by window, whole on one worker or by tiles across many, with the same windows either way.
+"""Per-window raster jobs (`raster_calc`, `raster_terrain`, `raster_mosaic`; `vector_rasterize` whole only): an
+output grid computed window by window, whole on one worker or by tiles across many, with the same windows either
+way.
 
 A `WindowOp` knows its output profile and computes one window of the output from its sources. The whole job walks
 the tile grid (`GEOGATE_TILE_SIZE`) a row of windows at a time into one full-width buffer and streams it into the
@@ -126,13 +127,10 @@ def declare_tiles(
     from_plan: Callable[[dict[str, JsonValue], JobContext], WindowOp],
     result: Callable[[Any, OutputRef, int, dict[str, JsonValue]], BaseModel],
     field: str,
-    stage: Callable[[WindowOp, Path], dict[str, JsonValue]] | None = None,
 ) -> None:
     """Register tool `name` as tiled: `open_op` makes its op from the call's arguments (planner), `from_plan` from
     the plan a tile carries, `result` the tool's result from the output, its count of valid pixels and the op's
-    plan; `field` is
-    the argument that sets the output grid (named when a bound refuses it). `stage`, when given, writes what every
-    tile reads into the call's parts folder once, at planning, and returns the plan's entries that name it."""
+    plan; `field` is the argument that sets the output grid (named when a bound refuses it)."""
 
     def plan(args: Any, ctx: JobContext) -> Plan | None:
         dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
@@ -146,8 +144,7 @@ def declare_tiles(
             folder = parts_folder(root_of(dst_path, ctx.roots), ctx.call_id)
             tiles, columns, rows = windows(profile["width"], profile["height"], side)
             staging = create_staging(folder, profile, tiles)
-            staged = stage(op, folder) if stage is not None else {}
-            shared = {**op.to_plan(), **staged, "staging": str(staging), "compress": profile.get("compress")}
+            shared = {**op.to_plan(), "staging": str(staging), "compress": profile.get("compress")}
             return Plan(tiles, columns, rows, side, profile["width"], profile["height"], folder, shared)
         finally:
             op.close()
