@@ -180,7 +180,8 @@ def mosaic_of(args: RasterMosaicArgs, ctx: JobContext) -> Mosaic:
 
 def mosaic_from_plan(plan: dict[str, JsonValue], ctx: JobContext) -> Mosaic:
     """The `Mosaic` a tile runs, from its plan (the planner opened and checked the inputs)."""
-    inputs: list[JsonValue] = plan["inputs"]  # type: ignore[assignment]
+    inputs = plan["inputs"]
+    assert isinstance(inputs, list), "the planner writes the inputs as a list"
     paths = [resolve_in_workspace(str(uri), ctx.roots, field=f"inputs[{i}]") for i, uri in enumerate(inputs)]
     nodata = None if plan["nodata"] is None else float(str(plan["nodata"]))
     return Mosaic(paths, str(plan["method"]), str(plan["resampling"]), nodata, str(plan["compression"])).open()
@@ -190,7 +191,8 @@ def mosaicked(args: RasterMosaicArgs, output: OutputRef, valid: int, plan: dict[
     """The result, from the written output and the plan (which inputs were warped)."""
     with rasterio.open(output.path) as out:
         crs, res, width, height, bounds = out.crs, out.res, out.width, out.height, out.bounds
-    warped: list[JsonValue] = plan["warped"]  # type: ignore[assignment]
+    warped = plan["warped"]
+    assert isinstance(warped, list), "the op's plan lists the warped inputs"
     return RasterMosaicResult(
         output=output,
         crs=crs.to_string() if crs is not None else None,
