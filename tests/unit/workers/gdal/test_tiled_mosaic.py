@@ -63,7 +63,8 @@ def test_a_tiled_mosaic_writes_the_whole_calls_file(
 def test_a_tiled_mosaic_with_an_input_in_another_crs_writes_the_whole_calls_file(
     fake_store: EventStore, tmp_path: Path, resampling: str
 ) -> None:
-    """The warped input's pixels come from its VRT's own blocks whichever window of the output reads them."""
+    """The warped input's pixels come from its VRT's own blocks whichever window of the output reads them; what the
+    warp leaves empty is the nodata asked for."""
     inputs = overlapping(tmp_path, "float32")
     to_web = Transformer.from_crs("EPSG:32633", "EPSG:3857", always_xy=True)
     (x0, x1), (y1, y0) = to_web.transform([LEFT + 10_000, LEFT + 60_000], [TOP - 5_000, TOP - 52_000])
@@ -73,11 +74,13 @@ def test_a_tiled_mosaic_with_an_input_in_another_crs_writes_the_whole_calls_file
     with rasterio.open(tmp_path / "web.tif", "w", transform=Affine((x1 - x0) / 410, 0, x0, 0, -(y1 - y0) / 380, y1),
                        **profile) as dst:  # fmt: skip
         dst.write(web)
-    args = {"inputs": ["web.tif", *inputs][::-1], "resampling": resampling, "method": "max", "output": "out.tif"}
+    args = {"inputs": ["web.tif", *inputs][::-1], "resampling": resampling, "method": "max", "nodata": -5.5}
 
-    whole, tiled, call_id = both(fake_store, tmp_path, "raster_mosaic", **args)
+    whole, tiled, call_id = both(fake_store, tmp_path, "raster_mosaic", **args, output="out.tif")
 
     assert same_file(whole, tiled) and digested(whole) and digested(tiled)
+    with rasterio.open(tiled["output"]["path"]) as out:
+        assert out.nodata == -5.5 and (out.read(1) == -5.5).any()
     assert tiled["warped"] == whole["warped"] == [str(tmp_path / "web.tif")]
     assert "tool.fanned_out" in tile_types(fake_store, call_id)
 
