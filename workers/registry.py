@@ -26,6 +26,7 @@ FAMILIES = (
     "workers.gdal.preview",
     "workers.gdal.cog",
     "workers.gdal.shapes",
+    "workers.gdal.rasterize",
     "workers.gdal.calc",
     "workers.gdal.terrain",
     "workers.gdal.clip",

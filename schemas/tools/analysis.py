@@ -11,7 +11,7 @@ from pydantic import Field, model_validator
 
 from schemas import tasks
 from schemas.tools.base import Hints, ToolResult, ToolSpec
-from schemas.tools.limits import FEATURES, OUTPUT_BYTES, READ_BYTES, ZONES, Bound
+from schemas.tools.limits import FEATURES, OUTPUT_BYTES, READ_BYTES, TILES, ZONES, Bound
 from schemas.tools.raster import GeoArgs, OutputRef, Uri
 
 RasterUri = Annotated[str, Field(min_length=1, max_length=4096)]
@@ -258,7 +258,7 @@ VECTOR_RASTERIZE = analysis_spec(
     VectorRasterizeResult,
     WRITES,
     runs_long=True,
-    bounds=(OUTPUT_BYTES,),
+    bounds=(TILES, OUTPUT_BYTES),
 )
 RASTER_CONTOURS = analysis_spec(
     "raster_contours",

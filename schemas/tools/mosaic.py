@@ -143,7 +143,8 @@ RASTER_MOSAIC = ToolSpec(
     hints=Hints(destructive=True),
     timeout_s=3600.0,
     aliases={"sources": "inputs", "dst": "output", "output_path": "output", "method_overlap": "method"},
+    tiled=True,
     runs_long=True,
-    bounds=(limits.OUTPUT_BYTES,),
+    bounds=(limits.TILES, limits.OUTPUT_BYTES),
     preflight=(PreflightSpec(domain="resampling", prompt="justify_resampling_method", args={"method": "resampling"}),),
 )

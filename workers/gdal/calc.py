@@ -185,7 +185,7 @@ def calc_from_plan(plan: dict[str, JsonValue], ctx: JobContext) -> Calc:
     return Calc(parsed, paths, str(plan["dtype"]), nodata, str(plan["compression"])).open()
 
 
-def calculated(args: RasterCalcArgs, output: OutputRef, valid: int) -> RasterCalcResult:
+def calculated(args: RasterCalcArgs, output: OutputRef, valid: int, plan: dict[str, JsonValue]) -> RasterCalcResult:
     parsed = checked(args)
     with rasterio.open(output.path) as out:
         width, height, nodata = out.width, out.height, out.nodata

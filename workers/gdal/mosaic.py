@@ -1,39 +1,42 @@
-"""Job `raster_mosaic`: rasters merged onto the first one's grid with rasterio's `merge`, inputs in another CRS
-warped on the fly (a `WarpedVRT` snapped to that grid, so each is resampled once), into an atomic GeoTIFF.
+"""Job `raster_mosaic`: rasters merged onto the first one's grid with rasterio's `merge`, window by window (whole,
+or by tiles: `workers.gdal.windowed`), inputs in another CRS warped on the fly (a `WarpedVRT` snapped to that grid,
+so each is resampled once).
 
-`first`, `last`, `min` and `max` are `merge`'s own methods, written chunk by chunk straight into the output. `mean`
-is the valid values' sum over their count, from `merge`'s `sum` (in float64) and `count`, held in memory: at most
-`MEAN_MAX_PIXELS` output pixels × bands.
+`first`, `last`, `min` and `max` are `merge`'s own methods; `mean` is the valid values' sum over their count, from
+`merge`'s `sum` (in float64) and `count`. Each window is one `merge` over that window's bounds on the output grid
+(the grid `merge` itself makes from the inputs' union), so whole and tiled calls merge the same windows and write
+the same bytes; a warped input's pixels come from its VRT's own blocks whichever window reads them.
 """
 
 import contextlib
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import rasterio
+import rasterio.windows
 from affine import Affine
+from pydantic import JsonValue
 from pyproj import CRS
 from rasterio.enums import Resampling as RioResampling
 from rasterio.merge import merge
 from rasterio.vrt import WarpedVRT
 from rasterio.warp import calculate_default_transform
+from rasterio.windows import Window
 
 from schemas.tools.mosaic import RasterMosaicArgs, RasterMosaicResult
-from workers.confine import pinned
+from schemas.tools.raster import OutputRef
+from schemas.tools.tiling import TileWindow
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.files import atomic_output, output_path, resolve_in_workspace
+from workers.files import resolve_in_workspace
 from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.clip import fill_value
-from workers.gdal.errors import open_raster, reading, require_georeferenced, writing
-from workers.gdal.outputs import file_ref
+from workers.gdal.errors import open_raster, reading, require_georeferenced
+from workers.gdal.windowed import count_valid, declare_tiles, run_whole
 from workers.jobs import job
-from workers.limits import check_raster
-
-MEAN_MAX_PIXELS = 1 << 27
-"""Output pixels × bands `mean` holds in memory (twice, as float64 sums and counts: 2 GiB)."""
 
 
 def snapped(src: rasterio.DatasetReader, first: rasterio.DatasetReader) -> tuple[Affine, int, int]:
@@ -51,8 +54,21 @@ def snapped(src: rasterio.DatasetReader, first: rasterio.DatasetReader) -> tuple
     return Affine(xres, 0.0, left, 0.0, -yres, top), max(width, 1), max(height, 1)
 
 
+def in_other_crs(src: rasterio.DatasetReader, first: rasterio.DatasetReader, field: str) -> bool:
+    """Whether `src` is warped onto the first input's CRS.
+
+    Raises:
+        JobFailed: `crs.missing`, naming `field`, when one of the two has a CRS and the other not.
+    """
+    if src.crs is None and first.crs is None:
+        return False
+    if src.crs is None or first.crs is None:
+        raise JobFailed("crs.missing", f"{field}: one of the inputs has no CRS", field=field)
+    return CRS(src.crs.to_wkt()) != CRS(first.crs.to_wkt())
+
+
 def _sources(
-    held: contextlib.ExitStack, paths: list[Path], args: RasterMosaicArgs
+    held: contextlib.ExitStack, paths: list[Path], resampling: str, nodata: float | None
 ) -> tuple[list[Any], list[str], rasterio.DatasetReader]:
     """Every input open (warped when in another CRS than the first, what the warp leaves empty being the output's
     nodata), the warped ones' names, the first.
@@ -72,15 +88,10 @@ def _sources(
             raise JobFailed(
                 "raster.band_count", f"{field}: has {src.count} bands, the first input {first.count}", field=field
             )
-        if (src.crs is None) != (first.crs is None) or (
-            src.crs is not None and CRS(src.crs.to_wkt()) != CRS(first.crs.to_wkt())
-        ):
-            if src.crs is None or first.crs is None:
-                raise JobFailed("crs.missing", f"{field}: one of the inputs has no CRS", field=field)
+        if in_other_crs(src, first, field):
             transform, width, height = snapped(src, first)
             grid = {"crs": first.crs, "transform": transform, "width": width, "height": height}
-            resampling = RioResampling[args.resampling.value]
-            vrt = WarpedVRT(src, nodata=fill_value(first, args.nodata), resampling=resampling, **grid)
+            vrt = WarpedVRT(src, nodata=fill_value(first, nodata), resampling=RioResampling[resampling], **grid)
             sources.append(held.enter_context(vrt))
             warped.append(str(path))
         else:
@@ -88,59 +99,111 @@ def _sources(
     return sources, warped, first
 
 
-def _profile(first: rasterio.DatasetReader, fill: float, compression: str) -> dict[str, Any]:
-    profile = {"driver": "GTiff", "dtype": first.dtypes[0], "count": first.count, "crs": first.crs, "nodata": fill}
-    profile |= {"tiled": True, "blockxsize": ALIGN_ROWS, "blockysize": ALIGN_ROWS, "bigtiff": "IF_SAFER"}
-    return profile | ({"compress": compression} if compression != "none" else {})
-
-
-def _mean(sources: list[Any], args: RasterMosaicArgs, fill: float, dtype: str) -> tuple[np.ndarray, Affine]:
-    resampling = RioResampling[args.resampling.value]
-    total, transform = merge(sources, method="sum", dtype="float64", nodata=fill, resampling=resampling)
-    count, _ = merge(sources, method="count", dtype="int32", nodata=0, resampling=resampling)
-    kind = np.dtype(dtype)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = total / count
-    if kind.kind != "f":
-        mean = np.rint(mean)
-    out = np.where(count > 0, mean, fill).astype(kind)
-    return out, transform
-
-
-def _extent(sources: list[Any]) -> tuple[int, int]:
-    """Width and height of the output: the union of the inputs' bounds on the first one's resolution."""
+def union_grid(sources: list[Any]) -> tuple[Affine, int, int]:
+    """The output grid `merge` makes: the union of the inputs' bounds at the first one's resolution, its size
+    rounded to whole pixels."""
     xres, yres = sources[0].res
     lefts, bottoms, rights, tops = zip(*(s.bounds for s in sources), strict=True)
-    return math.ceil((max(rights) - min(lefts)) / xres), math.ceil((max(tops) - min(bottoms)) / yres)
+    west, south, east, north = min(lefts), min(bottoms), max(rights), max(tops)
+    width, height = round((east - west) / xres), round((north - south) / yres)
+    return Affine.translation(west, north) * Affine.scale(xres, -yres), max(width, 1), max(height, 1)
 
 
-def _size(sources: list[Any]) -> int:
-    width, height = _extent(sources)
-    return width * height * sources[0].count
+@dataclass
+class Mosaic:
+    """One `raster_mosaic`: its open (and warped) inputs, the overlap rule, the output grid and profile."""
+
+    paths: list[Path]
+    method: str
+    resampling: str
+    nodata: float | None
+    compression: str
+    sources: list[Any] = field(default_factory=list)
+    warped: list[str] = field(default_factory=list)
+    profile: dict[str, Any] = field(default_factory=dict)
+    _held: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    def open(self) -> "Mosaic":
+        """Open (and warp) every input and lay out the output grid.
+
+        Raises:
+            JobFailed: an unreadable or ungeoreferenced input, a missing CRS, a band count unlike the first's.
+        """
+        with contextlib.ExitStack() as opening:
+            self.sources, self.warped, first = _sources(opening, self.paths, self.resampling, self.nodata)
+            transform, width, height = union_grid(self.sources)
+            profile = {"driver": "GTiff", "dtype": first.dtypes[0], "count": first.count, "crs": first.crs}
+            profile |= {"transform": transform, "width": width, "height": height}
+            profile |= {"nodata": fill_value(first, self.nodata), "tiled": True, "bigtiff": "IF_SAFER"}
+            profile |= {"blockxsize": ALIGN_ROWS, "blockysize": ALIGN_ROWS, "interleave": "pixel"}
+            self.profile = profile | ({"compress": self.compression} if self.compression != "none" else {})
+            self._held = opening.pop_all()
+        return self
+
+    def compute(self, window: TileWindow) -> np.ndarray:
+        """The merged pixels of `window`: `merge` over the window's bounds on the output grid."""
+        transform, fill = self.profile["transform"], self.profile["nodata"]
+        bounds = rasterio.windows.bounds(Window(window.col_off, window.row_off, window.width, window.height), transform)
+        options = {"bounds": bounds, "res": self.sources[0].res, "resampling": RioResampling[self.resampling]}
+        with reading(self.paths[0], "inputs"):
+            if self.method != "mean":
+                return merge(self.sources, method=self.method, nodata=fill, **options)[0]
+            total, _ = merge(self.sources, method="sum", dtype="float64", nodata=fill, **options)
+            count, _ = merge(self.sources, method="count", dtype="int32", nodata=0, **options)
+        kind = np.dtype(self.profile["dtype"])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = total / count
+        if kind.kind != "f":
+            mean = np.rint(mean)
+        return np.where(count > 0, mean, fill).astype(kind)
+
+    def valid(self, block: np.ndarray) -> int:
+        return count_valid(block, self.profile["nodata"])
+
+    def to_plan(self) -> dict[str, JsonValue]:
+        inputs: list[JsonValue] = [str(path) for path in self.paths]
+        warped: list[JsonValue] = list(self.warped)
+        plan: dict[str, JsonValue] = {"inputs": inputs, "warped": warped, "method": self.method}
+        plan["resampling"] = self.resampling
+        return plan | {"nodata": None if self.nodata is None else repr(self.nodata), "compression": self.compression}
+
+    def close(self) -> None:
+        self.sources.clear()
+        self._held.close()
 
 
-def _write(tmp: Path, sources: list[Any], args: RasterMosaicArgs, profile: dict[str, Any], ctx: JobContext) -> dict:
-    """Merge into `tmp`; the written grid (transform, width, height)."""
-    fill = profile["nodata"]
-    if args.method == "mean":
-        if _size(sources) > MEAN_MAX_PIXELS:
-            raise JobFailed(
-                "mosaic.too_large",
-                f"method: mean holds the output in memory, at most {MEAN_MAX_PIXELS} pixels × bands; "
-                "use first, last, min or max",
-                field="method",
-            )
-        data, transform = _mean(sources, args, fill, profile["dtype"])
-        ctx.progress(1, 2, "merged")
-        grid = {"transform": transform, "width": data.shape[2], "height": data.shape[1]}
-        with writing(), rasterio.open(tmp, "w", **profile, **grid) as dst:
-            dst.write(data)
-        return grid
-    resampling = RioResampling[args.resampling.value]
-    merge(sources, method=args.method, nodata=fill, resampling=resampling, dst_path=tmp, dst_kwds=profile,
-          mem_limit=256)  # fmt: skip
-    with rasterio.open(tmp) as out:
-        return {"transform": out.transform, "width": out.width, "height": out.height}
+def mosaic_of(args: RasterMosaicArgs, ctx: JobContext) -> Mosaic:
+    """The call's `Mosaic`, its inputs open."""
+    paths = [resolve_in_workspace(uri, ctx.roots, field=f"inputs[{i}]") for i, uri in enumerate(args.inputs)]
+    return Mosaic(paths, args.method, args.resampling.value, args.nodata, args.compression).open()
+
+
+def mosaic_from_plan(plan: dict[str, JsonValue], ctx: JobContext) -> Mosaic:
+    """The `Mosaic` a tile runs, from its plan (the planner opened and checked the inputs)."""
+    inputs = plan["inputs"]
+    assert isinstance(inputs, list), "the planner writes the inputs as a list"
+    paths = [resolve_in_workspace(str(uri), ctx.roots, field=f"inputs[{i}]") for i, uri in enumerate(inputs)]
+    nodata = None if plan["nodata"] is None else float(str(plan["nodata"]))
+    return Mosaic(paths, str(plan["method"]), str(plan["resampling"]), nodata, str(plan["compression"])).open()
+
+
+def mosaicked(args: RasterMosaicArgs, output: OutputRef, valid: int, plan: dict[str, JsonValue]) -> RasterMosaicResult:
+    """The result, from the written output and the plan (which inputs were warped)."""
+    with rasterio.open(output.path) as out:
+        crs, res, width, height, bounds = out.crs, out.res, out.width, out.height, out.bounds
+    warped = plan["warped"]
+    assert isinstance(warped, list), "the op's plan lists the warped inputs"
+    return RasterMosaicResult(
+        output=output,
+        crs=crs.to_string() if crs is not None else None,
+        width=width,
+        height=height,
+        resolution=list(res),
+        bounds=list(bounds),
+        method=args.method,
+        resampling=args.resampling.value,
+        warped=[str(path) for path in warped],
+    )
 
 
 @job("raster_mosaic")
@@ -149,29 +212,10 @@ def raster_mosaic(args: RasterMosaicArgs, ctx: JobContext) -> RasterMosaicResult
 
     Raises:
         JobFailed: a path outside the workspace, an existing output without `overwrite`, an unreadable input,
-            inputs with different band counts, a mean mosaic too large to hold, a write error.
+            inputs with different band counts, an output past the bounds, a write error.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
-    paths = [resolve_in_workspace(uri, ctx.roots, field=f"inputs[{i}]") for i, uri in enumerate(args.inputs)]
-    dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
-    with contextlib.ExitStack() as held:
-        sources, warped, first = _sources(held, paths, args)
-        profile = _profile(first, fill_value(first, args.nodata), args.compression)
-        check_raster(ctx, *_extent(sources), first.count, profile["dtype"], "inputs")  # the inputs' spread
-        ctx.progress(0, 2, f"{len(sources)} inputs open, {len(warped)} warped")
-        with atomic_output(Path(pinned(dst_path, "output")), ctx.fence) as tmp, reading(paths[0], "inputs"):
-            grid = _write(tmp, sources, args, profile, ctx)
-            ctx.progress(2, 2, f"wrote {grid['width']}×{grid['height']}")  # before the output takes its name
-        crs, res = first.crs, first.res
-    transform, width, height = grid["transform"], grid["width"], grid["height"]
-    return RasterMosaicResult(
-        output=file_ref(dst_path, "GTiff"),
-        crs=crs.to_string() if crs is not None else None,
-        width=width,
-        height=height,
-        resolution=list(res),
-        bounds=list(rasterio.transform.array_bounds(height, width, transform)),
-        method=args.method,
-        resampling=args.resampling.value,
-        warped=warped,
-    )
+    return mosaicked(args, *run_whole(mosaic_of, args, ctx, "inputs"))
+
+
+declare_tiles("raster_mosaic", mosaic_of, mosaic_from_plan, mosaicked, "inputs")

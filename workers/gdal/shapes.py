@@ -1,5 +1,5 @@
 """Jobs between rasters and vectors: `raster_polygonize` (rasterio.features.shapes, GDAL's polygonizer),
-`vector_rasterize` (rasterio.features.rasterize, GDAL's rasterizer) and `raster_contours` (contourpy).
+`vector_rasterize`'s grid and values (its job is `workers.gdal.rasterize`) and `raster_contours` (contourpy).
 
 Contours: this machine's GDAL comes inside rasterio's and pyogrio's wheels, without the `osgeo` bindings or the
 `gdal_contour` program, and rasterio does not wrap `GDALContourGenerate`. contourpy (matplotlib's contouring
@@ -26,16 +26,14 @@ from schemas.tools.analysis import (
     RasterPolygonizeResult,
     RasterToVectorArgs,
     VectorRasterizeArgs,
-    VectorRasterizeResult,
 )
-from workers.confine import pinned
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.files import atomic_output, output_path, raster_input, resolve_in_workspace
-from workers.gdal.errors import check_bands, open_raster, require_georeferenced, writing
+from workers.files import output_path, raster_input
+from workers.gdal.errors import check_bands, open_raster, require_georeferenced
 from workers.gdal.outputs import file_ref
 from workers.gdal.polygon_floor import polygon_floor
-from workers.gdal.vector_io import Layer, output_driver, read_layer, write_layer
+from workers.gdal.vector_io import Layer, output_driver, write_layer
 from workers.jobs import job
 from workers.limits import FeatureCount, check_raster, widest
 
@@ -155,41 +153,6 @@ def _burn_values(args: VectorRasterizeArgs, layer: Layer) -> np.ndarray:
     if column.dtype.kind not in "iuf":
         raise JobFailed("option.unsupported", f"attribute: {args.attribute!r} is not numeric", field="attribute")
     return column.astype("float64")
-
-
-@job("vector_rasterize")
-def vector_rasterize(args: VectorRasterizeArgs, ctx: JobContext) -> VectorRasterizeResult:
-    """Burn `args.uri`'s geometries into a GeoTIFF at `args.output` (a value or an attribute per feature).
-
-    Raises:
-        JobFailed: a path outside the workspace, an unreadable layer or `like` raster, a missing or non-numeric
-            attribute, an existing output without `overwrite`, a GDAL write error.
-        JobCancelled: the call was cancelled; nothing is left at `args.output`.
-    """
-    path = resolve_in_workspace(args.uri, ctx.roots)
-    dst = output_path(args.output, ctx.roots, overwrite=args.overwrite)
-    layer = read_layer(path, args.layer, ctx)
-    values = _burn_values(args, layer)
-    width, height, transform, crs = _grid(args, layer, ctx)
-    check_raster(ctx, width, height, 1, args.dtype, "like" if args.like is not None else "resolution")
-    geometry = _in_crs(layer.geometry, layer.crs, crs)
-    keep = ~shapely.is_missing(geometry) & ~shapely.is_empty(geometry) & ~np.isnan(values)
-    ctx.progress(0, 1, f"burning {int(keep.sum())} features into {width}×{height} pixels")
-    burnt = rasterio.features.rasterize(
-        zip(geometry[keep], values[keep], strict=True), out_shape=(height, width), transform=transform,
-        fill=args.nodata, all_touched=args.all_touched, dtype=args.dtype,
-    )  # fmt: skip
-    profile = {"driver": "GTiff", "width": width, "height": height, "count": 1, "dtype": args.dtype, "crs": crs}
-    profile |= {"transform": transform, "nodata": args.nodata, "tiled": True, "compress": "deflate"}
-    target = Path(pinned(dst, "output"))
-    with writing(), atomic_output(target, ctx.fence) as tmp:
-        with rasterio.open(tmp, "w", **profile) as out:
-            out.write(burnt, 1)
-        ctx.progress(1, 1, "written")  # a cancel that lands here still wins: the output has not taken its name
-    return VectorRasterizeResult(
-        output=file_ref(dst, "GTiff"), width=width, height=height, crs=crs, transform=list(transform)[:6],
-        burned_pixels=int(np.count_nonzero(burnt != args.nodata)), feature_count=int(keep.sum()),
-    )  # fmt: skip
 
 
 # --- raster_contours --------------------------------------------------------------------------------------------

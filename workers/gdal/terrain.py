@@ -207,7 +207,9 @@ def terrain_from_plan(plan: dict[str, JsonValue], ctx: JobContext) -> Terrain:
     return Terrain(resolve_in_workspace(str(plan["source"]), ctx.roots), params).open()
 
 
-def terrain_result(args: RasterTerrainArgs, output: OutputRef, valid: int) -> RasterTerrainResult:
+def terrain_result(
+    args: RasterTerrainArgs, output: OutputRef, valid: int, plan: dict[str, JsonValue]
+) -> RasterTerrainResult:
     with rasterio.open(output.path) as out:
         width, height, dtype, nodata, crs = out.width, out.height, out.dtypes[0], out.nodata, out.crs
     units = {"hillshade": "shade", "aspect": "degrees", "slope": args.slope_units}[args.product]

@@ -1,5 +1,6 @@
-"""Per-window raster jobs (`raster_calc`, `raster_terrain`): an output grid computed window by window, whole on one
-worker or by tiles across many, with the same windows either way.
+"""Per-window raster jobs (`raster_calc`, `raster_terrain`, `raster_mosaic`; `vector_rasterize` whole only): an
+output grid computed window by window, whole on one worker or by tiles across many, with the same windows either
+way.
 
 A `WindowOp` knows its output profile and computes one window of the output from its sources. The whole job walks
 the tile grid (`GEOGATE_TILE_SIZE`) a row of windows at a time into one full-width buffer and streams it into the
@@ -35,10 +36,11 @@ class WindowOp(Protocol):
     """One output raster, computed window by window."""
 
     profile: dict[str, Any]
-    """The output's rasterio profile (one band, tiled 256, `compress` when asked)."""
+    """The output's rasterio profile (tiled 256, pixel-interleaved when it has several bands, `compress` when
+    asked)."""
 
     def compute(self, window: TileWindow) -> np.ndarray:
-        """The output's pixels in `window`, shape (1, height, width), in the output dtype."""
+        """The output's pixels in `window`, shape (bands, height, width), in the output dtype."""
         ...
 
     def valid(self, block: np.ndarray) -> int:
@@ -82,7 +84,7 @@ def write_whole(op: WindowOp, target: Path, ctx: JobContext) -> tuple[OutputRef,
         with writing(), rasterio.open(tmp, "w", **streamed(profile, writer)) as dst:
             for row in range(rows):
                 cells = tiles[row * columns : (row + 1) * columns]
-                strip = np.empty((1, cells[0].height, profile["width"]), dtype=profile["dtype"])
+                strip = np.empty((profile["count"], cells[0].height, profile["width"]), dtype=profile["dtype"])
                 for cell in cells:
                     block = op.compute(cell)
                     strip[:, :, cell.col_off : cell.col_off + cell.width] = block
@@ -106,14 +108,15 @@ def check_bounds(op: WindowOp, ctx: JobContext, field: str) -> None:
 
 def run_whole(
     open_op: Callable[[Any, JobContext], WindowOp], args: Any, ctx: JobContext, field: str
-) -> tuple[OutputRef, int]:
+) -> tuple[OutputRef, int, dict[str, JsonValue]]:
     """A call run whole: its output checked, its op opened by `open_op`, its bounds checked (the grid is set by
-    argument `field`), every window written (`write_whole`)."""
+    argument `field`), every window written (`write_whole`); the output, its count of valid pixels and the op's
+    plan (what a tiled call's tiles would have been given)."""
     dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     op = open_op(args, ctx)
     try:
         check_bounds(op, ctx, field)
-        return write_whole(op, dst_path, ctx)
+        return *write_whole(op, dst_path, ctx), op.to_plan()
     finally:
         op.close()
 
@@ -122,12 +125,12 @@ def declare_tiles(
     name: str,
     open_op: Callable[[Any, JobContext], WindowOp],
     from_plan: Callable[[dict[str, JsonValue], JobContext], WindowOp],
-    result: Callable[[Any, OutputRef, int], BaseModel],
+    result: Callable[[Any, OutputRef, int, dict[str, JsonValue]], BaseModel],
     field: str,
 ) -> None:
     """Register tool `name` as tiled: `open_op` makes its op from the call's arguments (planner), `from_plan` from
-    the plan a tile carries, `result` the tool's result from the output and its count of valid pixels; `field` is
-    the argument that sets the output grid (named when a bound refuses it)."""
+    the plan a tile carries, `result` the tool's result from the output, its count of valid pixels and the op's
+    plan; `field` is the argument that sets the output grid (named when a bound refuses it)."""
 
     def plan(args: Any, ctx: JobContext) -> Plan | None:
         dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
@@ -164,7 +167,7 @@ def declare_tiles(
         copy = None if compress is None else _compressed_copy(str(compress))
         sha256 = publish(staging, dst_path, ctx, copy=copy)
         valid = sum(int(t.partial["valid"]) for t in tiles)  # type: ignore[call-overload,index]
-        return result(args, file_ref(dst_path, "GTiff", sha256), valid)
+        return result(args, file_ref(dst_path, "GTiff", sha256), valid, first.plan)
 
     tiler(name, plan=plan, run=run, assemble=assemble)
 

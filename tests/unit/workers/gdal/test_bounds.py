@@ -26,8 +26,9 @@ from workers.errors import JobFailed
 from workers.gdal.clip import raster_clip
 from workers.gdal.convert import raster_convert
 from workers.gdal.mosaic import raster_mosaic
+from workers.gdal.rasterize import vector_rasterize
 from workers.gdal.reproject import raster_reproject
-from workers.gdal.shapes import raster_contours, raster_polygonize, vector_rasterize
+from workers.gdal.shapes import raster_contours, raster_polygonize
 from workers.gdal.stats import raster_stats
 from workers.gdal.terrain import raster_terrain
 from workers.gdal.zonal import zonal_stats

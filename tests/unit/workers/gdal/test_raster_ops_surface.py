@@ -22,7 +22,7 @@ def test_each_tool_is_published_with_a_job_and_writer_hints(name: str) -> None:
     assert spec.runs_long
 
 
-@pytest.mark.parametrize("name", ["raster_calc", "raster_terrain"])
+@pytest.mark.parametrize("name", ["raster_calc", "raster_terrain", "raster_mosaic"])
 def test_the_per_pixel_tools_run_by_tiles_through_the_existing_fan_out(name: str) -> None:
     load_all()
 

@@ -1,0 +1,119 @@
+"""Job `vector_rasterize`: a layer's geometries burnt into a GeoTIFF window by window with
+rasterio.features.rasterize (GDAL's rasterizer), holding one row of windows of the output at a time.
+
+Each window burns, in the layer's order (a later feature overwrites an earlier one), the features whose bounding
+box comes within a pixel of the window, on the window's own transform: a feature farther away touches none of its
+pixels, so the choice only saves GDAL the work. The call runs whole, on one worker (why it is not tiled:
+docs/tiles.md, "Mosaic pays, rasterize does not").
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import rasterio
+import rasterio.features
+import rasterio.windows
+import shapely
+from affine import Affine
+from pydantic import JsonValue
+from rasterio.windows import Window
+
+from schemas.tools.analysis import VectorRasterizeArgs, VectorRasterizeResult
+from schemas.tools.raster import OutputRef
+from schemas.tools.tiling import TileWindow
+from workers.context import JobContext
+from workers.files import resolve_in_workspace
+from workers.gdal.blocks import ALIGN_ROWS
+from workers.gdal.shapes import _burn_values, _grid, _in_crs
+from workers.gdal.vector_io import read_layer
+from workers.gdal.windowed import run_whole
+from workers.jobs import job
+
+
+@dataclass
+class Burn:
+    """One `vector_rasterize`: its features in the output's CRS, the value each burns, their bounding boxes, and the
+    output profile."""
+
+    geometry: np.ndarray
+    values: np.ndarray
+    profile: dict[str, Any]
+    all_touched: bool
+    bounds: np.ndarray = field(init=False)
+    """(features, 4): min x, min y, max x, max y."""
+
+    def __post_init__(self) -> None:
+        self.bounds = shapely.bounds(self.geometry).reshape(-1, 4)
+
+    def compute(self, window: TileWindow) -> np.ndarray:
+        """The burnt pixels of `window`, shape (1, height, width)."""
+        target = Window(window.col_off, window.row_off, window.width, window.height)
+        transform = rasterio.windows.transform(target, self.profile["transform"])
+        near = np.flatnonzero(self._near(transform, window.width, window.height))
+        shape, fill, dtype = (window.height, window.width), self.profile["nodata"], self.profile["dtype"]
+        if not len(near):
+            return np.full((1, *shape), fill, dtype=dtype)
+        burnt = rasterio.features.rasterize(
+            zip(self.geometry[near], self.values[near], strict=True), out_shape=shape, transform=transform,
+            fill=fill, all_touched=self.all_touched, dtype=dtype,
+        )  # fmt: skip
+        return burnt[np.newaxis]
+
+    def _near(self, transform: Affine, width: int, height: int) -> np.ndarray:
+        """Features whose bounding box comes within a pixel of the window (`transform`, `width` × `height`)."""
+        xs, ys = transform * (np.array([0, width, width, 0]), np.array([0, 0, height, height]))
+        margin = abs(transform.a) + abs(transform.b) + abs(transform.d) + abs(transform.e)
+        left, right, bottom, top = xs.min() - margin, xs.max() + margin, ys.min() - margin, ys.max() + margin
+        box = self.bounds
+        return (box[:, 0] <= right) & (box[:, 2] >= left) & (box[:, 1] <= top) & (box[:, 3] >= bottom)
+
+    def valid(self, block: np.ndarray) -> int:
+        return int(np.count_nonzero(block != self.profile["nodata"]))
+
+    def to_plan(self) -> dict[str, JsonValue]:
+        return {"features": len(self.values), "crs": self.profile.get("crs")}
+
+    def close(self) -> None:
+        self.geometry = self.values = self.bounds = np.empty(0)
+
+
+def burn_of(args: VectorRasterizeArgs, ctx: JobContext) -> Burn:
+    """The call's `Burn`: the layer read, its values checked, its geometries moved to the output grid's CRS, the
+    missing, empty and valueless ones left out.
+
+    Raises:
+        JobFailed: an unreadable layer or `like` raster, a missing or non-numeric attribute, an empty layer.
+    """
+    layer = read_layer(resolve_in_workspace(args.uri, ctx.roots), args.layer, ctx)
+    values = _burn_values(args, layer)
+    width, height, transform, crs = _grid(args, layer, ctx)
+    geometry = _in_crs(layer.geometry, layer.crs, crs)
+    keep = ~shapely.is_missing(geometry) & ~shapely.is_empty(geometry) & ~np.isnan(values)
+    profile = {"driver": "GTiff", "width": width, "height": height, "count": 1, "dtype": args.dtype, "crs": crs}
+    profile |= {"transform": transform, "nodata": args.nodata, "tiled": True, "bigtiff": "IF_SAFER"}
+    profile |= {"blockxsize": ALIGN_ROWS, "blockysize": ALIGN_ROWS, "interleave": "band", "compress": "deflate"}
+    return Burn(geometry[keep], values[keep], profile, args.all_touched)
+
+
+def burnt(
+    args: VectorRasterizeArgs, output: OutputRef, valid: int, plan: dict[str, JsonValue]
+) -> VectorRasterizeResult:
+    with rasterio.open(output.path) as out:
+        width, height, transform = out.width, out.height, out.transform
+    return VectorRasterizeResult(
+        output=output, width=width, height=height, crs=None if plan["crs"] is None else str(plan["crs"]),
+        transform=list(transform)[:6], burned_pixels=valid, feature_count=int(str(plan["features"])),
+    )  # fmt: skip
+
+
+@job("vector_rasterize")
+def vector_rasterize(args: VectorRasterizeArgs, ctx: JobContext) -> VectorRasterizeResult:
+    """Burn `args.uri`'s geometries into a GeoTIFF at `args.output` (a value or an attribute per feature).
+
+    Raises:
+        JobFailed: a path outside the workspace, an unreadable layer or `like` raster, a missing or non-numeric
+            attribute, an existing output without `overwrite`, an output past the bounds, a GDAL write error.
+        JobCancelled: the call was cancelled; nothing is left at `args.output`.
+    """
+    return burnt(args, *run_whole(burn_of, args, ctx, "like" if args.like is not None else "resolution"))
