@@ -32,7 +32,7 @@ from workers.files import RemoteRaster, allowed_host, raster_input
 from workers.gdal.cog import cog_validate
 from workers.gdal.info import raster_info
 from workers.gdal.preview import raster_preview
-from workers.gdal.shapes import vector_rasterize
+from workers.gdal.rasterize import vector_rasterize
 from workers.gdal.zonal import zonal_stats
 from workers.registry import load_all
 
