@@ -26,6 +26,8 @@ FAMILIES = (
     "workers.gdal.preview",
     "workers.gdal.cog",
     "workers.gdal.shapes",
+    "workers.gdal.polygonize_tiles",
+    "workers.gdal.contours_tiles",
     "workers.gdal.calc",
     "workers.gdal.terrain",
     "workers.gdal.clip",
