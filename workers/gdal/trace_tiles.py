@@ -30,11 +30,16 @@ a layer of several files (a Shapefile and its sidecars) is written by the whole 
 
 
 def plan_trace(
-    args: RasterToVectorArgs, ctx: JobContext, *, traced_as: str | None = None, **shared: JsonValue
+    args: RasterToVectorArgs,
+    ctx: JobContext,
+    *,
+    traced_as: str | None = None,
+    min_pixels: int = 0,
+    **shared: JsonValue,
 ) -> Plan | None:
-    """The band's grid cut into windows when it is large, its source in the workspace and its output one file; else
-    None (the call runs whole). The checks of the whole run come first, with the same refusals: the output, its
-    driver, the band, a georeferenced source and the bytes of the band read (`traced_as`)."""
+    """The band's grid cut into windows when it is large (and at least `min_pixels`), its source in the workspace
+    and its output one file; else None (the call runs whole). The checks of the whole run come first, with the same
+    refusals: the output, its driver, the band, a georeferenced source and the bytes of the band read (`traced_as`)."""
     if args.uri.split(":", 1)[0].lower() in ("http", "https"):
         return None
     source = resolve_in_workspace(args.uri, ctx.roots)
@@ -48,7 +53,7 @@ def plan_trace(
         width, height, transform = src.width, src.height, src.transform
         crs = src.crs.to_string() if src.crs else None
     side = tile_side(ctx, BLOCK)
-    if driver not in ONE_FILE or not worth_tiling(ctx, width, height, side):
+    if driver not in ONE_FILE or width * height < min_pixels or not worth_tiling(ctx, width, height, side):
         return None
     folder = parts_folder(root_of(dst, ctx.roots), ctx.call_id)
     tiles, columns, rows = windows(width, height, side)

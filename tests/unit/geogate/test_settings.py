@@ -43,6 +43,7 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "GEOGATE_LEASE_TTL_S": ("lease_ttl_s", "9", 9.0),
     "GEOGATE_MAX_ATTEMPTS": ("max_attempts", "5", 5),
     "GEOGATE_TILE_MIN_PIXELS": ("tile_min_pixels", "65536", 65536),
+    "GEOGATE_TILE_POLYGONIZE_MIN_PIXELS": ("tile_polygonize_min_pixels", "65536", 65536),
     "GEOGATE_TILE_SIZE": ("tile_size", "512", 512),
     "GEOGATE_REMOTE_HOSTS": ("remote_hosts", "a.example, b.example:8443", ["a.example", "b.example:8443"]),
     "GEOGATE_REMOTE_TIMEOUT_S": ("remote_timeout_s", "12", 12),

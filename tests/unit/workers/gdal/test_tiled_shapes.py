@@ -73,9 +73,14 @@ def _equal(a: shapely.Geometry, b: shapely.Geometry) -> bool:
     return float(size(shapely.symmetric_difference(a, b))) <= 1e-9 * float(size(a))
 
 
+def tiling(root: Path) -> Settings:
+    """`test_tiled`'s tiling settings, with `raster_polygonize` tiled too (it runs whole by default)."""
+    return settings_for(root, tiled=True).model_copy(update={"tile_polygonize_min_pixels": 65_536})
+
+
 def run_both(store: EventStore, root: Path, tool: str, **args: object) -> tuple[dict, dict, str]:
     whole = call(store, settings_for(root, tiled=False), tool, **args, output="whole.gpkg")[1]
-    call_id, tiled = call(store, settings_for(root, tiled=True), tool, **args, output="tiled.gpkg")
+    call_id, tiled = call(store, tiling(root), tool, **args, output="tiled.gpkg")
     return whole, tiled, call_id
 
 
@@ -129,8 +134,21 @@ def test_an_eight_connected_polygonize_runs_whole(
     """GDAL traces an 8-connected region as one ring touching itself at its corners; a union of pieces does not."""
     make_raster(data=classes(nodata=-1), nodata=-1)
 
+    call_id, _ = call(fake_store, tiling(tmp_path), "raster_polygonize", uri="src.tif", output="out.gpkg",
+                      connectivity=8)  # fmt: skip
+
+    assert not fanned_out(fake_store, call_id)
+
+
+def test_polygonize_runs_whole_by_default_where_other_tools_are_tiled(
+    fake_store: EventStore, tmp_path: Path, make_raster: RasterFactory
+) -> None:
+    """Its fan-in's stitch costs about what its tiles save (docs/tiles.md): tiled only from
+    GEOGATE_TILE_POLYGONIZE_MIN_PIXELS."""
+    make_raster(data=classes(nodata=-1), nodata=-1)
+
     call_id, _ = call(fake_store, settings_for(tmp_path, tiled=True), "raster_polygonize", uri="src.tif",
-                      output="out.gpkg", connectivity=8)  # fmt: skip
+                      output="out.gpkg")  # fmt: skip
 
     assert not fanned_out(fake_store, call_id)
 
@@ -139,7 +157,7 @@ def test_a_tiled_polygonize_past_the_feature_bound_fails_like_the_whole_one(
     fake_store: EventStore, tmp_path: Path, make_raster: RasterFactory
 ) -> None:
     make_raster(data=classes(nodata=-1), nodata=-1)
-    settings = settings_for(tmp_path, tiled=True)
+    settings = tiling(tmp_path)
     settings = settings.model_copy(update={"limits": settings.limits.model_copy(update={"features": 100})})
 
     call_id = failed(fake_store, settings, "raster_polygonize", uri="src.tif", output="out.gpkg")
