@@ -27,13 +27,14 @@ SIZE = (601, 733)
 
 def classes(nodata: int) -> np.ndarray:
     """Rings around a centre near a window corner (regions across four seams, each ring a hole of the next), stripes
-    across a whole row of windows, a patch of noise on a seam, and a nodata band across a seam."""
+    across a whole row of windows, a patch of noise on a seam, a nodata band across seams and a window of nodata."""
     rows, cols = np.mgrid[0 : SIZE[0], 0 : SIZE[1]]
     band = (np.hypot(rows - 250.0, cols - 270.0) // 40 % 4).astype("int16")
     band[rows > 450] = 10 + (cols[rows > 450] // 90) % 3
     noise = np.random.default_rng(7).integers(20, 23, (40, 60))
     band[236:276, 480:540] = noise
     band[100:120, 200:700] = nodata
+    band[512:, 512:] = nodata  # the last window holds no valid pixel
     return band
 
 
@@ -43,6 +44,7 @@ def surface() -> np.ma.MaskedArray:
     z = np.sin(cols / 61.0) * 40 + np.cos(rows / 47.0) * 30 + cols * 0.05
     z[250:262, 300:330] = -9999  # on the seam of row 256
     z[400:440, 510:515] = -9999  # on the seam of column 512
+    z[512:, :256] = -9999  # a window without a valid pixel
     return z.astype("float32")
 
 
