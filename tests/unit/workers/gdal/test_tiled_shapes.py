@@ -197,3 +197,19 @@ def test_tiled_contours_of_whole_numbers_at_whole_levels_are_the_whole_runs(
     a, b = layer(whole), layer(tiled)
     assert len(a[0]) == len(b[0])
     assert unmatched(a, b) == 0
+
+
+def test_tiled_contours_past_the_feature_bound_fail_on_the_argument_that_sets_the_levels(
+    fake_store: EventStore, tmp_path: Path, make_raster: RasterFactory
+) -> None:
+    """The bound counts the lines of the whole call: each tile's lines off the seams, then the joined ones."""
+    make_raster(data=surface(), nodata=-9999, crs="EPSG:32633")
+    settings = settings_for(tmp_path, tiled=True)
+    settings = settings.model_copy(update={"limits": settings.limits.model_copy(update={"features": 20})})
+
+    call_id = failed(fake_store, settings, "raster_contours", uri="src.tif", output="out.gpkg", interval=7.5)
+
+    state = fake_store.call_state(call_id)
+    assert fanned_out(fake_store, call_id)
+    assert state is not None and (state.error_code, state.error_field) == ("limit.features", "interval")
+    assert not (tmp_path / "out.gpkg").exists() and not (tmp_path / ".geogate").exists()
