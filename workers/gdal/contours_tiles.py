@@ -21,7 +21,16 @@ from workers.context import JobContext
 from workers.files import resolve_in_workspace
 from workers.gdal.errors import open_raster
 from workers.gdal.shapes import contour_levels
-from workers.gdal.trace_tiles import load_part, plan_trace, publish_layer, save_part, seams, transform_of
+from workers.gdal.trace_tiles import (
+    counted,
+    load_part,
+    plan_trace,
+    publish_layer,
+    save_part,
+    seams,
+    transform_of,
+    whole_number,
+)
 from workers.gdal.vector_io import Layer
 from workers.limits import FeatureCount
 from workers.tiling.declare import Plan, tiler
@@ -65,11 +74,12 @@ def run(args: TileArgs, ctx: JobContext) -> TileResult:
     """Trace the window's cells at the call's levels in its range; lines that end on a seam are kept in pixels."""
     plan, window = args.plan, args.window
     call = RasterContoursArgs.model_validate(plan["call"])
-    width, height = int(plan["width"]), int(plan["height"])  # type: ignore[arg-type]
+    width, height = whole_number(plan, "width"), whole_number(plan, "height")
     wide, tall = min(window.width + 1, width - window.col_off), min(window.height + 1, height - window.row_off)
     path = resolve_in_workspace(str(plan["source"]), ctx.roots)
     with open_raster(path) as src:
-        band = src.read(int(plan["band"]), window=Window(window.col_off, window.row_off, wide, tall), masked=True)  # type: ignore[arg-type]
+        wider = Window(window.col_off, window.row_off, wide, tall)
+        band = src.read(whole_number(plan, "band"), window=wider, masked=True)
     data = np.ma.masked_invalid(band.astype("float64"))
     valid = data.compressed()
     levels = contour_levels(call, float(valid.min()), float(valid.max())) if valid.size else []
@@ -140,7 +150,7 @@ def assemble(
     run would."""
     plan, folder = first.plan, Path(str(first.plan["folder"]))
     count, transform = _count(args, ctx), transform_of(plan)
-    count.add(sum(int(t.partial["whole"]) for t in tiles))  # type: ignore[index,call-overload]
+    count.add(counted(tiles, "whole"))
     whole = [load_part(folder, f"tile{t.index}.whole") for t in tiles]
     pieces = [load_part(folder, f"tile{t.index}.seam") for t in tiles]
     columns = {t.window.col_off for t in tiles if t.window.col_off > 0}

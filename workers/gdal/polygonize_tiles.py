@@ -24,7 +24,16 @@ from workers.files import resolve_in_workspace
 from workers.gdal.errors import open_raster
 from workers.gdal.polygon_floor import polygon_floor
 from workers.gdal.shapes import REPORT_EVERY, SHAPES_DTYPES
-from workers.gdal.trace_tiles import load_part, plan_trace, publish_layer, save_part, seams, transform_of
+from workers.gdal.trace_tiles import (
+    counted,
+    load_part,
+    plan_trace,
+    publish_layer,
+    save_part,
+    seams,
+    transform_of,
+    whole_number,
+)
 from workers.gdal.vector_io import Layer
 from workers.limits import FeatureCount
 from workers.tiling.declare import Plan, tiler
@@ -58,10 +67,10 @@ def _to_crs(geometry: np.ndarray, transform: Affine) -> np.ndarray:
 def run(args: TileArgs, ctx: JobContext) -> TileResult:
     """Trace the window's polygons; keep those off the seams in the raster's CRS and the others in pixels."""
     plan, window = args.plan, args.window
-    width, height = int(plan["width"]), int(plan["height"])  # type: ignore[arg-type]
+    width, height = whole_number(plan, "width"), whole_number(plan, "height")
     path = resolve_in_workspace(str(plan["source"]), ctx.roots)
     with open_raster(path) as src:
-        band = src.read(int(plan["band"]), window=_window(window), masked=True)  # type: ignore[arg-type]
+        band = src.read(whole_number(plan, "band"), window=_window(window), masked=True)
     data, valid = band.data, ~np.ma.getmaskarray(band)
     if data.dtype.kind == "f":
         valid &= np.isfinite(data)
@@ -139,7 +148,7 @@ def assemble(
     """The tiles' polygons off the seams, then the regions their seam pieces make; written as the whole run would."""
     plan, folder = first.plan, Path(str(first.plan["folder"]))
     count = FeatureCount(ctx, "uri", "polygons")
-    count.add(sum(int(t.partial["whole"]) for t in tiles))  # type: ignore[index,call-overload]
+    count.add(counted(tiles, "whole"))
     whole = [load_part(folder, f"tile{t.index}.whole") for t in tiles]
     pieces = [load_part(folder, f"tile{t.index}.seam") for t in tiles]
     tile_of = np.concatenate([np.full(len(g), t.index) for t, (g, _) in zip(tiles, pieces, strict=True)])

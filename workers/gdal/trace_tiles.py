@@ -11,7 +11,7 @@ from pydantic import JsonValue
 
 from schemas.tools.analysis import RasterToVectorArgs
 from schemas.tools.raster import OutputRef
-from schemas.tools.tiling import TileWindow
+from schemas.tools.tiling import TileResult, TileWindow
 from workers.context import JobContext
 from workers.files import output_path, resolve_in_workspace
 from workers.gdal.errors import check_bands, open_raster, require_georeferenced
@@ -65,7 +65,19 @@ def plan_trace(
 
 
 def transform_of(plan: dict[str, JsonValue]) -> Affine:
-    return Affine(*[float(v) for v in plan["transform"]])  # type: ignore[union-attr]
+    coefficients = plan["transform"]
+    assert isinstance(coefficients, list), "the planner keeps the transform as a list"
+    return Affine(*[float(str(c)) for c in coefficients])
+
+
+def whole_number(plan: dict[str, JsonValue], key: str) -> int:
+    """An integer the planner kept (`width`, `height`, `band`)."""
+    return int(str(plan[key]))
+
+
+def counted(tiles: list[TileResult], key: str) -> int:
+    """The sum of `key` over the tiles' partial results."""
+    return sum(int(str(t.partial[key])) for t in tiles if isinstance(t.partial, dict))
 
 
 def seams(window: TileWindow, width: int, height: int) -> tuple[list[int], list[int]]:
