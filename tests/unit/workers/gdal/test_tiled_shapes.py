@@ -2,6 +2,7 @@
 the seams of 3×3 windows and `raster_contours`' lines joined across them, with regions and lines that cross several
 seams, holes and nodata. Each call runs through the real lifecycle on a fakeredis log (`test_tiled.call`)."""
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -16,10 +17,14 @@ from geogate.settings import Settings
 from schemas.codec import encode
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
+from schemas.tools.analysis import RasterContoursArgs
+from schemas.tools.tiling import TileArgs
 from tests.support import drain_queue
 from tests.unit.workers.gdal.conftest import RasterFactory
 from tests.unit.workers.gdal.test_tiled import call, settings_for
 from workers import runner
+from workers.context import JobContext
+from workers.tiling.declare import TILERS
 
 SIZE = (601, 733)
 """Rows, columns: 3×3 windows of 256 with ragged edges."""
@@ -213,3 +218,27 @@ def test_tiled_contours_past_the_feature_bound_fail_on_the_argument_that_sets_th
     assert fanned_out(fake_store, call_id)
     assert state is not None and (state.error_code, state.error_field) == ("limit.features", "interval")
     assert not (tmp_path / "out.gpkg").exists() and not (tmp_path / ".geogate").exists()
+
+
+def test_a_tracing_fan_in_run_again_after_its_publish_takes_its_own_layer_as_published(
+    tmp_path: Path, make_raster: RasterFactory
+) -> None:
+    """A node that dies after the rename leaves a fan-in the reaper runs again: it finds the layer it published (the
+    recorded digest), not `output.exists`, whatever bytes a second write of the layer would have."""
+    make_raster(data=surface(), nodata=-9999, crs="EPSG:32633")
+    ctx = JobContext(call_id="c1", roots=[tmp_path], settings=settings_for(tmp_path, tiled=True))
+    args = RasterContoursArgs(uri="src.tif", output="out.gpkg", interval=7.5)
+    tiler = TILERS["raster_contours"]
+    plan = tiler.plan(args, ctx)
+    assert plan is not None
+    tiles = [TileArgs(parent="c1", index=i, window=w, plan=plan.shared) for i, w in enumerate(plan.windows)]
+    results = [tiler.run(tile, ctx) for tile in tiles]
+
+    first = tiler.assemble(args, tiles[0], results, ctx)
+    published = (tmp_path / "out.gpkg").stat().st_mtime_ns  # the rename happened; the outcome did not land
+    again = tiler.assemble(args, tiles[0], results, ctx)
+
+    assert (
+        again.output.sha256 == first.output.sha256 == hashlib.sha256((tmp_path / "out.gpkg").read_bytes()).hexdigest()
+    )
+    assert (tmp_path / "out.gpkg").stat().st_mtime_ns == published
