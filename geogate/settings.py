@@ -263,6 +263,9 @@ class Settings(BaseSettings):
     tile_size: int = Field(default=2048, ge=256, le=16_384, multiple_of=256)
     """Side of a tile in pixels (rounded down to a multiple of the output's block size). 2048 by measurement: an
     8192² reprojection on 2 workers took 1.96 s in 2048² tiles, 2.31 s in 1024² ones (bench/tiles.py)."""
+    tile_polygonize_min_pixels: int = Field(default=1 << 40, ge=65_536, le=1 << 40)
+    """`raster_polygonize` runs as tiles from this many pixels (and `tile_min_pixels`); at the default, never: the
+    fan-in's union of the regions that cross seams costs about what the tiles save (docs/tiles.md)."""
     remote_hosts: CommaList = Field(default_factory=list)
     """Hosts (`name` or `name:port`) whose `https://` (and `http://`) rasters tools may read by HTTP range requests
     (GDAL `/vsicurl/`), comma-separated. Empty: no remote reads. Outputs always stay in the workspace."""

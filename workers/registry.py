@@ -27,6 +27,8 @@ FAMILIES = (
     "workers.gdal.cog",
     "workers.gdal.shapes",
     "workers.gdal.rasterize",
+    "workers.gdal.polygonize_tiles",
+    "workers.gdal.contours_tiles",
     "workers.gdal.calc",
     "workers.gdal.terrain",
     "workers.gdal.clip",

@@ -208,6 +208,7 @@ def analysis_spec(
     *,
     runs_long: bool = False,
     bounds: tuple[Bound, ...] = (),
+    tiled: bool = False,
 ) -> ToolSpec:
     return ToolSpec(
         name=name,
@@ -221,6 +222,7 @@ def analysis_spec(
         aliases=_RASTER_ALIASES,
         runs_long=runs_long,
         bounds=bounds,
+        tiled=tiled,
     )
 
 
@@ -247,6 +249,7 @@ RASTER_POLYGONIZE = analysis_spec(
     WRITES,
     runs_long=True,
     bounds=(READ_BYTES, FEATURES),
+    tiled=True,
 )
 VECTOR_RASTERIZE = analysis_spec(
     "vector_rasterize",
@@ -270,5 +273,6 @@ RASTER_CONTOURS = analysis_spec(
     WRITES,
     runs_long=True,
     bounds=(READ_BYTES, FEATURES),
+    tiled=True,
 )
 ANALYSIS_TOOLS = (ZONAL_STATS, RASTER_POLYGONIZE, VECTOR_RASTERIZE, RASTER_CONTOURS)

@@ -37,7 +37,7 @@ from workers.gdal.vector_io import Layer, output_driver, write_layer
 from workers.jobs import job
 from workers.limits import FeatureCount, check_raster, widest
 
-_SHAPES_DTYPES = ("uint8", "int16", "uint16", "int32", "float32")
+SHAPES_DTYPES = ("uint8", "int16", "uint16", "int32", "float32")
 """What `rasterio.features.shapes` takes; others are cast when that loses nothing."""
 REPORT_EVERY = 5000
 """Polygons or lines between progress reports."""
@@ -71,7 +71,7 @@ def _crs_text(src: rasterio.DatasetReader) -> str | None:
 
 
 def _shapes_array(data: np.ndarray) -> np.ndarray:
-    if data.dtype.name in _SHAPES_DTYPES:
+    if data.dtype.name in SHAPES_DTYPES:
         return data
     target = "float32" if data.dtype.kind == "f" else "int32"
     cast = data.astype(target)
@@ -224,6 +224,6 @@ def raster_contours(args: RasterContoursArgs, ctx: JobContext) -> RasterContours
     layer = Layer(dst.stem, driver, crs, [args.attribute], [column], geometry)
     write_layer(layer, dst, driver, crs, fence=ctx.fence)
     return RasterContoursResult(
-        output=file_ref(dst, driver), feature_count=len(geoms), crs=crs, levels=traced,
+        output=file_ref(dst, driver), feature_count=len(geometry), crs=crs, levels=traced,
         method="contourpy marching squares over pixel centres (linear interpolation), nodata masked",
     )  # fmt: skip

@@ -45,6 +45,7 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "GEOGATE_JOB_MEMORY_MB": ("job_memory_mb", "2048", 2048),
     "GEOGATE_WORKER_USER": ("worker_user", "geo", "geo"),
     "GEOGATE_TILE_MIN_PIXELS": ("tile_min_pixels", "65536", 65536),
+    "GEOGATE_TILE_POLYGONIZE_MIN_PIXELS": ("tile_polygonize_min_pixels", "65536", 65536),
     "GEOGATE_TILE_SIZE": ("tile_size", "512", 512),
     "GEOGATE_REMOTE_HOSTS": ("remote_hosts", "a.example, b.example:8443", ["a.example", "b.example:8443"]),
     "GEOGATE_REMOTE_TIMEOUT_S": ("remote_timeout_s", "12", 12),
