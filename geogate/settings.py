@@ -11,10 +11,7 @@ SettingsError
 """
 
 import functools
-import hashlib
 import ipaddress
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -22,6 +19,7 @@ from pydantic import AliasChoices, BaseModel, BeforeValidator, Field, SecretStr,
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from geogate.eventlog.redaction import register_secret
+from geogate.state_dir import default_data_dir
 
 if TYPE_CHECKING:
     from geogate.eventlog.streams import Keys
@@ -152,8 +150,9 @@ class LimitSettings(BaseSettings):
     three events and a queue message; 1024 tiles of 2048² are 4 Gpx."""
     output_bytes: int = Field(default=2 << 30, ge=1 << 20)
     """Bytes of the raster one call writes (width × height × bands × dtype size, before compression), whole or by
-    tiles; for `raster_stats`, of the bands it reads (it keeps their valid values). 2 GiB: `vector_rasterize` and a
-    `mean` mosaic hold their output in memory, which must fit a laptop beside everything else."""
+    tiles; for `raster_stats`, of the bands it reads (it keeps their valid values). 2 GiB: a whole run holds a row of
+    windows of its output, and polygonize and contours a whole band, which must fit a laptop beside everything
+    else."""
     features: int = Field(default=200_000, ge=1)
     """Polygons (`raster_polygonize`) or lines (`raster_contours`) one call makes; counted as they are traced, all
     held in memory until written."""
@@ -203,20 +202,6 @@ class LLMSettings(BaseSettings, Connection):
 
     def model_post_init(self, context: object) -> None:
         register_secret(self.api_key.get_secret_value() if self.api_key else None)  # never in the log (issue 14)
-
-
-def default_data_dir(cwd: Path | None = None) -> Path:
-    """`$XDG_STATE_HOME/geogate/<folder>-<hash>` (`~/.local/state` when XDG_STATE_HOME is unset) for the current
-    folder `cwd`: one per project folder, as `.geogate` was, but outside the default workspace (`.`)."""
-    folder = (cwd or Path.cwd()).resolve()
-    state = os.environ.get("XDG_STATE_HOME", "")
-    if not Path(state).is_absolute():  # unset or relative: the XDG spec says to ignore it
-        try:
-            state = str(Path.home() / ".local" / "state")
-        except RuntimeError:  # no home directory to be found
-            state = tempfile.gettempdir()
-    digest = hashlib.sha256(os.fsencode(folder)).hexdigest()[:12]
-    return Path(state) / "geogate" / f"{folder.name or 'root'}-{digest}"
 
 
 class Settings(BaseSettings):

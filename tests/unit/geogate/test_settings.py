@@ -17,6 +17,7 @@ from geogate.eventlog import streams
 from geogate.eventlog.publish import request_event
 from geogate.eventlog.store import EventStore
 from geogate.settings import LLMSettings, Settings, SettingsError, process_settings, read_settings
+from geogate.state_dir import default_data_dir
 from schemas.codec import encode
 from schemas.events import ToolSucceeded
 from schemas.ids import call_aggregate, new_id
@@ -276,4 +277,4 @@ def test_the_default_data_dir_lies_outside_the_default_workspace_one_per_folder(
 
     assert here.data_dir.is_relative_to(tmp_path / "state" / "geogate")
     assert not any(here.data_dir.is_relative_to(root) for root in here.workspace_roots())
-    assert settings_module.default_data_dir(tmp_path / "b") != here.data_dir
+    assert default_data_dir(tmp_path / "b") != here.data_dir
