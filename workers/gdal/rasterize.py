@@ -7,6 +7,7 @@ pixels, so the choice only saves GDAL the work. The call runs whole, on one work
 docs/tiles.md, "Mosaic pays, rasterize does not").
 """
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,18 +18,58 @@ import rasterio.windows
 import shapely
 from affine import Affine
 from pydantic import JsonValue
+from pyproj import CRS, Transformer
+from rasterio.transform import from_origin
 from rasterio.windows import Window
 
 from schemas.tools.analysis import VectorRasterizeArgs, VectorRasterizeResult
 from schemas.tools.raster import OutputRef
 from schemas.tools.tiling import TileWindow
 from workers.context import JobContext
-from workers.files import resolve_in_workspace
+from workers.errors import JobFailed
+from workers.files import raster_input, resolve_in_workspace
 from workers.gdal.blocks import ALIGN_ROWS
-from workers.gdal.shapes import _burn_values, _grid, _in_crs
-from workers.gdal.vector_io import read_layer
+from workers.gdal.errors import open_raster, require_georeferenced
+from workers.gdal.info import crs_text
+from workers.gdal.vector_io import Layer, read_layer
 from workers.gdal.windowed import run_whole
 from workers.jobs import job
+
+
+def _grid(args: VectorRasterizeArgs, layer: Layer, ctx: JobContext) -> tuple[int, int, rasterio.Affine, str | None]:
+    """Width, height, transform and CRS of the output grid: `like`'s, or the layer's extent at `resolution`."""
+    if args.like is not None:
+        with open_raster(raster_input(args.like, ctx.roots, ctx.settings, field="like"), "like") as like:
+            require_georeferenced(like, "like")
+            return like.width, like.height, like.transform, crs_text(like.crs)
+    assert args.resolution is not None
+    present = layer.geometry[~shapely.is_missing(layer.geometry) & ~shapely.is_empty(layer.geometry)]
+    if not len(present):
+        raise JobFailed("layer.empty", "uri: the layer has no geometries to rasterize", field="uri")
+    left, bottom, right, top = shapely.total_bounds(present).tolist()
+    xres, yres = args.resolution
+    width, height = max(1, math.ceil((right - left) / xres)), max(1, math.ceil((top - bottom) / yres))
+    return width, height, from_origin(left, top, xres, yres), layer.crs
+
+
+def _in_crs(geometry: np.ndarray, src: str | None, dst: str | None) -> np.ndarray:
+    if src is None or dst is None or CRS.from_user_input(src) == CRS.from_user_input(dst):
+        return geometry
+    move = Transformer.from_crs(CRS.from_user_input(src), CRS.from_user_input(dst), always_xy=True)
+    return shapely.transform(geometry, lambda xy: np.column_stack(move.transform(xy[:, 0], xy[:, 1])))
+
+
+def _burn_values(args: VectorRasterizeArgs, layer: Layer) -> np.ndarray:
+    if args.attribute is None:
+        return np.full(len(layer.geometry), args.burn_value, dtype="float64")
+    if args.attribute not in layer.fields:
+        raise JobFailed(
+            "field.not_found", f"attribute: {args.attribute!r} is not one of {layer.fields}", field="attribute"
+        )
+    column = layer.columns[layer.fields.index(args.attribute)]
+    if column.dtype.kind not in "iuf":
+        raise JobFailed("option.unsupported", f"attribute: {args.attribute!r} is not numeric", field="attribute")
+    return column.astype("float64")
 
 
 @dataclass

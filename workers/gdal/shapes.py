@@ -16,8 +16,6 @@ import rasterio
 import rasterio.features
 import shapely
 from affine import Affine
-from pyproj import CRS, Transformer
-from rasterio.transform import from_origin
 
 from schemas.tools.analysis import (
     RasterContoursArgs,
@@ -25,7 +23,6 @@ from schemas.tools.analysis import (
     RasterPolygonizeArgs,
     RasterPolygonizeResult,
     RasterToVectorArgs,
-    VectorRasterizeArgs,
 )
 from workers.context import JobContext
 from workers.errors import JobFailed
@@ -114,45 +111,6 @@ def raster_polygonize(args: RasterPolygonizeArgs, ctx: JobContext) -> RasterPoly
         output=file_ref(dst, driver), feature_count=len(geoms), crs=crs, band=args.band,
         connectivity=args.connectivity, distinct_values=len(set(values)),
     )  # fmt: skip
-
-
-# --- vector_rasterize -------------------------------------------------------------------------------------------
-
-
-def _grid(args: VectorRasterizeArgs, layer: Layer, ctx: JobContext) -> tuple[int, int, rasterio.Affine, str | None]:
-    """Width, height, transform and CRS of the output grid: `like`'s, or the layer's extent at `resolution`."""
-    if args.like is not None:
-        with open_raster(raster_input(args.like, ctx.roots, ctx.settings, field="like"), "like") as like:
-            require_georeferenced(like, "like")
-            return like.width, like.height, like.transform, _crs_text(like)
-    assert args.resolution is not None
-    present = layer.geometry[~shapely.is_missing(layer.geometry) & ~shapely.is_empty(layer.geometry)]
-    if not len(present):
-        raise JobFailed("layer.empty", "uri: the layer has no geometries to rasterize", field="uri")
-    left, bottom, right, top = shapely.total_bounds(present).tolist()
-    xres, yres = args.resolution
-    width, height = max(1, math.ceil((right - left) / xres)), max(1, math.ceil((top - bottom) / yres))
-    return width, height, from_origin(left, top, xres, yres), layer.crs
-
-
-def _in_crs(geometry: np.ndarray, src: str | None, dst: str | None) -> np.ndarray:
-    if src is None or dst is None or CRS.from_user_input(src) == CRS.from_user_input(dst):
-        return geometry
-    move = Transformer.from_crs(CRS.from_user_input(src), CRS.from_user_input(dst), always_xy=True)
-    return shapely.transform(geometry, lambda xy: np.column_stack(move.transform(xy[:, 0], xy[:, 1])))
-
-
-def _burn_values(args: VectorRasterizeArgs, layer: Layer) -> np.ndarray:
-    if args.attribute is None:
-        return np.full(len(layer.geometry), args.burn_value, dtype="float64")
-    if args.attribute not in layer.fields:
-        raise JobFailed(
-            "field.not_found", f"attribute: {args.attribute!r} is not one of {layer.fields}", field="attribute"
-        )
-    column = layer.columns[layer.fields.index(args.attribute)]
-    if column.dtype.kind not in "iuf":
-        raise JobFailed("option.unsupported", f"attribute: {args.attribute!r} is not numeric", field="attribute")
-    return column.astype("float64")
 
 
 # --- raster_contours --------------------------------------------------------------------------------------------
