@@ -20,8 +20,8 @@ import uuid
 from pathlib import Path
 
 import redis
+from _ping import interleaved
 from _stack import ROOT, bare_server, describe, geogate_stack, percentile
-from overhead import interleaved
 
 from gateway.dev import Children, start_redis
 from geogate.settings import Settings

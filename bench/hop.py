@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from _ping import interleaved
 from _stack import ROOT, _wait_http, bare_server, describe, processes
 
 from gateway.dev import free_port, start_redis
@@ -196,8 +197,6 @@ def hop_stack(workers: int = 2, workspace: Path | None = None, *, logged: bool =
 
 
 def main() -> None:
-    from overhead import interleaved
-
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=300)
     ns = parser.parse_args()

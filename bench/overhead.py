@@ -1,44 +1,20 @@
 """Added latency of Geogate's full path for `ping`, against the same function in a bare MCPServer, same run.
 
-Both are driven sequentially by the SDK client (2026-07-28 era, Streamable HTTP) from this process.
+Both are driven sequentially by the SDK client (Streamable HTTP) from this process (bench/_ping.py).
 Usage: python bench/overhead.py [--calls 500] [--pool prefork|solo|threads]
 """
 
 import argparse
 import asyncio
-import time
 from statistics import median
 
+from _ping import interleaved
 from _report import Row, load, show
 from _stack import bare_server, describe, geogate_stack, percentile
 from hop import hop_stack
-from mcp import Client
 
 BARE = "a bare MCPServer, same ping"
 HOP = "the same ping behind one Celery hop (bench/hop.py)"
-
-
-async def timed_calls(url: str, calls: int, warmup: int = 50) -> list[float]:
-    samples = []
-    async with Client(url) as client:
-        for n in range(warmup + calls):
-            began = time.perf_counter()
-            result = await client.call_tool("ping", {})
-            elapsed = (time.perf_counter() - began) * 1000
-            if result.is_error:
-                raise SystemExit(f"ping failed: {result.content}")
-            if n >= warmup:
-                samples.append(elapsed)
-    return samples
-
-
-async def interleaved(urls: dict[str, str], calls: int, rounds: int = 5) -> dict[str, list[float]]:
-    """Alternate blocks of calls on each server (the order turning each round) so that noise hits all alike."""
-    samples: dict[str, list[float]] = {name: [] for name in urls}
-    for n in range(rounds):
-        for name in urls if n % 2 == 0 else reversed(urls):
-            samples[name] += await timed_calls(urls[name], calls // rounds)
-    return samples
 
 
 def measure(calls: int = 500, pool: str | None = None) -> list[Row]:

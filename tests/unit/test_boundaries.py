@@ -1,6 +1,6 @@
 """Dependency rule (docs/layout.md): gateway and workers never import each other; schemas imports neither nor the
 shared runtime (geogate); inside geogate, process plumbing imports none of it and the queue never the event store; no
-product module imports the tests or names the conformance fixtures; product imports form no circle."""
+product module imports the tests or names the conformance fixtures; the product and bench form no import circle."""
 
 import ast
 from collections.abc import Iterator
@@ -198,6 +198,21 @@ def test_product_imports_form_no_circle() -> None:
     assert cycles(import_graph(ROOT, PRODUCT)) == []
 
 
+def tree_import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """The product's modules by dotted name, and bench's scripts by file name: `bench/run.py` runs with `bench/` on
+    `sys.path`, so `import hop` in one bench script loads `bench/hop.py`."""
+    graph = import_graph(root, PRODUCT)
+    scripts = {path.stem: path for path in (root / "bench").glob("*.py")}
+    known = set(graph) | set(scripts)
+    return graph | {name: import_edges(path, known, root / "bench") for name, path in scripts.items()}
+
+
+def test_no_import_circle_anywhere_in_the_tree_bench_included() -> None:
+    """The product packages and the bench scripts importing each other (bench imports the product, never the other
+    way), function-level imports included: a circle makes import order matter."""
+    assert cycles(tree_import_graph()) == []
+
+
 def test_the_circle_finder_sees_a_circle_through_a_lazy_import_and_skips_type_checking(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
@@ -210,3 +225,14 @@ def test_the_circle_finder_sees_a_circle_through_a_lazy_import_and_skips_type_ch
     assert graph["pkg.a"] == set()  # TYPE_CHECKING imports never run
     assert graph["pkg.b"] == {"pkg.c"} and graph["pkg.c"] == {"pkg.b"}
     assert cycles(graph) == [["pkg.b", "pkg.c", "pkg.b"]]
+
+
+def test_the_tree_graph_reads_bench_scripts_as_top_level_modules(tmp_path: Path) -> None:
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "a.py").write_text("import b\nfrom geogate.settings import Settings\n")
+    (tmp_path / "bench" / "b.py").write_text("def main():\n    from a import f\n")
+
+    graph = tree_import_graph(tmp_path)
+
+    assert graph == {"a": {"b"}, "b": {"a"}}
+    assert cycles(graph) == [["a", "b", "a"]]
