@@ -15,6 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _events import make_event
+
 from gateway.dev import Children, start_redis
 from geogate.eventlog import ops_feed, streams
 from geogate.eventlog.store import EventStore, sync_client
@@ -22,7 +24,6 @@ from geogate.eventlog.streams import Keys
 from geogate.settings import Settings
 from schemas.events import ToolRequested, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate, new_id
-from tests.support import make_event
 
 WEEK_S = 7 * 86400
 

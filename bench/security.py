@@ -1,4 +1,4 @@
-"""What issue 14 adds to a call's path, step by step, each against a baseline measured in the same run.
+"""What the security layer adds to a call's path, step by step, each against a baseline measured in the same run.
 
 Redaction of an event (baseline: msgpack-encoding the same event, which every append does), the frame check
 (baseline: `json.loads` of the body, which the SDK does anyway), token verification, and the per-client limits
@@ -15,7 +15,10 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import jwt as pyjwt
 from _stack import percentile
+from cryptography.hazmat.primitives.asymmetric import ec
+from jwt.algorithms import ECAlgorithm
 from redis.asyncio import Redis
 
 from gateway.dev import Children, start_redis
@@ -30,7 +33,6 @@ from geogate.settings import Settings
 from schemas.codec import encode
 from schemas.events import ToolSucceeded
 from schemas.tools import TOOLS
-from tests.jwt_support import ISSUER, Signer
 
 FRAME = json.dumps(
     {
@@ -96,14 +98,25 @@ async def limits(n: int) -> list[str]:
         children.stop()
 
 
+ISSUER = "https://auth.example.test"
+
+
+def es256_token(jwks_file: Path, audience: str) -> str:
+    """A token for `audience` signed with a new EC key, whose public half goes to `jwks_file` as a one-key JWKS."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    public = ECAlgorithm.to_jwk(key.public_key(), as_dict=True)
+    jwks_file.write_text(json.dumps({"keys": [{**public, "kid": "bench", "alg": "ES256", "use": "sig"}]}))
+    now = int(time.time())
+    claims = {"iss": ISSUER, "aud": audience, "sub": "user-1", "client_id": "agent-7", "scope": "read"}
+    return pyjwt.encode({**claims, "iat": now, "exp": now + 600}, key, algorithm="ES256", headers={"kid": "bench"})
+
+
 async def verifiers(n: int, folder: Path) -> list[str]:
     (folder / "tokens").write_text("alice a-long-enough-token read,write\n")
     static = StaticTokenVerifier(load_tokens(folder / "tokens"))
-    signer = Signer()
-    (folder / "jwks.json").write_text(json.dumps(signer.jwks))
     audience = "http://127.0.0.1:8000/mcp"
+    token = es256_token(folder / "jwks.json", audience)
     jwt = JwtVerifier(issuer=ISSUER, audience=audience, algorithms=["ES256"], jwks_file=folder / "jwks.json")
-    token = signer.token(audience)
     return [
         row("static token verify", await atimed(lambda: static.verify_token("a-long-enough-token"), n)),
         row("JWT verify (ES256, JWKS file)", await atimed(lambda: jwt.verify_token(token), n)),

@@ -20,6 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _events import make_event  # noqa: E402
+
 from gateway.dev import Children, start_redis  # noqa: E402
 from geogate.eventlog import streams  # noqa: E402
 from geogate.eventlog.replay import replay  # noqa: E402
@@ -28,7 +30,6 @@ from geogate.eventlog.store import EventStore  # noqa: E402
 from geogate.settings import RetentionPolicy, Settings  # noqa: E402
 from schemas.events import ToolProgress, ToolRequested, ToolStarted, ToolSucceeded  # noqa: E402
 from schemas.ids import call_aggregate, new_id  # noqa: E402
-from tests.support import make_event  # noqa: E402
 
 
 def one_call(store: EventStore, n: int) -> None:
