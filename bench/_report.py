@@ -1,4 +1,4 @@
-"""The rows of issue 17's table: a measure, its baseline from the same run, the target, whether it is met, and the
+"""The rows of `make bench`'s table: a measure, its baseline from the same run, the target, whether it is met, and the
 floor: the same figure for the same work behind one Celery hop with nothing of Geogate's (bench/hop.py), or, where
 a row has no hop to take away, the part alone (the sandbox run of a handler), measured in the same run. The ping
 rows also give the floor of an event-sourced call: the same hop with the log's three appends (bench/_hoplog.py).

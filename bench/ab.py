@@ -1,19 +1,18 @@
 """A paired A/B of two checkouts: both of `make run`'s stacks up at once, sequential `ping`s alternating between them.
 
-Sets of runs of `overhead.py` on this 2-core machine move by a millisecond or more from one run to the next (the
-host's other load), more than most changes this project weighs. Here every call of one side has a call of the other
-beside it in time, so the machine's noise hits both alike. The other side runs `--tree`'s code in the same stack
-shape as this checkout's, with `--tree` as its roles' PYTHONPATH and working directory (`python -m` puts the working
-directory ahead of PYTHONPATH: before 2026-11-23 the roles inherited this checkout's folder, so both sides ran this
-checkout's code). Make the other tree with `git worktree add /tmp/base <commit>`. Both stacks share the 2 cores, so
-each side's figures are higher than `overhead.py`'s: read the difference. Against a copy of itself (an A/A run, 1,000
-calls a side) p50 agreed to 0.01 ms and p99 within 0.9 ms.
+Unpaired runs of `overhead.py` move from one run to the next with the host's other load, by more than most changes
+weigh. Here every call of one side has a call of the other beside it in time, so the machine's noise hits both alike.
+The other side runs `--tree`'s code in the same stack shape as this checkout's, with `--tree` as its roles'
+PYTHONPATH and working directory (`python -m` puts the working directory ahead of PYTHONPATH, so a role started in
+this checkout's folder would run this checkout's code). Make the other tree with `git worktree add /tmp/base
+<commit>`. Both stacks share the machine's cores, so each side's figures are higher than `overhead.py`'s: read the
+difference; an A/A run (`--tree` a copy of this checkout) shows the noise left.
 With `--load S`, it measures throughput instead: 64 concurrent clients (`wrk`, as `throughput.py`) on one side then
 the other, S seconds each, `--rounds` times, the side that goes first swapping every round; it prints each side's
 calls/s and CPU per call (all the bench's processes: the idle stack's share is the same for both sides), and each
 role's CPU per call (medians of the runs) beside the other side's.
-Each mode runs in two halves, the two stacks started again for the second in the other order: in two A/A runs under
-load with one start order, the stack started first was 4.4% and 5.7% slower (first slower in 9 of 11 paired runs).
+Each mode runs in two halves, the two stacks started again for the second in the other order: under load, the stack
+started first runs slower than the other, and the two orders cancel that out.
 Usage: python bench/ab.py --tree /tmp/base [--calls 2000] [--tool ping] [--args JSON] [--load 8 --rounds 6]
 """
 
@@ -120,7 +119,7 @@ def main() -> None:
     print(load())
     runs: dict[str, list[tuple[float, dict[str, float]]]] = {"this checkout": [], "--tree": []}
     samples: dict[str, list[float]] = {"this checkout": [], "--tree": []}
-    for ours_first in (True, False):  # the stack started first runs about 5% slower under load (an A/A shows it)
+    for ours_first in (True, False):  # the stack started first runs slower under load: both orders, half each
         with stacks_in_order(tree, ours_first) as urls:
             if ns.load:
                 for name, values in under_load(urls, ns.load, max(1, ns.rounds // 2)).items():

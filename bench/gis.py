@@ -1,4 +1,4 @@
-"""GIS bench (issue 32 part A): `raster_calc` (a two-band NDVI-like expression) and `raster_terrain` (slope) on
+"""GIS bench: `raster_calc` (a two-band NDVI-like expression) and `raster_terrain` (slope) on
 8192² float32 rasters, through the running stack, against the same NumPy/numexpr operation in this process.
 
 Baselines run in this process in the same run, interleaved with the calls: rasterio reads the bands whole, numexpr

@@ -1,4 +1,4 @@
-"""The floor under each row of issue 17's table: the same work behind one Celery hop, with nothing of Geogate's.
+"""The floor under each row of `make bench`'s table: the same work behind one Celery hop, with nothing of Geogate's.
 
 `hop_stack(workers)` starts a Redis of its own; `workers` Celery worker nodes (prefork, one process each, as
 `make run`'s gdal nodes, configured as Geogate's: acks late, prefetch 1, msgpack, no result backend) whose tasks run

@@ -1,4 +1,4 @@
-"""`make bench`: every row of issue 17's table in one run, each against its baseline measured in the same run.
+"""`make bench`: every row of the bench table in one run, each against its baseline measured in the same run.
 
 Geogate runs as `make run` runs it (`geogate dev`'s worker pools, `gateway.dev.worker_pools`). Prints the load
 average at the start (and before each part), each part's details, then one table: measure, value, baseline,
@@ -38,11 +38,11 @@ PARTS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     ),
     "throughput": ("64 concurrent clients (wrk)", lambda quick: throughput.measure(seconds=4 if quick else 10)),
     "tiles": (
-        "one 8192² reprojection and one 16384² statistics call over every worker (issue 29)",
+        "one 8192² reprojection and one 16384² statistics call over every worker",
         lambda quick: tiles.measure(*((1, 8192, 8192) if quick else (3, 8192, 16384))),
     ),
     "gis": (
-        "raster_calc NDVI and raster_terrain slope on 8192², whole and tiled, vs numexpr in-process (issue 32)",
+        "raster_calc NDVI and raster_terrain slope on 8192², whole and tiled, vs numexpr in-process",
         lambda quick: gis.measure(runs=1 if quick else 3),
     ),
 }
@@ -71,7 +71,7 @@ def main() -> int:
         failed += [name for name in parts if not run_part(name, ns.quick, loads, rows_of_run, n)]
     rows = combined(runs)
     loads["end"] = os.getloadavg()
-    print(f"\nissue 17's table ({time.monotonic() - began:.0f} s); at the start: {load(loads['start'])}")
+    print(f"\nthe bench table ({time.monotonic() - began:.0f} s); at the start: {load(loads['start'])}")
     print(f"at the end: {load(loads['end'])}")
     print(table(rows))
     if failed:

@@ -1,4 +1,4 @@
-"""Tiles bench (issue 29): one large reprojection and one large statistics call spread over the workers.
+"""Tiles bench: one large reprojection and one large statistics call spread over the workers.
 
 Baselines run in this process in the same run: rasterio's warp with one thread and with `num_threads=2` (GDAL's
 own multithreaded warp on the same cores). Geogate runs as `make run` does (`geogate dev`'s pools, 2 worker
@@ -85,8 +85,8 @@ class Session:
 
     A session opened per call would time the SDK client's own set-up inside the call: its first validated result
     lists the server's tools (`ClientSession.validate_tool_result` calls `list_tools` for a tool it has not seen)
-    and compiles the result schema's validator, 30-120 ms on the 2-core machine against 10-13 ms for the same
-    `ping` on a session that has listed its tools. The session lives on its own event loop in a thread (the
+    and compiles the result schema's validator, which costs more than a `ping` on a session that has listed its
+    tools (docs/tiles.md has the figures). The session lives on its own event loop in a thread (the
     baselines between calls are plain blocking code), and is entered and left in that loop's one task, as anyio's
     scopes require.
     """
@@ -274,10 +274,9 @@ def report(
 ) -> list[Row]:
     """The rows, each call set against the baselines of its own stack's rounds.
 
-    The machine's speed drifts over a run (a 2-vCPU VM's neighbours: in one run rasterio's one-thread warp took
-    4.5-4.9 s during the first stack's rounds and 3.4-3.9 s during the last one's), so a call is compared with the
-    baselines measured in the same minutes, never with baselines pooled over the run; two calls from different
-    stacks are compared each through its own rounds' one-thread warp (`_scaled`).
+    The machine's speed drifts over a run (a shared VM's neighbours come and go; docs/tiles.md has a run's figures),
+    so a call is compared with the baselines measured in the same minutes, never with baselines pooled over the run;
+    two calls from different stacks are compared each through its own rounds' one-thread warp (`_scaled`).
     """
     p50 = {stack: {name: statistics.median(values) for name, values in runs.items()} for stack, runs in rounds.items()}
     print(f"raster_reproject {size}² float32 4326→3857 bilinear; raster_stats {big}² float32 (medians)")

@@ -5,8 +5,8 @@ Mosaic: four 4200² float32 rasters in EPSG:32633 in a 2×2 layout overlapping b
 merged `first` and `mean`; and two inputs where the second is in EPSG:4326 and warped (bilinear), merged `max`.
 Rasterize: 20,000 triangles and 2,000 lines over the same extent burnt at 10 m (an 8200² deflate uint8 output),
 by pixel centre and `all_touched`; and 5,000 wavy rings of 400 vertices each (GDAL's scanline fill visits every
-edge of a polygon on each of its rows, so these cost far more per pixel). `vector_rasterize` is not tiled since
-these figures (docs/tiles.md): its rows now run whole on both stacks; the tiled version is commit 4d3a4d3.
+edge of a polygon on each of its rows, so these cost far more per pixel). `vector_rasterize` always runs whole
+(docs/tiles.md, "Mosaic pays, rasterize does not"), so its rows run whole on both stacks.
 Usage: python bench/tiles_burn.py [--runs 3] [--only NAME ...]
 """
 
