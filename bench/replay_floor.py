@@ -52,7 +52,7 @@ from geogate.settings import Settings
 from schemas.codec import decode
 
 TARGET = 100_000
-"""Events a second the issue asks of replay: 10 s for a 1M-event log."""
+"""The target rate of replay, in events a second: 10 s for a 1M-event log."""
 NEEDED = ("hset", "rpush", "sadd", "hincrby", "pexpireat", "xrange", "dump", "rename")
 """Commands a rebuild beside the live projections needs, whatever code issues them (see the module docstring)."""
 
