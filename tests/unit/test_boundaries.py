@@ -236,3 +236,12 @@ def test_the_tree_graph_reads_bench_scripts_as_top_level_modules(tmp_path: Path)
 
     assert graph == {"a": {"b"}, "b": {"a"}}
     assert cycles(graph) == [["a", "b", "a"]]
+
+
+def test_bench_imports_nothing_from_the_tests() -> None:
+    offenders = {
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / "bench").glob("*.py"))
+        if any(name == "tests" or name.startswith("tests.") for name in imported_modules(path))
+    }
+    assert not offenders

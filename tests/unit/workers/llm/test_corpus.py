@@ -2,8 +2,7 @@
 
 import pytest
 
-from tests.unit.workers.llm.corpus import Sample, families, judge
-from tests.unit.workers.llm.corpus.tools import TOOLS
+from tests.unit.workers.llm.corpus import TOOLS, Sample, families, judge
 from workers.llm import extract_calls
 
 SAMPLES = [(family, sample) for family, samples in families().items() for sample in samples]

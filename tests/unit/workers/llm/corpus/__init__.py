@@ -6,11 +6,18 @@ out, with the calls a careful reader would execute. `kind` says what the reply i
 answer, no error), `truncated` / `malformed` (an error must come out, and only the labelled calls: the complete
 ones written before the cut or the broken call), `reasoning` (calls written only inside reasoning: none may come
 out, no error).
-`bench/llm_formats.py` measures the extractor on it; `test_corpus.py` keeps it passing.
+The samples are data (`samples.json`: family → samples; `tools.json`: the tools they call, geospatial, with every
+JSON type a value can need and keys that need escaping in attribute syntax), so that `bench/llm_formats.py` reads
+the same set without importing tests; `test_corpus.py` keeps it passing.
 """
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
+
+HERE = Path(__file__).parent
+TOOLS: list[dict[str, Any]] = json.loads((HERE / "tools.json").read_text())
 
 Kind = Literal["ok", "truncated", "malformed", "reasoning"]
 
@@ -56,17 +63,11 @@ def judge(sample: Sample, calls: list[tuple[str, dict[str, Any]]], errors: int) 
 
 def families() -> dict[str, list[Sample]]:
     """Every family's samples, by family name."""
-    from tests.unit.workers.llm.corpus import deepseek, gemma, glm, gpt_oss, hermes, kimi, llama, mistral, qwen_xml
-
-    modules = {
-        "qwen3 hermes": hermes,
-        "qwen3 xml": qwen_xml,
-        "glm": glm,
-        "mistral": mistral,
-        "llama": llama,
-        "deepseek": deepseek,
-        "kimi": kimi,
-        "gpt-oss": gpt_oss,
-        "gemma": gemma,
+    data = json.loads((HERE / "samples.json").read_text())
+    return {
+        family: [
+            Sample(item["id"], item["text"], tuple((name, params) for name, params in item["calls"]), item["kind"])
+            for item in samples
+        ]
+        for family, samples in data.items()
     }
-    return {name: list(module.SAMPLES) for name, module in modules.items()}

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from tests.unit.workers.llm.corpus.tools import TOOLS
+from tests.unit.workers.llm.corpus import TOOLS
 from workers.llm import Extraction, extract_calls
 
 
