@@ -24,11 +24,11 @@ from redis.asyncio import Redis
 from gateway.dev import Children, start_redis
 from gateway.security.frames import check_body
 from gateway.security.jwt_verifier import JwtVerifier
-from gateway.security.limits import Limiter, Limits
 from gateway.security.tokens import StaticTokenVerifier, load_tokens
 from geogate.eventlog.publish import follow, request_event
 from geogate.eventlog.redaction import redact_event
-from geogate.eventlog.streams import Keys
+from geogate.eventlog.streams import CALLS, Keys
+from geogate.ratelimit import Limiter, Limits
 from geogate.settings import Settings
 from schemas.codec import encode
 from schemas.events import ToolSucceeded
@@ -84,7 +84,7 @@ async def limits(n: int) -> list[str]:
         redis = Redis.from_url(
             start_redis(Settings(data_dir=Path(tempfile.mkdtemp(prefix="geogate-bench-"))), children)
         )
-        limiter = Limiter(redis, Keys("bench"), stale_s=360)
+        limiter = Limiter(redis, Keys("bench"), CALLS, stale_s=360)
         rules = Limits(per_minute=10**9, concurrent=64)
 
         async def slot() -> None:

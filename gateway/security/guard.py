@@ -19,10 +19,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from gateway.security import responses
 from gateway.security.frames import FrameError, check_body
 from gateway.security.jsonrpc import Need, chat_need, needs_of_frame, route_need
-from gateway.security.limits import Decision, Limiter, Limits
 from gateway.security.tokens import ClientLimits
+from geogate.eventlog import streams
 from geogate.eventlog.publish import new_event
 from geogate.eventlog.streams import rejected_key
+from geogate.ratelimit import Decision, Limiter, Limits
 from geogate.settings import SecuritySettings
 from schemas.events.security import CallRejected, RejectReason, client_aggregate
 from schemas.scopes import ADMIN, ALL_SCOPES
@@ -175,8 +176,9 @@ class Guard:
 
     def limiter(self) -> Limiter:
         if self._limiter is None:
-            assert self.runtime.store is not None, "gateway not started"
-            self._limiter = Limiter(self.runtime.store.redis, self.runtime.store.keys, self.policy.stale_s)
+            store = self.runtime.store
+            assert store is not None, "gateway not started"
+            self._limiter = Limiter(store.redis, store.keys, streams.CALLS, stale_s=self.policy.stale_s)
         return self._limiter
 
     async def _remember_scopes(self, who: Principal) -> None:

@@ -2,7 +2,7 @@
 
 from workers.llm.capabilities import CAPABILITIES, ModelCapability, capability_for
 from workers.llm.config import BackoffPolicy, LLMConfig, LoopPolicy
-from workers.llm.errors import LLMError, ProviderError, RateLimited
+from workers.llm.errors import LLMError, ProviderError
 from workers.llm.extract import Extraction, extract_calls
 from workers.llm.loop import OnEvent, run_chat, stream_chat
 from workers.llm.metrics import attempt_stats
@@ -10,7 +10,6 @@ from workers.llm.parse_cli import parse_lines
 from workers.llm.planned import CallTool
 from workers.llm.providers import build_provider, http_client
 from workers.llm.providers.base import Provider
-from workers.llm.ratelimit import RateLimiter
 
 __all__ = [
     "CAPABILITIES",
@@ -24,8 +23,6 @@ __all__ = [
     "OnEvent",
     "Provider",
     "ProviderError",
-    "RateLimited",
-    "RateLimiter",
     "attempt_stats",
     "build_provider",
     "capability_for",

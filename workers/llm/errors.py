@@ -1,8 +1,7 @@
 """Errors of the LLM host.
 
 LLMError
-├── ProviderError        the model's server failed (HTTP status, timeout, bad body); `retryable` for 429/5xx/timeouts
-└── RateLimited          a client went over its requests per minute; `retry_after_s` says when to come back
+└── ProviderError        the model's server failed (HTTP status, timeout, bad body); `retryable` for 429/5xx/timeouts
 """
 
 
@@ -24,13 +23,3 @@ class ProviderError(LLMError):
         self.retry_after_s = retry_after_s
         self.retries = 0
         """Backed-off attempts before this error was given up on."""
-
-
-class RateLimited(LLMError):
-    """The client made too many requests this minute."""
-
-    def __init__(self, key: str, limit: int, retry_after_s: float) -> None:
-        super().__init__("llm.rate_limited", f"more than {limit} requests per minute", retryable=True)
-        self.key = key
-        self.limit = limit
-        self.retry_after_s = retry_after_s

@@ -11,6 +11,7 @@ from pydantic import JsonValue
 
 from geogate.eventlog import streams
 from geogate.eventlog.store import EventStore
+from geogate.ratelimit import Limiter, Limits
 from geogate.settings import LLMSettings
 from schemas.events import Event, EventData, ToolStarted, ToolSucceeded
 from schemas.events.llm import LLMAttempted, LLMConversationStarted, conversation_aggregate
@@ -24,10 +25,9 @@ from workers.calling import CallTimedOut, call_tool
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.jobs import job
-from workers.llm.errors import ProviderError, RateLimited
+from workers.llm.errors import ProviderError
 from workers.llm.loop import run_chat
 from workers.llm.providers import build_provider, http_client
-from workers.llm.ratelimit import WINDOW_S, RateLimiter
 from workers.llm.settings import config_for, policy_for
 from workers.llm.xray_events import load_conversation, xray_from_events
 
@@ -95,13 +95,14 @@ async def _check_rate(store: EventStore, ctx: JobContext, llm: LLMSettings) -> N
     """
     assert ctx.settings is not None
     client = aredis.Redis.from_url(ctx.settings.require_redis_url())
+    limit = llm.rate_limit_per_minute
     try:
-        await RateLimiter(client, llm.rate_limit_per_minute).check(store.keys.rate(streams.LLM, ctx.actor, WINDOW_S))
-    except RateLimited as exc:
-        message = f"{ctx.actor} made {exc.message}; try again in {exc.retry_after_s:g} s"
-        raise JobFailed(exc.code, message, retryable=True) from exc
+        decision = await Limiter(client, store.keys, streams.LLM, count_refused=True).acquire(ctx.actor, Limits(limit))
     finally:
         await client.aclose()
+    if not decision.allowed:
+        message = f"{ctx.actor} made more than {limit} requests per minute; try again in {decision.retry_after_s} s"
+        raise JobFailed("llm.rate_limited", message, retryable=True)
 
 
 @dataclass
