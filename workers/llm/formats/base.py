@@ -1,4 +1,4 @@
-"""What every format parser returns, and the helpers they share: JSON ends, block scans, errors."""
+"""What every format parser returns, and the helpers they share: JSON calls, block scans, end markers, errors."""
 
 import re
 from collections.abc import Callable
@@ -59,6 +59,9 @@ class Block:
 BlockParser = Callable[[str, re.Match[str]], Block]
 """Parses the block whose start marker `match` found; reads on from `match.end()`."""
 
+Marker = str | tuple[str, ...] | re.Pattern[str]
+"""Markup that may follow a call: one string, alternative strings, or a pattern (matched after whitespace)."""
+
 
 def skip_ws(text: str, pos: int) -> int:
     """The first index at or after `pos` that is not whitespace."""
@@ -78,6 +81,49 @@ def skip_marker(text: str, pos: int, *markers: str) -> int:
 def json_end(text: str, pos: int) -> int | None:
     """Index just past the JSON object or array starting at `pos` (strings skipped), None if the text ends first."""
     return match_object(text, pos)
+
+
+def skip_markers(text: str, pos: int, *markers: Marker) -> int:
+    """`pos` moved past each of `markers` in turn, and the whitespace before it, where the text has it there."""
+    for marker in markers:
+        if isinstance(marker, re.Pattern):
+            found = marker.match(text, skip_ws(text, pos))
+            pos = found.end() if found else pos
+        else:
+            pos = skip_marker(text, pos, *((marker,) if isinstance(marker, str) else marker))
+    return pos
+
+
+def json_call(text: str, at: int, what: str, name: str | None, *ends: Marker) -> Block:
+    """The JSON at `at` as the arguments of `name` (the whole call when `name` is None), read to its real end and
+    then past the `ends` that follow it; a truncated `what` call when the text ends inside the JSON."""
+    end = json_end(text, at)
+    if end is None:
+        return Block(len(text), errors=[truncated(what, name)])
+    return Block(skip_markers(text, end, *ends), [RawCall(name, text[at:end])])
+
+
+def json_calls(text: str, at: int, what: str, between: str, *ends: Marker) -> Block:
+    """Whole JSON calls one after another from `at` (objects or lists, whitespace and `between` separating them),
+    then past the `ends` that follow the last; the calls read so far when the text ends inside one."""
+    calls: list[RawCall] = []
+    while at < len(text) and text[at] in "{[":
+        block = json_call(text, at, what, None)
+        if block.cut:
+            return Block(block.end, calls, block.errors)
+        calls += block.calls
+        at = skip_ws(text, skip_marker(text, block.end, between))
+    return Block(skip_markers(text, at, *ends), calls)
+
+
+def json_arguments(text: str, at: int, what: str, name: str, *ends: Marker) -> Block:
+    """The JSON object of `name`'s arguments at `at`, a Markdown fence around it allowed, then past the `ends`."""
+    at = skip_ws(text, skip_fence(text, at))
+    if at >= len(text):
+        return Block(len(text), errors=[truncated(what, name)])
+    if text[at] != "{":
+        return Block(at, errors=[malformed(f"{what}: the arguments of {name!r} must be a JSON object", name)])
+    return json_call(text, at, what, name, "```", *ends)
 
 
 def scan_blocks(text: str, start: re.Pattern[str], parse: BlockParser, fmt: str) -> Parsed:

@@ -9,22 +9,11 @@ inside `<｜tool▁calls▁begin｜>…<｜tool▁calls▁end｜>`. Arguments en
 
 import re
 
-from workers.llm.formats.base import (
-    Block,
-    Parsed,
-    RawCall,
-    json_end,
-    malformed,
-    scan_sections,
-    skip_fence,
-    skip_marker,
-    skip_ws,
-    truncated,
-)
+from workers.llm.formats.base import Block, Parsed, json_arguments, scan_sections, truncated
 
 START = re.compile(r"<｜tool[▁_]call[▁_]begin｜>")
 _SEP = re.compile(r"<｜tool[▁_]sep｜>")
-_END = re.compile(r"\s*<｜tool[▁_]call[▁_]end｜>")
+_END = re.compile(r"<｜tool[▁_]call[▁_]end｜>")
 SECTION_BEGIN = re.compile(r"<｜tool[▁_]calls[▁_]begin｜>")
 SECTION_END = re.compile(r"<｜tool[▁_]calls[▁_]end｜>")
 SECTIONS = re.compile(r"<｜tool[▁_]calls[▁_](?:begin|end)｜>")
@@ -50,17 +39,4 @@ def _block(text: str, match: re.Match[str]) -> Block:
         if line_end == -1:
             return Block(len(text), errors=[truncated(_WHAT, text[at:].strip())])
         head, at = text[at:line_end].strip(), line_end
-    return _arguments(text, skip_ws(text, skip_fence(text, at)), head)
-
-
-def _arguments(text: str, at: int, name: str) -> Block:
-    if at >= len(text):
-        return Block(len(text), errors=[truncated(_WHAT, name)])
-    if text[at] != "{":
-        return Block(at, errors=[malformed(f"{_WHAT}: the arguments of {name!r} must be a JSON object", name)])
-    end = json_end(text, at)
-    if end is None:
-        return Block(len(text), errors=[truncated(_WHAT, name)])
-    resume = skip_marker(text, end, "```")
-    closing = _END.match(text, resume)
-    return Block(closing.end() if closing else resume, [RawCall(name, text[at:end])])
+    return json_arguments(text, at, _WHAT, head, _END)

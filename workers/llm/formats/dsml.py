@@ -25,7 +25,7 @@ from workers.llm.formats.base import (
     Parsed,
     RawCall,
     cut_at,
-    json_end,
+    json_call,
     malformed,
     scan_sections,
     skip_ws,
@@ -83,11 +83,7 @@ def _block(text: str, match: re.Match[str]) -> Block:
     tags = _PREFIXED if match["prefix"] else _PLAIN
     at = skip_ws(text, match.end())
     if text.startswith("{", at):
-        end = json_end(text, at)
-        if end is None:
-            return Block(len(text), errors=[truncated(_WHAT, name)])
-        closing = tags.close.match(text, skip_ws(text, end))
-        return Block(closing.end() if closing else end, [RawCall(name, text[at:end])])
+        return json_call(text, at, _WHAT, name, tags.close)
     return _parameters(text, match.end(), name, tags, match["prefix"] or "")
 
 

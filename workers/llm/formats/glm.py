@@ -14,9 +14,8 @@ from workers.llm.formats.base import (
     Block,
     RawCall,
     cut_at,
-    json_end,
+    json_call,
     malformed,
-    skip_marker,
     skip_ws,
     truncated,
 )
@@ -55,7 +54,7 @@ def block(text: str, pos: int) -> Block:
         if text.startswith(CLOSE, at):
             return Block(at + len(CLOSE), [RawCall(name, dict(args), frozenset(args))])
         if text.startswith("{", at) and not args:
-            return _json_args(text, at, name)
+            return json_call(text, at, "<tool_call>", name, CLOSE)
         if not text.startswith("<arg_key>", at):
             return _stray(text, at, name)
         step = _pair(text, at + len("<arg_key>"), name)
@@ -78,13 +77,6 @@ def _pair(text: str, pos: int, name: str) -> tuple[str, str, int] | Block:
         return Block(len(text), errors=[truncated("<tool_call>", name)])
     value = text[start:stop] if resume > stop else text[start:stop].rstrip()  # left open: the newline is markup
     return text[pos:key_end].strip(), value, resume
-
-
-def _json_args(text: str, at: int, name: str) -> Block:
-    end = json_end(text, at)
-    if end is None:
-        return Block(len(text), errors=[truncated("<tool_call>", name)])
-    return Block(skip_marker(text, end, CLOSE), [RawCall(name, text[at:end])])
 
 
 def _stray(text: str, at: int, name: str) -> Block:

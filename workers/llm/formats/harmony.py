@@ -15,7 +15,7 @@ also the channel tag (`commentary to=functions.NAME <|constrain|>json<|message|>
 
 import re
 
-from workers.llm.formats.base import Block, Parsed, RawCall, json_end, malformed, skip_marker, skip_ws, truncated
+from workers.llm.formats.base import Block, Parsed, json_call, malformed, skip_ws, truncated
 
 START = re.compile(r"<\|channel\|>|<\|start\|>|<\|message\|>")
 _MESSAGE = "<|message|>"
@@ -109,10 +109,7 @@ def _call(text: str, body: int, recipient: str) -> Block:
         stop = _TERMINATOR.search(text, at)
         end = stop.end() if stop else len(text)
         return Block(end, errors=[malformed(f"{_WHAT}: the arguments of {name!r} must be a JSON object", name)])
-    end = json_end(text, at)
-    if end is None:
-        return Block(len(text), errors=[truncated(_WHAT, name)])
-    return Block(skip_marker(text, end, "<|call|>", "<|end|>"), [RawCall(name, text[at:end])])
+    return json_call(text, at, _WHAT, name, ("<|call|>", "<|end|>"))
 
 
 def _tail(rest: str, parsed: Parsed, content: list[str], *, prefilled: bool) -> None:

@@ -5,17 +5,7 @@ the closing tag is optional, as engines accept a complete object without it. A f
 and several objects in one tag are tolerated.
 """
 
-from workers.llm.formats.base import (
-    Block,
-    RawCall,
-    clip,
-    json_end,
-    malformed,
-    skip_fence,
-    skip_marker,
-    skip_ws,
-    truncated,
-)
+from workers.llm.formats.base import Block, clip, json_calls, malformed, skip_fence, skip_ws, truncated
 
 CLOSE = "</tool_call>"
 
@@ -23,15 +13,8 @@ CLOSE = "</tool_call>"
 def json_block(text: str, pos: int) -> Block:
     """The JSON call object(s) starting at `pos` (just past `<tool_call>`), up to the closing tag."""
     at = skip_ws(text, skip_fence(text, pos))
-    calls: list[RawCall] = []
-    while at < len(text) and text[at] in "{[":
-        end = json_end(text, at)
-        if end is None:
-            return Block(len(text), calls, [truncated("<tool_call>")])
-        calls.append(RawCall(None, text[at:end]))
-        at = skip_ws(text, skip_marker(text, end, "```"))
-    if calls:
-        return Block(skip_marker(text, at, CLOSE), calls)
+    if at < len(text) and text[at] in "{[":
+        return json_calls(text, at, "<tool_call>", "```", CLOSE)
     if at >= len(text):
         return Block(len(text), errors=[truncated("<tool_call>")])
     close = text.find(CLOSE, at)

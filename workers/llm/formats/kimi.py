@@ -10,19 +10,7 @@ after the id instead of `<|tool_call_argument_begin|>`. Arguments end where the 
 
 import re
 
-from workers.llm.formats.base import (
-    Block,
-    Parsed,
-    RawCall,
-    cut_at,
-    json_end,
-    malformed,
-    scan_sections,
-    skip_fence,
-    skip_marker,
-    skip_ws,
-    truncated,
-)
+from workers.llm.formats.base import Block, Parsed, cut_at, json_arguments, scan_sections, truncated
 
 START = re.compile(r"<\|tool_call_begin\|>")
 SECTION_BEGIN = re.compile(r"<\|tool_calls_section_begin\|>")
@@ -52,13 +40,4 @@ def _block(text: str, match: re.Match[str]) -> Block:
     name = tool_name(head["id"])
     if not head["arg"] and cut_at(text, head.end(), "<|tool_call_argument_begin|>"):
         return Block(len(text), errors=[truncated(_WHAT, name)])
-    at = skip_ws(text, skip_fence(text, head.end()))
-    if at >= len(text):
-        return Block(len(text), errors=[truncated(_WHAT, name)])
-    if text[at] != "{":
-        return Block(at, errors=[malformed(f"{_WHAT}: the arguments of {name!r} must be a JSON object", name)])
-    end = json_end(text, at)
-    if end is None:
-        return Block(len(text), errors=[truncated(_WHAT, name)])
-    resume = skip_marker(text, end, "```")
-    return Block(skip_marker(text, resume, "<|tool_call_end|>"), [RawCall(name, text[at:end])])
+    return json_arguments(text, head.end(), _WHAT, name, "<|tool_call_end|>")

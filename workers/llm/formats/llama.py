@@ -10,9 +10,8 @@ from workers.llm.formats.base import (
     NAME,
     Block,
     Parsed,
-    RawCall,
     cut_at,
-    json_end,
+    json_calls,
     malformed,
     scan_blocks,
     skip_marker,
@@ -35,7 +34,7 @@ def parse(text: str) -> Parsed:
 def _block(text: str, match: re.Match[str]) -> Block:
     at = skip_ws(text, match.end())
     if at < len(text) and text[at] in "{[":
-        return _json_calls(text, at)
+        return json_calls(text, at, _WHAT, ";", _ENDS)
     head = _CALL_HEAD.match(text, at)
     if head is None:
         if cut_at(text, at):
@@ -49,14 +48,3 @@ def _block(text: str, match: re.Match[str]) -> Block:
     except (SyntaxError, ValueError) as exc:
         return Block(end, errors=[malformed(f"<|python_tag|> call is not valid Python call syntax: {exc}")])
     return Block(skip_marker(text, end, *_ENDS), calls)
-
-
-def _json_calls(text: str, at: int) -> Block:
-    calls: list[RawCall] = []
-    while at < len(text) and text[at] in "{[":
-        end = json_end(text, at)
-        if end is None:
-            return Block(len(text), calls, [truncated(_WHAT)])
-        calls.append(RawCall(None, text[at:end]))
-        at = skip_ws(text, skip_marker(text, end, ";"))
-    return Block(skip_marker(text, at, *_ENDS), calls)

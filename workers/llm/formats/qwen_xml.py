@@ -16,7 +16,7 @@ from workers.llm.formats.base import (
     Parsed,
     RawCall,
     cut_at,
-    json_end,
+    json_call,
     malformed,
     scan_blocks,
     skip_marker,
@@ -50,7 +50,7 @@ def function_block(text: str, pos: int, name: str) -> Block:
     """The body of `<function=name>` from `pos`: a JSON object, or parameters up to `</function>`."""
     at = skip_ws(text, pos)
     if text.startswith("{", at):
-        return _json_body(text, at, name)
+        return json_call(text, at, "<function=…>", name, "</function>", "</tool_call>")
     args: dict[str, str] = {}
     while True:
         at = skip_ws(text, pos)
@@ -65,14 +65,6 @@ def function_block(text: str, pos: int, name: str) -> Block:
         if value_stop == -1:
             return Block(len(text), errors=[truncated("<function=…>", name)])
         args[param[1].strip()] = strip_newline(text[param.end() : value_stop])
-
-
-def _json_body(text: str, at: int, name: str) -> Block:
-    end = json_end(text, at)
-    if end is None:
-        return Block(len(text), errors=[truncated("<function=…>", name)])
-    resume = skip_marker(text, end, "</function>")
-    return Block(skip_marker(text, resume, "</tool_call>"), [RawCall(name, text[at:end])])
 
 
 def _stray(text: str, at: int, name: str) -> Block:
