@@ -1,1 +1,1 @@
-"""Guided workflows (docs/workflows.md): YAML definitions, the `${…}` template language, state as a fold of events."""
+"""Guided workflows (docs/workflows.md): YAML definitions, Jinja2 templates, state as a fold of events."""

@@ -1,50 +1,52 @@
-"""The workflow meta-language: `${var}`, `${var[0]}`, `${var.field}`, `${foreach x in xs} … ${/foreach}`, on Jinja2.
+"""Workflow templates: Jinja2 syntax, compiled and rendered by Jinja2's `SandboxedEnvironment`.
 
-Jinja2's `SandboxedEnvironment` compiles and renders; this module keeps the seed's syntax in front of it. Each `${…}`
-tag is checked against the seed's grammar (a name with `.field` and `[index]` accessors, or a foreach tag) and
-written out as Jinja source with the delimiters `${ }` (print), `${% %}` (block) and `${# #}` (comment): outside
-tags the seed's text can hold no `${`, so none of them can appear in it by accident. `$${` writes a literal `${`.
-A block tag (`${foreach …}`, `${/foreach}`) alone on its line takes its line with it, so YAML block scalars render
-without stray blank lines. Variables are renamed `v_<name>` in the Jinja source, so no seed name meets a Jinja
-keyword, constant or global (`loop`, `none`, `in`, `range`); lookups read JSON only (a field is a dict key, an
-index a list item, never a Python attribute).
+`{{ var }}`, `{{ var[0] }}`, `{{ var.field }}`, `{% for x in xs %} … {% endfor %}` and the rest of Jinja2, with
+these rules on top:
 
-Cost against the hand-written engine this replaced (`python bench/workflow_template.py`, same run, the bundled
-definitions, 2 shared cores at load 4 to 10): rendering 4 to 7× slower (3 → 12 to 21 µs a template; a step renders
-one instruction and a few arguments), parsing 135 to 250× slower (25 µs → 6 ms a template, once per process:
-definitions are loaded once and cached). Neither is a reason to keep 342 hand-written lines beside a step that goes
-through Celery and appends to the event log.
+- Lookups read JSON only: a field is a dict key, an index a list item, never a Python attribute.
+- Every value printed reads as `format_value` writes it (lists as bullet lines, objects as JSON, None as nothing).
+- A variable the context lacks is an error (`UndefinedVariable`). A missing index or field, or a loop over one, is
+  an error when rendering strictly (`MissingValue`) and nothing when rendering leniently.
+- A block tag alone on its line takes its line with it (`trim_blocks`, `lstrip_blocks`), so YAML block scalars
+  render without stray blank lines.
+- Jinja's own filters; no globals and no tests.
+
+Definitions in the older `${…}` syntax are converted to this one when they load (`workers.workflows.dollar`).
 """
 
 import json
-import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import jinja2
-from jinja2 import StrictUndefined, Undefined
+from jinja2 import StrictUndefined, Undefined, meta
 from jinja2.sandbox import SandboxedEnvironment
+from jinja2.utils import missing as missing_
 from pydantic import JsonValue
 
 Accessor = str | int
 """A `.field` (str) or an `[index]` (int) after the variable's name."""
 Missing = Literal["error", "empty"]
 
+_MODE: ContextVar[Missing] = ContextVar("workflow_template_missing", default="error")
+"""How the render under way treats a missing index or field."""
+
 
 class TemplateError(ValueError):
-    """Base of template errors: a stable `code`, and where in the template (1-based line and column)."""
+    """Base of template errors: a stable `code`, and where in the template (1-based line and column, 0: unknown)."""
 
     code = "template.error"
 
     def __init__(self, message: str, line: int = 0, column: int = 0) -> None:
-        where = f" (line {line}, column {column})" if line else ""
+        where = f" (line {line}, column {column})" if line and column else f" (line {line})" if line else ""
         super().__init__(f"{message}{where}")
         self.line, self.column = line, column
 
 
 class TemplateSyntaxError(TemplateError):
-    """The template cannot be parsed (unclosed `${`, unbalanced foreach, bad expression)."""
+    """The template cannot be parsed (unclosed tag, unbalanced loop, bad expression)."""
 
     code = "template.syntax"
 
@@ -65,43 +67,6 @@ class MissingValue(TemplateError):
     code = "template.missing"
 
 
-@dataclass(frozen=True)
-class Path:
-    """`root` followed by accessors: `analysis.items[0]` is Path("analysis", ("items", 0))."""
-
-    root: str
-    accessors: tuple[Accessor, ...] = ()
-
-    def __str__(self) -> str:
-        return self.root + "".join(f"[{a}]" if isinstance(a, int) else f".{a}" for a in self.accessors)
-
-    def jinja(self) -> str:
-        """The path as a Jinja expression over the renamed variables: `v_analysis["items"][0]`."""
-        return f"v_{self.root}" + "".join(f"[{a}]" if isinstance(a, int) else f'["{a}"]' for a in self.accessors)
-
-
-_NAME = "[A-Za-z_][A-Za-z0-9_]*"
-_PATH = re.compile(rf"{_NAME}(?:\.{_NAME}|\[-?\d+\])*")
-_ACCESSOR = re.compile(rf"\.({_NAME})|\[(-?\d+)\]")
-_TAG = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
-"""`$${` (a literal), a whole tag with its body, or a `${` that is never closed."""
-
-
-def parse_path(text: str) -> Path:
-    """Parse `name`, `name[0]`, `name.field` and their combinations.
-
-    Raises:
-        TemplateSyntaxError: `text` is not a path.
-    """
-    text = text.strip()
-    if not _PATH.fullmatch(text):
-        raise TemplateSyntaxError(f"expected NAME, NAME.field or NAME[integer] in expression {text!r}")
-    root = re.match(_NAME, text)
-    assert root is not None
-    accessors = [int(m[2]) if m[2] else m[1] for m in _ACCESSOR.finditer(text, root.end())]
-    return Path(root[0], tuple(accessors))
-
-
 def format_value(value: JsonValue) -> str:
     """How a value reads inside an instruction: lists as bullet lines, objects as JSON, None as nothing."""
     if value is None:
@@ -115,8 +80,17 @@ def format_value(value: JsonValue) -> str:
     return str(value)
 
 
+class _Unset(StrictUndefined):
+    """A variable the context lacks: any use of it is an `UndefinedVariable`."""
+
+    __slots__ = ()
+
+    def __init__(self, hint: str | None = None, obj: Any = missing_, name: str | None = None, exc: Any = None) -> None:
+        super().__init__(hint, obj, name, lambda _message: UndefinedVariable(name or "?"))  # type: ignore[arg-type]
+
+
 class _Absent(StrictUndefined):
-    """An index or field the value does not have: strict rendering raises on it, lenient rendering writes nothing."""
+    """An index or field the value does not have: strict rendering raises on it, lenient rendering reads nothing."""
 
     __slots__ = ("accessor",)
 
@@ -124,13 +98,38 @@ class _Absent(StrictUndefined):
         super().__init__(name=str(accessor))
         self.accessor = accessor
 
+    def __str__(self) -> str:
+        missing(self)
+        return ""
+
+    def __iter__(self) -> Iterator[Any]:
+        missing(self)
+        return iter(())
+
+
+def missing(value: Undefined, path: str = "", root: str = "", line: int = 0, column: int = 0) -> None:
+    """Raise for `value`, which the context lacks, unless it is a missing index or field read leniently.
+
+    `path` (and its variable, `root`) names the value in the message, `line` and `column` place it, when the caller
+    knows them.
+    """
+    if not isinstance(value, _Absent):
+        raise UndefinedVariable(root or value._undefined_name or "?", line, column)
+    if strict():
+        raise MissingValue(f"{path or 'the value'} has no {value.accessor!r}", line, column)
+
+
+def strict() -> bool:
+    """Whether the render under way raises on a missing index or field."""
+    return _MODE.get() == "error"
+
 
 class _JsonSandbox(SandboxedEnvironment):
     """Reads JSON only: `.field` and `["field"]` are dict keys, `[i]` list items; never a Python attribute."""
 
     def getitem(self, obj: Any, argument: Any) -> Any:
         if isinstance(obj, Undefined):
-            return obj  # the first miss travels to the output, which reports it with its position
+            return obj  # the first miss travels to the output, which reports it
         if isinstance(argument, int) and isinstance(obj, list) and -len(obj) <= argument < len(obj):
             return obj[argument]
         if isinstance(argument, str) and isinstance(obj, dict) and argument in obj:
@@ -141,128 +140,46 @@ class _JsonSandbox(SandboxedEnvironment):
         return self.getitem(obj, attribute)
 
 
-def _absent(value: Undefined, missing: Missing, line: int, column: int, path: str) -> None:
-    """Raise for a value the context lacks, unless it is a missing index or field and `missing` is "empty"."""
-    if not isinstance(value, _Absent):
-        raise UndefinedVariable(parse_path(path).root, line, column)
-    if missing == "error":
-        raise MissingValue(f"{path} has no {value.accessor!r}", line, column)
-
-
-def _output(value: Any, missing: Missing, line: int, column: int, path: str) -> str:
+def _finalize(value: Any) -> str:
     if isinstance(value, Undefined):
-        _absent(value, missing, line, column, path)
+        missing(value)
         return ""
     return format_value(value)
 
 
-def _items(value: Any, missing: Missing, line: int, column: int, path: str) -> list[JsonValue]:
-    if isinstance(value, Undefined):
-        _absent(value, missing, line, column, path)
-        return []
-    if isinstance(value, list):
-        return value
-    if missing == "error":
-        raise MissingValue(f"{path} is not a list", line, column)
-    return [] if value is None else [value]
-
-
-_ENV = _JsonSandbox(
-    block_start_string="${%",
-    block_end_string="%}",
-    variable_start_string="${",
-    variable_end_string="}",
-    comment_start_string="${#",
-    comment_end_string="#}",
-    undefined=StrictUndefined,
+ENV = _JsonSandbox(
+    undefined=_Unset,
+    finalize=_finalize,
     autoescape=False,
     keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
 )
-_ENV.filters = {"output": _output, "items": _items}
-_ENV.tests, _ENV.globals = {}, {}
-_LITERAL = "${% raw %}${${% endraw %}"
-_CR = '${ "\\r" }'
-"""Jinja turns every line break in template text into "\\n"; a carriage return is written as an expression instead."""
+ENV.tests, ENV.globals = {}, {}
 
 
-def _position(source: str, offset: int) -> tuple[int, int]:
-    line_start = source.rfind("\n", 0, offset) + 1
-    return source.count("\n", 0, offset) + 1, offset - line_start + 1
-
-
-def _standalone(source: str, start: int, end: int) -> tuple[int, int] | None:
-    """The line span to drop when a block tag is alone on its line, else None."""
-    line_start = source.rfind("\n", 0, start) + 1
-    line_end = source.find("\n", end)
-    line_end = len(source) if line_end == -1 else line_end + 1
-    if source[line_start:start].strip() or source[end:line_end].strip():
-        return None
-    return line_start, line_end
-
-
-def _tag(body: str, where: tuple[int, int], opened: list[tuple[tuple[int, int], str]], free: set[str]) -> str:
-    """The Jinja source for one tag; `opened` holds the foreach tags still open (position, loop variable) and
-    `free` gathers the variables read from the context."""
-    words = body.split()
-    bound = {var for _, var in opened}
-    if words == ["/foreach"]:
-        if not opened:
-            raise TemplateSyntaxError("'${/foreach}' without '${foreach}'", *where)
-        opened.pop()
-        return "${% endfor %}"
-    try:
-        if words[:1] == ["foreach"]:
-            if len(words) != 4 or words[2] != "in":
-                raise TemplateSyntaxError("expected '${foreach NAME in PATH}'")
-            var, path = parse_path(words[1]), parse_path(words[3])
-            if var.accessors:
-                raise TemplateSyntaxError(f"loop variable {words[1]!r} must be a plain name")
-            free.update({path.root} - bound)
-            opened.append((where, var.root))
-            return f'${{% for v_{var.root} in ({path.jinja()}) | items(_missing, {where[0]}, {where[1]}, "{path}") %}}'
-        path = parse_path(body)
-    except TemplateSyntaxError as exc:
-        raise TemplateSyntaxError(str(exc), *where) from exc
-    free.update({path.root} - bound)
-    return f'${{ ({path.jinja()}) | output(_missing, {where[0]}, {where[1]}, "{path}") }}'
-
-
-def translate(source: str) -> tuple[str, frozenset[str]]:
-    """The Jinja source of a template in the seed's syntax, and the variables it reads from its context.
-
-    Raises:
-        TemplateSyntaxError: with the line and column of the problem.
-    """
-    out: list[str] = []
-    opened: list[tuple[tuple[int, int], str]] = []
-    free: set[str] = set()
-    i = 0
-    for match in _TAG.finditer(source):
-        start, end = match.span()
-        if match[0] == "$${":
-            out += [source[i:start].replace("\r", _CR), _LITERAL]
-            i = end
-            continue
-        where = _position(source, start)
-        if match[1] is None:
-            raise TemplateSyntaxError("unclosed '${'", *where)
-        jinja = _tag(match[1], where, opened, free)
-        span = _standalone(source, start, end) if jinja.startswith("${%") else None
-        out += [source[i : span[0] if span else start].replace("\r", _CR), jinja]
-        i = span[1] if span else end
-    if opened:
-        raise TemplateSyntaxError("'${foreach}' is never closed", *opened[-1][0])
-    out.append(source[i:].replace("\r", _CR))
-    return "".join(out), frozenset(free)
+def _line(exc: BaseException) -> int:
+    """The template line the error was raised at (Jinja rewrites the traceback to template lines), else 0."""
+    tb, line = exc.__traceback__, 0
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<template>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
 
 
 @dataclass(frozen=True)
 class Template:
-    """A parsed template. Build it with `parse()`; render it as often as needed."""
+    """A parsed template. Build it with `parse()`; render it as often as needed.
+
+    `prefix` is put before every context name: the `${…}` converter writes its variables as `v_<name>`, so no
+    name meets a Jinja keyword or literal.
+    """
 
     source: str
     compiled: jinja2.Template = field(compare=False, repr=False)
     free: frozenset[str] = field(compare=False, repr=False)
+    prefix: str = ""
 
     def names(self) -> set[str]:
         """The variables the template reads from its context (loop variables excluded)."""
@@ -279,17 +196,47 @@ class Template:
             UndefinedVariable: a variable is not in `context` (whatever `missing` says).
             MissingValue: an index or field does not exist and `missing` is "error".
         """
-        return self.compiled.render({"_missing": missing, **{f"v_{k}": v for k, v in context.items()}})
+        token = _MODE.set(missing)
+        try:
+            return self.compiled.render({f"{self.prefix}{k}": v for k, v in context.items()})
+        except TemplateError as exc:
+            if exc.line:
+                raise
+            raise self._placed(exc) from exc
+        finally:
+            _MODE.reset(token)
+
+    def _placed(self, exc: TemplateError) -> TemplateError:
+        """`exc` with the template's names and the line it was raised at."""
+        line = _line(exc)
+        if isinstance(exc, UndefinedVariable):
+            return UndefinedVariable(exc.name.removeprefix(self.prefix), line)
+        message = str(exc).replace(f" {self.prefix}", " ") if self.prefix else str(exc)
+        return type(exc)(message, line)
+
+
+def compile_source(jinja: str, source: str, prefix: str = "", env: jinja2.Environment = ENV) -> Template:
+    """A `Template` of Jinja source `jinja` (compiled in `env`), written as `source`.
+
+    Raises:
+        TemplateSyntaxError: with the line of the problem.
+    """
+    try:
+        tree = env.parse(jinja)
+        compiled = env.from_string(tree)
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateSyntaxError(exc.message or "invalid template", exc.lineno) from exc
+    free = frozenset(name.removeprefix(prefix) for name in meta.find_undeclared_variables(tree))
+    return Template(source, compiled, free, prefix)
 
 
 def parse(source: str) -> Template:
-    """Parse a template.
+    """Parse a template in Jinja2 syntax.
 
     Raises:
-        TemplateSyntaxError: with the line and column of the problem.
+        TemplateSyntaxError: with the line of the problem.
     """
-    jinja, free = translate(source)
-    return Template(source, _ENV.from_string(jinja), free)
+    return compile_source(source, source)
 
 
 def render(source: str, context: Mapping[str, JsonValue], *, missing: Missing = "error") -> str:

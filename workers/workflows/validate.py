@@ -1,19 +1,32 @@
 """Compiling and checking a definition: templates parse, `next` exists, every step is reachable and can finish,
-and every variable a template reads is defined on every path to it."""
+and every variable a template reads is defined on every path to it.
+
+A definition's templates are in Jinja2 syntax, or all in the older `${…}` syntax, which is converted to Jinja2 here,
+once, when the definition is compiled (`workers.workflows.dollar`)."""
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from workers.workflows import dollar
 from workers.workflows.definitions import BUILTINS, DefinitionError, Step, StepDef, Workflow, WorkflowDef
-from workers.workflows.template import Template, TemplateSyntaxError, parse
+from workers.workflows.template import Template, TemplateSyntaxError
+from workers.workflows.template import parse as parse_jinja
+
+Parse = Callable[[str], Template]
 
 
-def _parse(file: str | Path, step: str | None, source: str, what: str) -> Template:
+def _parse(file: str | Path, step: str | None, source: str, what: str, parse: Parse) -> Template:
     try:
         return parse(source)
     except TemplateSyntaxError as exc:
         raise DefinitionError(file, f"{what}: {exc}", step) from exc
+
+
+def _sources(spec: WorkflowDef) -> list[str]:
+    """Every template text of the definition: instructions, tool-call arguments, the completion."""
+    calls = [value for step in spec.steps for call in step.calls for value in call.with_.values()]
+    return [spec.completion, *(step.instruction for step in spec.steps), *calls]
 
 
 def _successors(file: str | Path, spec: WorkflowDef, index: int, ids: set[str]) -> dict[str, str]:
@@ -43,14 +56,14 @@ def _check_step_fields(file: str | Path, spec: WorkflowDef, step: StepDef) -> No
         raise DefinitionError(file, f"`save: {step.save}` would hide an input or built-in variable", step.id)
 
 
-def _compile_step(file: str | Path, spec: WorkflowDef, index: int, ids: set[str]) -> Step:
+def _compile_step(file: str | Path, spec: WorkflowDef, index: int, ids: set[str], parse: Parse) -> Step:
     step = spec.steps[index]
     _check_step_fields(file, spec, step)
     calls = tuple(
-        (call.tool, {k: _parse(file, step.id, v, f"calls[{call.tool}].{k}") for k, v in call.with_.items()})
+        (call.tool, {k: _parse(file, step.id, v, f"calls[{call.tool}].{k}", parse) for k, v in call.with_.items()})
         for call in step.calls
     )
-    instruction = _parse(file, step.id, step.instruction, "instruction")
+    instruction = _parse(file, step.id, step.instruction, "instruction", parse)
     return Step(step, index + 1, instruction, calls, _successors(file, spec, index, ids))
 
 
@@ -139,8 +152,9 @@ def compile_workflow(file: str | Path, spec: WorkflowDef, sha256: str) -> Workfl
         DefinitionError: naming `file` and the step at fault.
     """
     ids = _check_ids(file, spec)
-    steps = {s.id: _compile_step(file, spec, i, ids) for i, s in enumerate(spec.steps)}
-    completion = _parse(file, None, spec.completion, "completion")
+    parse = dollar.parse if dollar.is_dollar(_sources(spec)) else parse_jinja
+    steps = {s.id: _compile_step(file, spec, i, ids, parse) for i, s in enumerate(spec.steps)}
+    completion = _parse(file, None, spec.completion, "completion", parse)
     _check_graph(file, steps)
     _check_variables(file, spec, steps, completion)
     return Workflow(spec, steps, completion, str(file), sha256)

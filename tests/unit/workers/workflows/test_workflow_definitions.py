@@ -297,3 +297,39 @@ def test_a_malformed_definition_in_the_extra_folder_fails_the_job_naming_file_an
 
     assert caught.value.code == "workflow.bad_definition"
     assert caught.value.message.startswith(f"{bad}, step 'only':")
+
+
+def test_a_definition_in_the_dollar_syntax_loads_and_renders_as_its_jinja_twin(tmp_path: Path) -> None:
+    body = """\
+        id: {id}
+        description: d
+        inputs: {{problem: p}}
+        steps:
+          - id: a
+            instruction: |
+              Problem: {open}problem{close}
+              {loop}
+              - {open}t.text{close}
+              {end}
+            save: s
+            complete: true
+        """
+    jinja = body.format(id="twin", open="{{ ", close=" }}", loop="{% for t in thoughts %}", end="{% endfor %}")
+    old = body.format(id="twin", open="${", close="}", loop="${foreach t in thoughts}", end="${/foreach}")
+    workflows = [load_file(write(tmp_path, name, text)) for name, text in (("new.yaml", jinja), ("old.yaml", old))]
+    context = {"problem": "p1", "thoughts": [{"text": "one"}, {"text": "two"}]}
+
+    first, second = (w.steps["a"].instruction for w in workflows)
+
+    assert first.render(context) == second.render(context) == "Problem: p1\n- one\n- two\n"
+    assert first.names() == second.names() == {"problem", "thoughts"}
+
+
+def test_a_jinja_template_reading_an_undefined_variable_fails_at_its_step(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "bad.yaml",
+        "id: bad\ndescription: d\nsteps: [{id: only, instruction: '{{ ghost }}', complete: true}]\n",
+    )
+
+    assert failure(path).step == "only" and "'ghost'" in str(failure(path))
