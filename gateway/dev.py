@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import redis
+from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
 from gateway.dev_user import WorkerUser, worker_user
 from gateway.local import LocalRun, forget, record
@@ -170,15 +171,16 @@ def _start_fakeredis(port: int) -> str:
 
 def _wait_for_redis(url: str, timeout_s: float = 10.0) -> None:
     client = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            client.ping()
-            return
-        except (redis.ConnectionError, redis.TimeoutError):  # not up yet, or loading a large log
-            if time.monotonic() > deadline:
-                raise SystemExit(f"redis at {url} did not start; see redis.log in GEOGATE_DATA_DIR") from None
-            time.sleep(0.05)
+    retrying = Retrying(
+        retry=retry_if_exception_type((redis.ConnectionError, redis.TimeoutError)),  # not up yet, or loading a log
+        stop=stop_after_delay(timeout_s),
+        wait=wait_fixed(0.05),
+        reraise=True,
+    )
+    try:
+        retrying(client.ping)
+    except (redis.ConnectionError, redis.TimeoutError):
+        raise SystemExit(f"redis at {url} did not start; see redis.log in GEOGATE_DATA_DIR") from None
 
 
 def client_config(settings: Settings, redis_url: str) -> str:

@@ -13,6 +13,7 @@ import redis.asyncio as aredis
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.retry import Retry
+from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_result, stop_after_attempt, wait_fixed
 
 from geogate.eventlog.append import SCRIPT, Expect, Op, Readback, script_call, stream_fields
 from geogate.eventlog.errors import BlobMissing, EventLogError
@@ -90,6 +91,24 @@ FENCED = -2
 FENCE_WAIT_S = 0.005
 FENCE_TRIES = 6000
 """An append waits up to 30 s for a replay's swap (the fence's own expiry, `geogate.eventlog.replay.FENCE_MS`)."""
+
+
+def _fenced(raw: Any) -> bool:
+    return int(raw[0]) == FENCED
+
+
+def _gave_up(state: RetryCallState) -> Any:
+    raise LogFenced(FENCE_TRIES * FENCE_WAIT_S)
+
+
+def _fence_retry(retrying: type[Retrying] | type[AsyncRetrying]) -> Any:
+    """Appends the log refused while a replay fenced it, tried again every `FENCE_WAIT_S` until `FENCE_TRIES` in all."""
+    return retrying(
+        retry=retry_if_result(_fenced),
+        stop=stop_after_attempt(FENCE_TRIES - 1),
+        wait=wait_fixed(FENCE_WAIT_S),
+        retry_error_callback=_gave_up,
+    )
 
 
 class LogFenced(EventLogError):
@@ -177,12 +196,11 @@ class EventStore(_Core):
     ) -> AppendResult:
         """Append `event` unless `dedupe_key` was seen, updating projections and running `effects` atomically."""
         keys, args = self._append_call(event, dedupe_key, effects, _expectations(expect), readback)
-        for _ in range(FENCE_TRIES):
-            raw = self._script(keys=keys, args=args)
-            if int(raw[0]) != FENCED:
-                return _parse_result(raw)
+        raw = self._script(keys=keys, args=args)
+        if _fenced(raw):  # the first try stays off tenacity: it is every append's path
             time.sleep(FENCE_WAIT_S)
-        raise LogFenced(FENCE_TRIES * FENCE_WAIT_S)
+            raw = _fence_retry(Retrying)(lambda: self._script(keys=keys, args=args))
+        return _parse_result(raw)
 
     def project(self, events: Sequence[StoredEvent], target: ProjectionKeys) -> None:
         """Apply already-stored events to the projections under `target` (replay), pipelined."""
@@ -265,12 +283,15 @@ class AsyncEventStore(_Core):
     ) -> AppendResult:
         """Append `event` unless `dedupe_key` was seen, updating projections and running `effects` atomically."""
         keys, args = self._append_call(event, dedupe_key, effects, _expectations(expect), readback)
-        for _ in range(FENCE_TRIES):
-            raw = await self._script(keys=keys, args=args)
-            if int(raw[0]) != FENCED:
-                return _parse_result(raw)
+        raw = await self._script(keys=keys, args=args)
+        if _fenced(raw):  # the first try stays off tenacity: it is every append's path
             await asyncio.sleep(FENCE_WAIT_S)
-        raise LogFenced(FENCE_TRIES * FENCE_WAIT_S)
+
+            async def again() -> Any:
+                return await self._script(keys=keys, args=args)
+
+            raw = await _fence_retry(AsyncRetrying)(again)
+        return _parse_result(raw)
 
     async def call_state(self, call_id: str) -> CallState | None:
         return CallState.from_hash(call_id, await self.redis.hgetall(self.live.call(call_id)))
