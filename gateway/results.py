@@ -101,7 +101,7 @@ def from_state(state: CallState) -> CallToolResult:
 
 
 def error_result(text: str, error: dict[str, Any]) -> CallToolResult:
-    text, error = redact_text(text), redact(error)  # issue 14: no secret goes back in an error either
+    text, error = redact_text(text), redact(error)  # no secret goes back in an error either
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content={"error": error}, is_error=True
     )

@@ -201,7 +201,7 @@ class LLMSettings(BaseSettings, Connection):
     """Longest the loop waits for one tool call it made."""
 
     def model_post_init(self, context: object) -> None:
-        register_secret(self.api_key.get_secret_value() if self.api_key else None)  # never in the log (issue 14)
+        register_secret(self.api_key.get_secret_value() if self.api_key else None)  # never in the log
 
 
 class Settings(BaseSettings):
@@ -292,7 +292,7 @@ class Settings(BaseSettings):
     start-up; the test harness names its fixtures here. None in a normal run."""
     retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
-    """Authentication, limits, allowed hosts and origins, sandbox strength (issue 14)."""
+    """Authentication, limits, allowed hosts and origins, sandbox strength."""
     llm: LLMSettings = Field(default_factory=LLMSettings)
     """The LLM host (`ask`, server-side justifications): provider connection and the loop's limits."""
     limits: LimitSettings = Field(default_factory=LimitSettings)
@@ -380,7 +380,7 @@ def read_settings() -> Settings:
 
 @functools.cache
 def process_settings() -> Settings:
-    """This process's settings: read from the environment on the first call, the same object after (issue 33).
+    """This process's settings: read from the environment on the first call, the same object after.
 
     Raises:
         SettingsError: as `read_settings`.

@@ -1,1 +1,1 @@
-"""Issue 14: who may call what and how much. Auth (SDK verifiers), scopes, limits, Host/Origin, body size."""
+"""Who may call what and how much. Auth (SDK verifiers), scopes, limits, Host/Origin, body size."""

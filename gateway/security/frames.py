@@ -1,7 +1,7 @@
 """JSON-RPC frames checked before the SDK sees them, so every malformed one gets an error naming the member at fault.
 
 The SDK refuses the same frames, but with `Parse error` or `Body must be a single JSON-RPC request…` for all of
-them. Found by fuzzing (issue 14): the answer now says which member is wrong, in `message` and `data.field`.
+them. The answer here says which member is wrong, in `message` and `data.field`.
 """
 
 from dataclasses import dataclass

@@ -1,4 +1,4 @@
-"""Result handlers (issue 5): Python in a kernel sandbox with a fork server, JMESPath in-process, tool chaining.
+"""Result handlers: Python in a kernel sandbox with a fork server, JMESPath in-process, tool chaining.
 
 Public API:
     run_handler(handler, tool_output, *, limits, call_tool, tool_schemas, sandbox) -> HandlerOutcome
