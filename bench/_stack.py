@@ -15,7 +15,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gateway.dev import Children, free_port, start_redis, worker_pools  # noqa: E402
+from geogate.cli.dev import Children, free_port, start_redis, worker_pools  # noqa: E402
 from geogate.settings import Settings  # noqa: E402
 
 BARE_SERVER = """
@@ -84,7 +84,7 @@ def geogate_stack(
     another checkout's folder would run that checkout's code whatever PYTHONPATH says.
 
     With no `pool`, the worker nodes are those of `geogate dev --workers N` (`make run`): the pools per queue of
-    `gateway.dev.worker_pools`. With a `pool`, `workers` nodes of that pool serve every queue (to compare pools).
+    `geogate.cli.dev.worker_pools`. With a `pool`, `workers` nodes of that pool serve every queue (to compare pools).
     `workspace` is the one workspace root (the repository when omitted); `env` adds settings for every role.
     """
     with processes("the stack", "geogate-bench-") as (children, data):
@@ -101,7 +101,7 @@ def geogate_stack(
         for _ in range(gateways):
             port = free_port()
             children.spawn(
-                [sys.executable, "-m", "gateway.cli", "gateway", "--port", str(port)],
+                [sys.executable, "-m", "geogate.cli", "gateway", "--port", str(port)],
                 {**base, "GEOGATE_PORT": str(port)},
                 log=data / f"gateway-{port}.log",
                 cwd=code,

@@ -46,7 +46,7 @@ def role(pid: int, parents: dict[int, tuple[int, float]]) -> str:
     parent = _cmdline(parents[pid][0]) if pid in parents else ""
     if "redis-server" in command:
         return "redis-server"
-    if "gateway.cli gateway" in command:
+    if "-m gateway --port" in command:
         return "gateway"
     if "-m workers" in command or "celery -A" in command:
         named = command.split("--queues ")[1].split()[0] if "--queues " in command else "every queue"

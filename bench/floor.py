@@ -23,7 +23,7 @@ import redis
 from _ping import interleaved
 from _stack import ROOT, bare_server, describe, geogate_stack, percentile
 
-from gateway.dev import Children, start_redis
+from geogate.cli.dev import Children, start_redis
 from geogate.settings import Settings
 
 CELERY_APP = """

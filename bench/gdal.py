@@ -27,7 +27,7 @@ from hop import hop_stack
 from mcp import Client
 from mcp.types import CreateMessageResult, TextContent
 
-from gateway.dev import Children, free_port
+from geogate.cli.dev import Children, free_port
 from geogate.process.lifetime import dies_with_this_process
 
 GDAL_MCP = "gdal-mcp==1.1.3"

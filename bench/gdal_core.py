@@ -17,9 +17,9 @@ from rasterio.warp import calculate_default_transform, reproject
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from schemas.tools.raster import RasterReprojectArgs
-from workers.context import JobContext
 from workers.gdal.outputs import file_ref
 from workers.gdal.reproject import raster_reproject
+from workers.jobkit.context import JobContext
 
 SIZE, RUNS, DST_CRS = 2048, 9, "EPSG:3857"
 

@@ -27,7 +27,7 @@ from floor import celery_alone
 from gdal import BATCH, batch_ms, gdal_mcp_server, info_samples
 from gdal_core import make_source, through_job
 
-from gateway.dev import Children, free_port, start_redis
+from geogate.cli.dev import Children, free_port, start_redis
 from geogate.settings import Settings
 
 BARE_INFO = """
@@ -36,7 +36,7 @@ from pathlib import Path
 from mcp.server import MCPServer
 from mcp.types import ToolAnnotations
 from schemas.tools.info import RasterInfoArgs, RasterInfoResult
-from workers.context import JobContext
+from workers.jobkit.context import JobContext
 from workers.gdal.info import raster_info as job
 mcp = MCPServer("bare-gdal")
 ROOTS = [Path(os.environ["WORKSPACE"])]

@@ -20,7 +20,7 @@ from pathlib import Path
 from _ping import interleaved
 from _stack import ROOT, _wait_http, bare_server, describe, processes
 
-from gateway.dev import free_port, start_redis
+from geogate.cli.dev import free_port, start_redis
 from geogate.settings import Settings
 
 QUEUE = "hop"
@@ -34,7 +34,7 @@ from celery import Celery
 from schemas.tools.core import PingResult
 from schemas.tools.info import RasterInfoArgs
 from schemas.tools.raster import RasterReprojectArgs
-from workers.context import JobContext
+from workers.jobkit.context import JobContext
 from workers.gdal.info import raster_info as info_job
 from workers.gdal.reproject import raster_reproject as reproject_job
 

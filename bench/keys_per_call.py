@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _events import make_event
 
-from gateway.dev import Children, start_redis
+from geogate.cli.dev import Children, start_redis
 from geogate.eventlog import ops_feed, streams
 from geogate.eventlog.store import EventStore, sync_client
 from geogate.eventlog.streams import Keys

@@ -32,8 +32,8 @@ import redis
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._stack import _wait_http, percentile
-from gateway import dev
-from gateway.dev import Children, free_port, start_redis
+from geogate.cli import dev
+from geogate.cli.dev import Children, free_port, start_redis
 from geogate.eventlog import ops_feed, streams
 from geogate.eventlog.append import SCRIPT, script_call, stream_fields
 from geogate.eventlog.projections import ops_for
@@ -131,7 +131,7 @@ def endpoints(base: str) -> dict[str, list[float]]:
 
 def with_gateway(env: dict[str, str], data: Path) -> tuple[Children, str]:
     children, port = Children(), free_port()
-    argv = [sys.executable, "-m", "gateway.cli", "gateway", "--port", str(port)]
+    argv = [sys.executable, "-m", "geogate.cli", "gateway", "--port", str(port)]
     children.spawn(argv, {**env, "GEOGATE_PORT": str(port)}, log=data / "gateway.log")
     base = f"http://127.0.0.1:{port}"
     _wait_http(f"{base}/health")
@@ -182,7 +182,7 @@ def replays(env: dict[str, str], client: redis.Redis) -> dict[str, tuple[Any, fl
     found = {}
     for name, extra in (("geogate replay --check", ["--check"]), ("geogate replay", [])):
         cpu = redis_cpu(client)
-        argv = [sys.executable, "-m", "gateway.cli", "replay", *extra]
+        argv = [sys.executable, "-m", "geogate.cli", "replay", *extra]
         run, seconds = timed(lambda argv=argv: subprocess.run(argv, env=env, capture_output=True, text=True))
         found[name] = (run, seconds, redis_cpu(client) - cpu)
     return found

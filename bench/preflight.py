@@ -15,10 +15,10 @@ from pathlib import Path
 
 from _stack import percentile
 
-from gateway.dev import Children, start_redis
 from gateway.preflight.flow import preflight
 from gateway.preflight.gate import Gate
 from gateway.preflight.persist import persist
+from geogate.cli.dev import Children, start_redis
 from geogate.eventlog import streams
 from geogate.eventlog.publish import request_event
 from geogate.eventlog.store import AsyncEventStore

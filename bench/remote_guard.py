@@ -25,8 +25,8 @@ from affine import Affine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workers.files import RemoteRaster
 from workers.gdal.remote_guard import guarded_read
+from workers.jobkit.files import RemoteRaster
 
 SIZE = 2048
 _RANGE = re.compile(r"bytes=(\d+)-(\d*)")

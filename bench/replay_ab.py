@@ -24,7 +24,7 @@ import redis
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.ops import SPAN_S, Appender, append
-from gateway.dev import Children, start_redis
+from geogate.cli.dev import Children, start_redis
 from geogate.eventlog import ops_feed
 from geogate.eventlog.streams import Keys
 from geogate.settings import Settings
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def check(tree: Path, env: dict[str, str]) -> tuple[float, str]:
     """Seconds `geogate replay --check` takes when run from `tree`'s code, and its last line."""
-    argv = [sys.executable, "-m", "gateway.cli", "replay", "--check"]
+    argv = [sys.executable, "-m", "geogate.cli", "replay", "--check"]
     began = time.perf_counter()
     run = subprocess.run(argv, cwd=tree, env={**env, "PYTHONPATH": str(tree)}, capture_output=True, text=True)
     seconds = time.perf_counter() - began

@@ -3,7 +3,7 @@ own commands for a rebuild cost, measured on a real log in one process and one r
 
 Over a log `bench/ops.py --data DIR` left in DIR (1,000,002 events by default), this times:
 
-- `import gateway.cli`: what the command pays before its first event;
+- `import geogate.cli.main`: what the command pays before its first event;
 - the log read raw: every entry of every stream by `XRANGE` (batches of `READ_BATCH`) on one connection, parsed
   by hiredis into nested lists, no redis-py reply callback, no merge: the floor of any replay that reads the log
   from Redis in Python;
@@ -42,8 +42,8 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gateway import dev
-from gateway.dev import Children, start_redis
+from geogate.cli import dev
+from geogate.cli.dev import Children, start_redis
 from geogate.eventlog import ops_feed, replay
 from geogate.eventlog.projections import ops_for
 from geogate.eventlog.store import EventStore, sync_client
@@ -92,7 +92,7 @@ def raw_read(client: redis.Redis, keys: Keys, each: Callable[[bytes], Any] | Non
 
 
 def imported() -> int:
-    subprocess.run([sys.executable, "-c", "import gateway.cli"], check=True)
+    subprocess.run([sys.executable, "-c", "import geogate.cli.main"], check=True)
     return 0
 
 
@@ -108,7 +108,7 @@ def main() -> None:
         project = lambda raw: ops_for(decode(raw), store.live)  # noqa: E731
         events = ops_feed.log_length(client, store.keys)
         parts: list[tuple[str, Callable[[], Any]]] = [
-            ("import gateway.cli", imported),
+            ("import geogate.cli.main", imported),
             ("the log read raw (XRANGE, hiredis)", lambda: raw_read(client, store.keys)),
             ("the log read raw + msgpack.unpackb", lambda: raw_read(client, store.keys, msgpack.unpackb)),
             ("the log read raw + schemas.codec.decode", lambda: raw_read(client, store.keys, decode)),
@@ -132,8 +132,8 @@ def main() -> None:
         used = {name.removeprefix("cmdstat_"): v["usec"] / 1e6 for name, v in stats.items()}
         needed = {name: used.get(name, 0.0) for name in NEEDED}
         budget = events / TARGET
-        reading = walls["import gateway.cli"] + walls["the log read raw + msgpack.unpackb"]
-        fixed = walls["import gateway.cli"] + walls["the log read raw + decode + projectors"]
+        reading = walls["import geogate.cli.main"] + walls["the log read raw + msgpack.unpackb"]
+        fixed = walls["import geogate.cli.main"] + walls["the log read raw + decode + projectors"]
         print("Redis' time in the replay's commands: " + ", ".join(f"{k} {v:.1f} s" for k, v in sorted(
             used.items(), key=lambda kv: -kv[1]) if v >= 0.05))  # fmt: skip
         print(f"floor, Python, reading alone (import + raw read + unpack): {reading:.1f} s = "

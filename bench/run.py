@@ -1,6 +1,6 @@
 """`make bench`: every row of the bench table in one run, each against its baseline measured in the same run.
 
-Geogate runs as `make run` runs it (`geogate dev`'s worker pools, `gateway.dev.worker_pools`). Prints the load
+Geogate runs as `make run` runs it (`geogate dev`'s worker pools, `geogate.cli.dev.worker_pools`). Prints the load
 average at the start (and before each part), each part's details, then one table: measure, value, baseline,
 ratio or added time, target, met. `--json PATH` also writes the table as JSON (the README's figures come from it).
 Each part runs alone too: bench/overhead.py, handlers.py, gdal.py, throughput.py, tiles.py, gis.py.
@@ -27,7 +27,7 @@ import throughput
 import tiles
 from _report import Row, combined, load, table, write_json
 
-from gateway.dev import stop_on_signals
+from geogate.cli.dev import stop_on_signals
 
 PARTS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "overhead": ("ping over a bare MCPServer", lambda quick: overhead.measure(calls=150 if quick else 500)),

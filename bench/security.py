@@ -21,10 +21,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
 from redis.asyncio import Redis
 
-from gateway.dev import Children, start_redis
 from gateway.security.frames import check_body
 from gateway.security.jwt_verifier import JwtVerifier
 from gateway.security.tokens import StaticTokenVerifier, load_tokens
+from geogate.cli.dev import Children, start_redis
 from geogate.eventlog.publish import follow, request_event
 from geogate.eventlog.redaction import redact_event
 from geogate.eventlog.streams import CALLS, Keys

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from _events import make_event  # noqa: E402
 
-from gateway.dev import Children, start_redis  # noqa: E402
+from geogate.cli.dev import Children, start_redis  # noqa: E402
 from geogate.eventlog import streams  # noqa: E402
 from geogate.eventlog.replay import replay  # noqa: E402
 from geogate.eventlog.retention import trim  # noqa: E402

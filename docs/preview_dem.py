@@ -15,8 +15,8 @@ import rasterio
 from rasterio.transform import from_origin
 
 from schemas.tools.previews import RasterPreviewArgs
-from workers.context import JobContext
 from workers.gdal.preview import raster_preview
+from workers.jobkit.context import JobContext
 
 OUT = Path(__file__).with_name("preview-dem.png")
 

@@ -1,9 +1,8 @@
 """The ASGI app: the MCP endpoint at /mcp plus the routes of `gateway.surface`, behind `gateway.security`."""
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
 
 import anyio
 from mcp.server.transport_security import TransportSecuritySettings
@@ -17,9 +16,6 @@ from geogate.eventlog import ops_feed
 from geogate.eventlog.store import async_client
 from geogate.process.memory import settle_memory
 from geogate.settings import Settings
-
-if TYPE_CHECKING:
-    import uvicorn
 
 NO_SDK_HOST_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 """`gateway.security.origin` checks Host and Origin on every route (the SDK's check covers /mcp only)."""
@@ -43,10 +39,9 @@ def build_app(settings: Settings) -> ASGIApp:
     return secure(app, settings, runtime, setup)
 
 
-def serve(settings: Settings, on_server: "Callable[[uvicorn.Server], None] | None" = None) -> None:
-    """Serve the gateway over HTTP until stopped (`geogate gateway`, `geogate dev`): the app is built, then the
-    start-up heap frozen (`geogate.process.memory`), then uvicorn runs it. `on_server` gets the server before it starts
-    (`geogate dev` stops it through it: `gateway.dev.StopRequest`).
+def serve(settings: Settings) -> None:
+    """Serve the gateway over HTTP until stopped (`python -m gateway`, which `geogate gateway` and `geogate dev` run):
+    the app is built, then the start-up heap frozen (`geogate.process.memory`), then uvicorn runs it.
 
     Raises:
         SystemExit: the server did not start (uvicorn has said why: the port in use, say).
@@ -57,8 +52,6 @@ def serve(settings: Settings, on_server: "Callable[[uvicorn.Server], None] | Non
     app = build_app(settings)
     settle_memory()
     server = uvicorn.Server(uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning"))
-    if on_server is not None:
-        on_server(server)
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises Ctrl-C again once it stopped, as `uvicorn.run` does
         server.run()
     if not server.started:

@@ -1,8 +1,8 @@
 """A running job's questions to the client that waits for its call, and its log lines for that client.
 
-The job appends `tool.input_requested` and waits (`workers.inputs.ask_client`). The gateway waiting for the call answers
-with the answers it holds (those the request carried, MRTR), then asks what is left: on 2026-07-28 it returns
-`input_required` whose sealed `requestState` names the call, and the client's retry resumes the same call; on
+The job appends `tool.input_requested` and waits (`ask_client` in `workers.jobkit.inputs`). The gateway waiting for the
+call answers with the answers it holds (those the request carried, MRTR), then asks what is left: on 2026-07-28 it
+returns `input_required` whose sealed `requestState` names the call, and the client's retry resumes the same call; on
 2025-11-25 it sends each question over the session. Every answer becomes a `tool.input_provided` of the call, so the
 conversation is in the log. A call that is a task is asked through the tasks extension instead (`tasks/update`).
 """

@@ -241,7 +241,7 @@ class Settings(BaseSettings):
     needs more fails with `job.out_of_memory` and the process goes on; what normal jobs take: docs/workers.md."""
     worker_user: str | None = None
     """The user `geogate dev` runs its workers as when started as root; unset: the first workspace root's owner
-    unless root, else `nobody` (`gateway.dev_user`). The gateway and Redis keep the user who started it."""
+    unless root, else `nobody` (`geogate.cli.dev_user`). The gateway and Redis keep the user who started it."""
     tile_min_pixels: int = Field(default=16 * 1024 * 1024, ge=65_536, le=1 << 40)
     """A tiled tool's call whose grid (output pixels, or the source's for statistics) is at least this large runs as
     tiles across the workers; smaller ones run whole on one worker."""
@@ -285,8 +285,8 @@ class Settings(BaseSettings):
     task_ttl_s: int = Field(default=86400, ge=1)
     """The `ttlMs` of a task: how long `tasks/get` answers for it after it was created."""
     fault_pause_at: str | None = None
-    """A named step (`workers.faults`) where a worker stops itself with SIGSTOP: fault tests use it to kill a node at
-    an exact point. Unset in every normal run."""
+    """A named step (`workers.run.faults`) where a worker stops itself with SIGSTOP: fault tests use it to kill a
+    node at an exact point. Unset in every normal run."""
     extra_tools: str | None = None
     """A module adding tools beside Geogate's own (`schemas.tools.extra`), loaded by the gateway and the workers at
     start-up; the test harness names its fixtures here. None in a normal run."""

@@ -78,7 +78,7 @@ def start_gateway(work: Path, port: int) -> subprocess.Popen[bytes]:
     env = gateway_env(work, port)
     (work / "workspace").mkdir(parents=True, exist_ok=True)
     log = open(work / "gateway.log", "ab")  # noqa: SIM115 - the child owns it
-    argv = [sys.executable, "-m", "gateway.cli", "dev", "--workers", "2"]
+    argv = [sys.executable, "-m", "geogate.cli", "dev", "--workers", "2"]
     proc = subprocess.Popen(argv, env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def healthy() -> bool:
@@ -193,7 +193,7 @@ def check_log(work: Path, port: int) -> list[str]:
     """
     import redis
 
-    from gateway.local import recorded
+    from geogate.cli.local import recorded
     from geogate.eventlog.store import EventStore
     from geogate.settings import Settings
     from tests.conformance.fixtures.specs.asking import ANSWER_WINDOW_S
@@ -209,7 +209,7 @@ def check_log(work: Path, port: int) -> list[str]:
     with contextlib.suppress(TimeoutError):  # a call still waiting then is reported below
         wait_for_log(store, finished, what="every call's outcome", timeout_s=ANSWER_WINDOW_S + 20)
     report = audit(store)
-    replay = [sys.executable, "-m", "gateway.cli", "replay", "--check"]
+    replay = [sys.executable, "-m", "geogate.cli", "replay", "--check"]
     check = subprocess.run(replay, env=env, cwd=work, capture_output=True, text=True, timeout=300)
     print(
         f"\n== log: {report.total} calls of {len(report.calls)} tools, {sum(report.finished.values())} with their "

@@ -176,7 +176,7 @@ def drain_queue(store: "EventStore", settings: "Settings", queue: str = "gdal", 
     what the runs enqueue; returns how many ran. The log and projections are real; Celery is left out."""
     from geogate.eventlog.streams import celery_queue_keys
     from geogate.queue.message import message_args
-    from workers.runner import run_call
+    from workers.run.runner import run_call
 
     def take() -> bytes | None:  # as a worker's BRPOP over the queue's priority lists
         return next((raw for key in celery_queue_keys(queue) if (raw := store.redis.rpop(key)) is not None), None)

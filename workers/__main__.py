@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> None:
         pool_processes_die_with_the_node,
         settle_memory_when_started,
     )
-    from workers.heap import keep_freed_memory
+    from workers.run.heap import keep_freed_memory
     from workers.sandbox import SandboxUnavailable
     from workers.sandbox.isolation import config_for, require_interpreter
 

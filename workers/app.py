@@ -14,10 +14,10 @@ from geogate.queue.config import celery_config
 from geogate.settings import Settings, process_settings
 from schemas import tasks
 from schemas.tools.extra import load as load_extra
-from workers import lease, retention
-from workers.memory import limit_address_space
 from workers.registry import load_all
-from workers.runner import run_call
+from workers.run import lease, retention
+from workers.run.memory import limit_address_space
+from workers.run.runner import run_call
 
 app = Celery("geogate", set_as_current=True)
 
@@ -37,7 +37,7 @@ class GeogateTask(Task):
     """Celery's DatabaseTask pattern: one store per process, created after the prefork fork."""
 
     abstract = True
-    Request = "workers.oom:OomAwareRequest"  # a call whose pool process the OOM killer ended fails at once
+    Request = "workers.run.oom:OomAwareRequest"  # a call whose pool process the OOM killer ended fails at once
 
     @cached_property
     def settings(self) -> Settings:
@@ -87,7 +87,7 @@ def pool_processes_die_with_the_node() -> None:
 
 
 def limit_pool_processes_memory(settings: Settings) -> None:
-    """Each prefork pool process caps its address space when it starts (`workers.memory`); the solo and threads
+    """Each prefork pool process caps its address space when it starts (`workers.run.memory`); the solo and threads
     pools run jobs in the node itself, which keeps no limit (its heartbeat and reaper must not fail with a job)."""
 
     def limit(**_: object) -> None:

@@ -11,8 +11,8 @@ from pydantic import BaseModel
 
 from geogate.eventlog.append import Op
 from schemas.events import Event, ToolRequested
-from workers.confine import confinement
-from workers.context import JobContext
+from workers.jobkit.confine import confinement
+from workers.jobkit.context import JobContext
 from workers.tiling.grid import PARTS, settings_of
 
 Job = Callable[[Any, JobContext], BaseModel]
@@ -58,13 +58,30 @@ class Next:
     then: Callable[[Land], None] | None = None
 
 
+@dataclass(frozen=True)
+class Started:
+    """A call whose run just started on this worker, before its job runs."""
+
+    requested: Event
+    started: Event
+    ctx: JobContext
+
+    @property
+    def call(self) -> ToolRequested:
+        return self.requested.payload(ToolRequested)
+
+
+HandOff = Callable[[Started], bool]
+"""Given a started call: True when it took the call instead of its job (the call then ends some other way)."""
+HAND_OFFS: list[HandOff] = []
+
 FollowUp = Callable[[Finished], Next | None]
 """Given a finished call: what follows its outcome, or None when nothing does."""
 FOLLOW_UPS: list[FollowUp] = []
 
 
 def job(name: str, *, own_lifecycle: bool = False) -> Callable[[J], J]:
-    """Register the function that runs tool `name`; it runs confined (`workers.confine`: the files it opens stay
+    """Register the function that runs tool `name`; it runs confined (`workers.jobkit.confine`: the files it opens stay
     the checked ones). With `own_lifecycle`, the runner neither starts nor ends the call: the job does."""
 
     def register(fn: J) -> J:
@@ -93,4 +110,10 @@ def reserved(ctx: JobContext) -> list[Path]:
 def follow_up(fn: FollowUp) -> FollowUp:
     """Declare what follows a call's outcome (the runner appends effects atomically with it, then runs `then`)."""
     FOLLOW_UPS.append(fn)
+    return fn
+
+
+def hand_off(fn: HandOff) -> HandOff:
+    """Declare what may take a started call instead of its job (the runner then neither runs the job nor ends it)."""
+    HAND_OFFS.append(fn)
     return fn

@@ -3,7 +3,7 @@
 import time
 
 from schemas.tools.core import PingArgs, PingResult
-from workers.context import JobContext
+from workers.jobkit.context import JobContext
 from workers.jobs import job
 
 

@@ -21,6 +21,7 @@ FAMILIES = (
     "workers.sandbox.job",
     "workers.workflows.jobs",
     "workers.tiling.fan_in",
+    "workers.tiling.fan_out",
     "workers.tiling.progress",
     "workers.gdal.zonal",
     "workers.gdal.preview",

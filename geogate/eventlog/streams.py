@@ -22,7 +22,7 @@ stream, so an aggregate's order is its stream's order."""
 DEFAULT_CATEGORY = "events"
 
 CALLS = "calls"
-"""The calls stream's category: the one the outcome readers tail (`gateway/outcomes.py`, `workers/outcomes.py`)."""
+"""The calls stream's category: the one the outcome readers tail (`gateway/outcomes.py`, `workers/run/outcomes.py`)."""
 LLM = "llm"
 """The conversations' stream category (the chat routes follow an `ask`'s trace on it)."""
 

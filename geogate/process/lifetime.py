@@ -28,7 +28,7 @@ def die_with_parent(parent: int, sig: int = signal.SIGKILL) -> None:
 def dies_with_this_process(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
     """A `preexec_fn` after which the child gets `sig` when this process dies.
 
-    An orderly stop is `gateway.dev.Children.stop` (SIGTERM, a grace, then SIGKILL); this covers the rest (a
+    An orderly stop is `geogate.cli.dev.Children.stop` (SIGTERM, a grace, then SIGKILL); this covers the rest (a
     SIGKILLed bench or `geogate dev`), when nothing is left to follow a SIGTERM with a SIGKILL. A worker gets SIGKILL,
     as if its node died (leases recover its calls; its pool processes die with it, `workers.app`); a service (Redis)
     gets SIGTERM, so that it writes its append-only file out before it exits. Pass it to `subprocess.run` too (wrk,

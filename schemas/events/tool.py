@@ -41,8 +41,8 @@ class ToolRequested(EventData):
     justified_by: list[str] = Field(default_factory=list)
     """Hashes of the justifications that let this gated call through (preflight)."""
     client_capabilities: list[ClientCapability] = Field(default_factory=list)
-    """What the calling client declared it can answer, so a job knows what it may ask (`workers.inputs.ask_client`);
-    empty for the gateway's and the workers' own calls, which have no client to ask."""
+    """What the calling client declared it can answer, so a job knows what it may ask (`ask_client` in
+    `workers.jobkit.inputs`); empty for the gateway's and the workers' own calls, which have no client to ask."""
     held_args: list[str] = Field(default_factory=list)
     """Arguments whose values redaction masked in `args` (a presigned URL's signature): their real values are held
     beside the log for the worker, not in it (`geogate.eventlog.held`)."""

@@ -140,7 +140,7 @@ def _first_at_ms(store: EventStore, call_id: str, types: tuple[str, ...]) -> flo
 
 def replay_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "gateway.cli", "replay", "--check"], env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "geogate.cli", "replay", "--check"], env=env, capture_output=True, text=True, timeout=300
     )
 
 

@@ -1,5 +1,5 @@
 """A tiled call's fan-in killed at each of its steps: the node running it stops itself at a named pause point
-(`workers.faults`), is SIGKILLed as a whole process group, and a fresh node finishes the call. One outcome, the
+(`workers.run.faults`), is SIGKILLed as a whole process group, and a fresh node finishes the call. One outcome, the
 calm run's sha256, the fan-in started twice, `geogate replay --check` clean, no part left."""
 
 import asyncio

@@ -69,7 +69,7 @@ def write_vectors(root: Path) -> None:
 
 
 def start_gateway(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
-    argv = [sys.executable, "-m", "gateway.cli", "gateway", "--port", str(port)]
+    argv = [sys.executable, "-m", "geogate.cli", "gateway", "--port", str(port)]
     proc = subprocess.Popen(argv, env=env, stderr=subprocess.DEVNULL)
     wait_for(lambda: _healthy(f"http://127.0.0.1:{port}/health"), what="gateway /health")
     return proc

@@ -195,6 +195,6 @@ def test_the_log_holds_one_outcome_per_fixture_call_and_replay_check_is_clean(fi
     assert report.broken == {} and report.waiting == []
     assert report.total >= 14 and report.finished == report.calls
     check = subprocess.run(
-        [sys.executable, "-m", "gateway.cli", "replay", "--check"], env=fixtures.env, capture_output=True, text=True
+        [sys.executable, "-m", "geogate.cli", "replay", "--check"], env=fixtures.env, capture_output=True, text=True
     )
     assert check.returncode == 0, check.stdout + check.stderr

@@ -245,7 +245,7 @@ def parse_sse(body: str) -> list[tuple[str, Any]]:
 async def test_llm_stats_reads_the_attempts_from_the_log(stack: Stack, llm_server: ScriptedServer) -> None:
     await ask(stack, llm_server, [text(BROKEN), text(ANSWER)], model="phi4-mini")
     env = {**stack.env, "REDIS_URL": stack.redis_url}
-    argv = [sys.executable, "-m", "gateway.cli", "llm", "stats", "--json"]
+    argv = [sys.executable, "-m", "geogate.cli", "llm", "stats", "--json"]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True, timeout=60)
 
     stats = json.loads(done.stdout)
@@ -258,7 +258,7 @@ async def test_llm_stats_reads_the_attempts_from_the_log(stack: Stack, llm_serve
 def test_llm_parse_reads_json_lines_on_stdin() -> None:
     tool = {"name": "raster_info", "inputSchema": {"type": "object", "properties": {"uri": {"type": "string"}}}}
     line = json.dumps({"text": f"Sure: {CALL}", "tools": [tool]})
-    argv = [sys.executable, "-m", "gateway.cli", "llm", "parse"]
+    argv = [sys.executable, "-m", "geogate.cli", "llm", "parse"]
     done = subprocess.run(argv, input=line + "\n", capture_output=True, text=True, env=dict(os.environ), timeout=60)
 
     assert done.returncode == 0

@@ -46,7 +46,7 @@ BENCH_ROLES = [
     "-m workers --queues gdal",
     "-m workers --queues sandbox",
     "-m workers --queues llm",
-    "gateway.cli gateway",
+    "-m gateway --port",
     "from mcp.server import MCPServer",
     "bwrap",
     "wrk ",
@@ -92,7 +92,7 @@ def test_geogate_dev_ended_by_any_signal_leaves_no_process_behind(sig: signal.Si
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "GEOGATE_REDIS_URL")}
     env |= {"GEOGATE_PORT": str(free_port()), "GEOGATE_DATA_DIR": str(tmp_path / ".geogate")}
     dev = subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", "dev", "--workers", "1"],
+        [sys.executable, "-m", "geogate.cli", "dev", "--workers", "1"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,

@@ -145,7 +145,7 @@ async def test_a_revoked_justification_gates_again_and_export_writes_gdal_mcp_fi
             "vector_reproject", {"uri": "points.gpkg", "output": "p3.gpkg", "dst_crs": "EPSG:25833", "overwrite": True}
         )
         shown = json.loads((await client.read_resource(f"justification://{item['hash']}")).contents[0].text)
-        cli = [sys.executable, "-m", "gateway.cli", "justifications"]
+        cli = [sys.executable, "-m", "geogate.cli", "justifications"]
         exported = subprocess.run([*cli, "export", str(tmp_path)], env=stack.env, capture_output=True, text=True)
         revoked = subprocess.run([*cli, "revoke", item["hash"]], env=stack.env, capture_output=True, text=True)
         gated = await client.call_tool(

@@ -97,7 +97,7 @@ def test_replay_of_more_than_ten_thousand_events_equals_the_live_projections(red
 
 def test_geogate_replay_check_exits_zero_when_projections_match(stack_env: dict[str, str]) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "gateway.cli", "replay", "--check"],
+        [sys.executable, "-m", "geogate.cli", "replay", "--check"],
         env=stack_env,
         capture_output=True,
         text=True,
@@ -136,7 +136,7 @@ def test_geogate_replay_says_its_progress_on_standard_error_and_its_result_on_st
     env = {**os.environ, "REDIS_URL": redis_url, "GEOGATE_PREFIX": prefix, "GEOGATE_LOG_LEVEL": "WARNING"}
 
     done = subprocess.run(
-        [sys.executable, "-m", "gateway.cli", "replay"], env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "geogate.cli", "replay"], env=env, capture_output=True, text=True, timeout=120
     )
 
     assert done.returncode == 0, done.stdout + done.stderr

@@ -24,7 +24,7 @@ def anyio_backend() -> str:
 
 async def test_the_stdio_gateway_serves_the_same_tools(stack: Stack) -> None:
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "gateway.cli", "gateway", "--stdio"], env=stack.env
+        command=sys.executable, args=["-m", "geogate.cli", "gateway", "--stdio"], env=stack.env
     )
     async with Client(params) as client:
         result = await client.call_tool("raster_info", {"uri": "dem.tif"})
@@ -48,7 +48,7 @@ async def test_a_call_that_outlives_its_timeout_gets_an_error_naming_the_call_id
 def test_events_tail_prints_json_lines_filtered_by_type(stack: Stack) -> None:
     wait_for_log(stack.store(), lambda: stack.store().redis.xlen("geogate:log:calls") > 0, what="calls in the log")
     done = subprocess.run(
-        [sys.executable, "-m", "gateway.cli", "events", "tail", "--json", "-n", "50", "--type", "tool.s*"],
+        [sys.executable, "-m", "geogate.cli", "events", "tail", "--json", "-n", "50", "--type", "tool.s*"],
         env=stack.env,
         capture_output=True,
         text=True,
@@ -66,7 +66,7 @@ def test_dev_mode_serves_is_found_by_other_commands_and_stops_every_child_on_sig
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "GEOGATE_REDIS_URL", "GEOGATE_DATA_DIR")}
     env |= {"GEOGATE_PORT": str(port), "XDG_STATE_HOME": str(tmp_path / "state")}  # the default data dir there
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", "dev", "--workers", "1"],
+        [sys.executable, "-m", "geogate.cli", "dev", "--workers", "1"],
         env=env,
         cwd=tmp_path,
         stdout=subprocess.PIPE,
@@ -97,7 +97,7 @@ def _other_terminal_finds_it(cwd, port: int) -> None:
     bare = {k: v for k, v in os.environ.items() if not k.startswith("GEOGATE_") and k not in ("REDIS_URL",)}
     bare["XDG_STATE_HOME"] = str(cwd / "state")
     asyncio.run(_ping(f"http://127.0.0.1:{port}/mcp"))
-    geogate = [sys.executable, "-m", "gateway.cli"]
+    geogate = [sys.executable, "-m", "geogate.cli"]
     tail = subprocess.run([*geogate, "events", "tail", "-n", "3"], env=bare, cwd=cwd, capture_output=True, text=True)
     assert tail.returncode == 0, tail.stderr
     assert "tool.succeeded" in tail.stdout and "(queue " in tail.stdout  # a finished call with its stage durations

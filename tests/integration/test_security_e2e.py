@@ -287,7 +287,7 @@ def test_revoking_needs_the_admin_scope(secured: Secured, http: httpx.Client) ->
 
 def test_the_gateway_refuses_a_non_loopback_address_without_auth(stack: Stack) -> None:
     env = {k: v for k, v in stack.env.items() if not k.startswith("GEOGATE_AUTH")}
-    argv = [sys.executable, "-m", "gateway.cli", "gateway", "--host", "0.0.0.0", "--port", str(free_port())]
+    argv = [sys.executable, "-m", "geogate.cli", "gateway", "--host", "0.0.0.0", "--port", str(free_port())]
 
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
 

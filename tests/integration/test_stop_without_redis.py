@@ -12,7 +12,7 @@ import redis
 from geogate.settings import Settings
 from tests.integration.conftest import start_gateway
 from tests.support import free_port, redis_server
-from workers import lease
+from workers.run import lease
 
 pytestmark = pytest.mark.integration
 

@@ -87,7 +87,7 @@ def assert_log_clean(stack: TaskStack, call_id: str) -> list[str]:
     assert types.count("tool.requested") == 1
     assert types.count("tool.succeeded") + types.count("tool.failed") == 1, types
     check = subprocess.run(
-        [sys.executable, "-m", "gateway.cli", "replay", "--check"], env=stack.env, capture_output=True, text=True
+        [sys.executable, "-m", "geogate.cli", "replay", "--check"], env=stack.env, capture_output=True, text=True
     )
     assert check.returncode == 0, check.stdout + check.stderr
     return types

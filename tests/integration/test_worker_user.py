@@ -1,7 +1,7 @@
 """Workers never need root: a pool process running as `nobody` runs a GDAL job on a real Redis and writes its output.
 
 The job runs in a child of this process that drops to `nobody` (no supplementary group) after the fork, as a pool
-process of a worker started by `geogate dev` as root would run (`gateway.dev_user`). A first call, run here as root
+process of a worker started by `geogate dev` as root would run (`geogate.cli.dev_user`). A first call, run here as root
 before the fork, loads what the job imports: this machine's Python lives under `/root`, which `nobody` cannot read.
 """
 
@@ -25,7 +25,7 @@ from schemas.codec import encode
 from schemas.ids import new_id
 from schemas.tools import TOOLS
 from workers.registry import load_all
-from workers.runner import run_call
+from workers.run.runner import run_call
 
 pytestmark = pytest.mark.integration
 

@@ -42,7 +42,7 @@ def test_package_imports_respect_the_dependency_rule(package: str) -> None:
 
 def test_the_rule_checker_sees_a_forbidden_import(tmp_path: Path) -> None:
     bad = tmp_path / "x.py"
-    bad.write_text("from workers.app import app\nimport gateway.cli\n")
+    bad.write_text("from workers.app import app\nimport gateway.server\n")
     assert imported_packages(bad) == {"workers", "gateway"}
 
 
@@ -86,10 +86,21 @@ def test_the_shared_runtime_s_parts_keep_their_layers(part: str) -> None:
     assert {k: v for k, v in offenders.items() if v} == {}
 
 
-OUTCOME_READERS = {"gateway/outcomes.py", "workers/outcomes.py"}
+def test_nothing_but_the_command_line_imports_the_command_line() -> None:
+    """`geogate.cli` runs the roles as processes (`python -m gateway`, `python -m workers`); no role imports it."""
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(m for m in imported_modules(path) if m.startswith("geogate.cli"))
+        for package in PRODUCT
+        for path in (ROOT / package).rglob("*.py")
+        if not path.is_relative_to(ROOT / "geogate" / "cli")
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+OUTCOME_READERS = {"gateway/outcomes.py", "workers/run/outcomes.py"}
 """The one module per process (gateway, worker) that reads the calls stream to answer or resume a waiting call."""
 LOG_VIEWS = {
-    "gateway/tail.py": "`geogate tail`, its own process: prints every stream",
+    "gateway/ops/tail.py": "`geogate tail`, its own process: prints every stream",
     "gateway/ops/reads.py": "the /ops live log: shows every stream to an operator, answers no call",
     "geogate/eventlog/ops_feed.py": "folds every stream into the ops projections",
 }

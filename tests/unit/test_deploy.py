@@ -11,7 +11,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from gateway.cli import app
+from geogate.cli.main import app
 from geogate.settings import Settings
 from schemas import tasks
 

@@ -28,7 +28,7 @@ from schemas.ids import call_aggregate, new_id
 from schemas.preflight.keys import needed_for
 from schemas.tools import TOOLS
 from tests.support import JUSTIFICATION
-from workers.context import JobContext
+from workers.jobkit.context import JobContext
 from workers.llm.job import ConversationLog, ToolCaller
 from workers.sandbox.job import _Call, _call_tool
 

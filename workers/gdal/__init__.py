@@ -2,7 +2,7 @@
 
 GDAL is hardened here, before any job module loads: no Python in VRT pixel functions, GML xlinks and remote
 schemas not fetched, and only the drivers of `workers.gdal.drivers` registered in rasterio's GDAL and in
-pyogrio's (VRT sources and every file an open dataset names are checked by `workers.confine`).
+pyogrio's (VRT sources and every file an open dataset names are checked by `workers.jobkit.confine`).
 """
 
 from workers.gdal.drivers import harden_environment, restrict

@@ -17,11 +17,11 @@ from schemas.tools.expression import Band, ExpressionError, Parsed, parse
 from schemas.tools.raster import OutputRef
 from schemas.tools.raster_ops import RasterCalcArgs, RasterCalcResult
 from schemas.tools.tiling import TileWindow
-from workers.context import JobContext
-from workers.errors import JobFailed
-from workers.files import resolve_in_workspace
 from workers.gdal.errors import open_raster, reading
 from workers.gdal.windowed import count_valid, declare_tiles, output_profile, run_whole, shown_nodata
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import resolve_in_workspace
 from workers.jobs import job
 
 

@@ -19,12 +19,12 @@ from schemas.tools.catalog import (
     DatasetFormatResult,
     DatasetKind,
 )
-from workers.confine import pinned
-from workers.context import JobContext
-from workers.errors import JobFailed
-from workers.files import resolve_in_workspace
 from workers.gdal.errors import open_raster, parse_crs, reading
 from workers.gdal.info import crs_text
+from workers.jobkit.confine import pinned
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import resolve_in_workspace
 from workers.jobs import job
 
 PROGRESS_EVERY = 200

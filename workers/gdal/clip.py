@@ -18,17 +18,17 @@ from rasterio.windows import Window
 from rasterio.windows import transform as window_transform
 
 from schemas.tools.mosaic import RasterClipArgs, RasterClipResult
-from workers.confine import pinned
-from workers.context import JobContext
-from workers.errors import JobFailed
-from workers.files import atomic_output, output_path, resolve_in_workspace
 from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import open_raster, parse_crs, reading, require_georeferenced, writing
 from workers.gdal.outputs import file_ref
 from workers.gdal.vector_io import read_layer
 from workers.gdal.windowed import count_valid
+from workers.jobkit.confine import pinned
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import atomic_output, output_path, resolve_in_workspace
+from workers.jobkit.limits import check_raster, widest
 from workers.jobs import job
-from workers.limits import check_raster, widest
 
 _EPSILON = 1e-9
 """Pixels a box edge overlaps by less than this are not kept (float noise of bounds given at pixel edges)."""

@@ -3,11 +3,11 @@
 from rio_cogeo.cogeo import cog_validate as rio_cog_validate
 
 from schemas.tools.previews import CogValidateArgs, CogValidateResult
-from workers.confine import pinned
-from workers.context import JobContext
-from workers.files import RemoteRaster, raster_input
 from workers.gdal.errors import open_raster, reading, remote_reading
 from workers.gdal.remote_guard import guarded_read
+from workers.jobkit.confine import pinned
+from workers.jobkit.context import JobContext
+from workers.jobkit.files import RemoteRaster, raster_input
 from workers.jobs import job
 
 

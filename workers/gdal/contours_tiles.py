@@ -17,8 +17,6 @@ from rasterio.windows import Window
 
 from schemas.tools.analysis import RasterContoursArgs, RasterContoursResult
 from schemas.tools.tiling import TileArgs, TileResult
-from workers.context import JobContext
-from workers.files import resolve_in_workspace
 from workers.gdal.errors import open_raster
 from workers.gdal.shapes import contour_levels
 from workers.gdal.trace_tiles import (
@@ -32,7 +30,9 @@ from workers.gdal.trace_tiles import (
     whole_number,
 )
 from workers.gdal.vector_io import Layer
-from workers.limits import FeatureCount
+from workers.jobkit.context import JobContext
+from workers.jobkit.files import resolve_in_workspace
+from workers.jobkit.limits import FeatureCount
 from workers.tiling.declare import Plan, tiler
 
 ON_SEAM = 1e-9

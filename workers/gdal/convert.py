@@ -12,15 +12,15 @@ from rasterio.enums import Resampling as RioResampling
 from rasterio.errors import DriverCapabilityError, DriverRegistrationError
 
 from schemas.tools.raster import RasterConvertArgs, RasterConvertResult
-from workers.confine import pinned, shown_paths
-from workers.context import JobContext
-from workers.errors import JobFailed
-from workers.files import atomic_output, output_path, resolve_in_workspace
 from workers.gdal.blocks import strips
 from workers.gdal.errors import open_raster, reading, writing
 from workers.gdal.outputs import check_output_driver, file_ref
+from workers.jobkit.confine import pinned, shown_paths
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import atomic_output, output_path, resolve_in_workspace
+from workers.jobkit.limits import check_raster, widest
 from workers.jobs import job
-from workers.limits import check_raster, widest
 from workers.tiling.grid import check_grid, tile_side
 
 _COMPRESSING = {"GTiff", "COG"}

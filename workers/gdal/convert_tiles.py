@@ -10,11 +10,11 @@ from rasterio.enums import Resampling as RioResampling
 
 from schemas.tools.raster import RasterConvertArgs, RasterConvertResult
 from schemas.tools.tiling import TileArgs, TileResult
-from workers.context import JobContext
-from workers.files import output_path, resolve_in_workspace
 from workers.gdal.convert import check_bounds, check_driver, converted, copy_options, gtiff_profile
 from workers.gdal.errors import open_raster, reading, writing
 from workers.gdal.staging import assembly_target, create_staging, publish, write_window
+from workers.jobkit.context import JobContext
+from workers.jobkit.files import output_path, resolve_in_workspace
 from workers.tiling.declare import Plan, tiler
 from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth_tiling
 

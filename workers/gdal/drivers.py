@@ -5,7 +5,7 @@ The lists are the one definition: every other driver is unregistered from both l
 its `GDAL_SKIP`, which GDAL applies at every `GDALAllRegister`), and raster inputs are also opened with
 `RASTER_INPUTS` as the only drivers GDAL may try. Formats that name other files GDAL would read without showing
 them (MRF data files, PDS labels, GDALG pipelines, HDF5 external storage, tile indexes, network drivers) are left
-out; VRTs stay, their sources checked by `workers.confine`.
+out; VRTs stay, their sources checked by `workers.jobkit.confine`.
 """
 
 import os

@@ -20,11 +20,11 @@ from rasterio._err import CPLE_BaseError  # GDAL's own errors, raised by rasteri
 from rasterio.errors import CRSError as RasterioCRSError
 from rasterio.errors import NotGeoreferencedWarning, RasterioError
 
-from workers.confine import check_files, current_roots, pinned, shown_paths
-from workers.errors import JobFailed
-from workers.files import RemoteRaster, allowed_host
 from workers.gdal.drivers import RASTER_INPUTS
 from workers.gdal.remote_guard import guarded_read
+from workers.jobkit.confine import check_files, current_roots, pinned, shown_paths
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import RemoteRaster, allowed_host
 
 _UNRECOGNISED = ("not recognized as being in a supported file format", "not recognised as a supported file format")
 

@@ -8,11 +8,11 @@ import pyogrio.errors
 import rasterio
 
 from schemas.tools.info import BandInfo, FieldInfo, RasterInfoArgs, RasterInfoResult, VectorInfoArgs, VectorInfoResult
-from workers.confine import pinned
-from workers.context import JobContext
-from workers.errors import JobFailed
-from workers.files import raster_input, resolve_in_workspace
 from workers.gdal.errors import check_bands, open_raster, reading
+from workers.jobkit.confine import pinned
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import raster_input, resolve_in_workspace
 from workers.jobs import job
 
 

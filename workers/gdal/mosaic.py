@@ -29,13 +29,13 @@ from rasterio.windows import Window
 from schemas.tools.mosaic import RasterMosaicArgs, RasterMosaicResult
 from schemas.tools.raster import OutputRef
 from schemas.tools.tiling import TileWindow
-from workers.context import JobContext
-from workers.errors import JobFailed
-from workers.files import resolve_in_workspace
 from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.clip import fill_value
 from workers.gdal.errors import open_raster, reading, require_georeferenced
 from workers.gdal.windowed import count_valid, declare_tiles, run_whole
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import resolve_in_workspace
 from workers.jobs import job
 
 

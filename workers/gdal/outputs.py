@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from schemas.tools.raster import OutputRef
-from workers.errors import JobFailed
-from workers.files import WriteDigest
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import WriteDigest
 
 REFUSED_DRIVERS: dict[str, str] = {
     "MVT": "writes a folder of tiles, not one file",

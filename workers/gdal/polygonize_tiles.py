@@ -19,8 +19,6 @@ from rasterio.windows import Window
 
 from schemas.tools.analysis import RasterPolygonizeArgs, RasterPolygonizeResult
 from schemas.tools.tiling import TileArgs, TileResult, TileWindow
-from workers.context import JobContext
-from workers.files import resolve_in_workspace
 from workers.gdal.errors import open_raster
 from workers.gdal.polygon_floor import polygon_floor
 from workers.gdal.shapes import REPORT_EVERY, SHAPES_DTYPES
@@ -35,7 +33,9 @@ from workers.gdal.trace_tiles import (
     whole_number,
 )
 from workers.gdal.vector_io import Layer
-from workers.limits import FeatureCount
+from workers.jobkit.context import JobContext
+from workers.jobkit.files import resolve_in_workspace
+from workers.jobkit.limits import FeatureCount
 from workers.tiling.declare import Plan, tiler
 from workers.tiling.grid import settings_of
 

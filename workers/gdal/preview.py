@@ -21,12 +21,12 @@ from rio_tiler.utils import render
 
 from schemas.content import MAX_BLOCK_CHARS
 from schemas.tools.previews import RasterPreviewArgs, RasterPreviewResult, VectorPreviewArgs, VectorPreviewResult
-from workers.confine import shown_paths
-from workers.context import JobContext
-from workers.errors import JobFailed
-from workers.files import raster_input, resolve_in_workspace
 from workers.gdal.errors import check_bands, open_raster, require_georeferenced
 from workers.gdal.vector_io import read_layer
+from workers.jobkit.confine import shown_paths
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import raster_input, resolve_in_workspace
 from workers.jobs import job
 
 SHRINK_TRIES = 4

@@ -25,14 +25,14 @@ from rasterio.windows import Window
 from schemas.tools.analysis import VectorRasterizeArgs, VectorRasterizeResult
 from schemas.tools.raster import OutputRef
 from schemas.tools.tiling import TileWindow
-from workers.context import JobContext
-from workers.errors import JobFailed
-from workers.files import raster_input, resolve_in_workspace
 from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import open_raster, require_georeferenced
 from workers.gdal.info import crs_text
 from workers.gdal.vector_io import Layer, read_layer
 from workers.gdal.windowed import run_whole
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import raster_input, resolve_in_workspace
 from workers.jobs import job
 
 

@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-from workers.errors import JobFailed
-from workers.files import RemoteRaster, allowed_host
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import RemoteRaster, allowed_host
 
 # curl skips a configured proxy for the hosts `no_proxy` lists: with it, GDAL would reach them unguarded.
 for _name in ("no_proxy", "NO_PROXY"):

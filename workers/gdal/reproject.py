@@ -16,15 +16,15 @@ from rasterio.windows import Window
 
 from schemas.tools.raster import OutputRef, RasterReprojectArgs, RasterReprojectResult
 from schemas.tools.tiling import TileWindow
-from workers.confine import pinned
-from workers.context import JobContext
-from workers.errors import JobFailed
-from workers.files import WriteDigest, atomic_output, output_path, resolve_in_workspace
 from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import open_raster, parse_crs, reading, require_georeferenced, writing
 from workers.gdal.outputs import file_ref, streamed
+from workers.jobkit.confine import pinned
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import WriteDigest, atomic_output, output_path, resolve_in_workspace
+from workers.jobkit.limits import check_raster
 from workers.jobs import job
-from workers.limits import check_raster
 from workers.tiling.grid import check_grid, tile_side, windows
 
 Grid = tuple[Affine, int, int]

@@ -11,13 +11,13 @@ import rasterio
 
 from schemas.tools.raster import RasterReprojectArgs, RasterReprojectResult
 from schemas.tools.tiling import TileArgs, TileResult
-from workers.context import JobContext
-from workers.files import output_path, resolve_in_workspace
 from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import open_raster
 from workers.gdal.outputs import file_ref
 from workers.gdal.reproject import Warp, check_bounds, reprojected, warp_of
 from workers.gdal.staging import assembly_target, create_staging, publish, write_window
+from workers.jobkit.context import JobContext
+from workers.jobkit.files import output_path, resolve_in_workspace
 from workers.tiling.declare import Plan, tiler
 from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth_tiling
 

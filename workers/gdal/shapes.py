@@ -24,15 +24,15 @@ from schemas.tools.analysis import (
     RasterPolygonizeResult,
     RasterToVectorArgs,
 )
-from workers.context import JobContext
-from workers.errors import JobFailed
-from workers.files import output_path, raster_input
 from workers.gdal.errors import check_bands, open_raster, require_georeferenced
 from workers.gdal.outputs import file_ref
 from workers.gdal.polygon_floor import polygon_floor
 from workers.gdal.vector_io import Layer, output_driver, write_layer
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import output_path, raster_input
+from workers.jobkit.limits import FeatureCount, check_raster, widest
 from workers.jobs import job
-from workers.limits import FeatureCount, check_raster, widest
 
 SHAPES_DTYPES = ("uint8", "int16", "uint16", "int32", "float32")
 """What `rasterio.features.shapes` takes; others are cast when that loses nothing."""

@@ -23,14 +23,14 @@ import rasterio.shutil
 from rasterio.windows import Window
 
 from schemas.tools.tiling import TileWindow
-from workers.confine import pinned
-from workers.context import JobContext
-from workers.errors import JobFailed
-from workers.faults import pause_point
-from workers.files import atomic_output, output_path
 from workers.gdal import staging_digest
 from workers.gdal.errors import writing
 from workers.gdal.outputs import file_ref
+from workers.jobkit.confine import pinned
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import atomic_output, output_path
+from workers.run.faults import pause_point
 
 STAGING = "staging.tif"
 PUBLISHED = "published.json"
@@ -82,8 +82,8 @@ def write_window(staging: Path, data: np.ndarray, window: TileWindow, index: int
 
 
 def assembly_target(uri: str, staging: Path, ctx: JobContext, *, overwrite: bool) -> Path:
-    """Where the fan-in publishes call's output `uri`: `workers.files.output_path`, except that an output this call
-    already published (a fan-in that died after the rename, before its outcome landed) is its own, not in the way.
+    """Where the fan-in publishes call's output `uri`: `workers.jobkit.files.output_path`, except that an output this
+    call already published (a fan-in that died after the rename, before its outcome landed) is its own, not in the way.
 
     Raises:
         JobFailed: as `output_path`.

@@ -6,12 +6,12 @@ import numpy as np
 import rasterio
 
 from schemas.tools.raster import BandStats, HistogramBin, RasterStatsArgs, RasterStatsResult
-from workers.context import JobContext
-from workers.files import resolve_in_workspace
 from workers.gdal.blocks import strips
 from workers.gdal.errors import check_bands, open_raster, reading
+from workers.jobkit.context import JobContext
+from workers.jobkit.files import resolve_in_workspace
+from workers.jobkit.limits import check_raster, widest
 from workers.jobs import job
-from workers.limits import check_raster, widest
 from workers.tiling.grid import check_grid, tile_side
 
 TILE_BLOCK = 256

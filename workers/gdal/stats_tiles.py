@@ -12,11 +12,11 @@ from rasterio.windows import Window
 
 from schemas.tools.raster import BandStats, HistogramBin, RasterStatsArgs, RasterStatsResult
 from schemas.tools.tiling import TileArgs, TileResult, TileWindow
-from workers.context import JobContext
-from workers.files import resolve_in_workspace
 from workers.gdal.errors import check_bands, open_raster, reading
 from workers.gdal.stats import TILE_BLOCK, check_bounds
 from workers.gdal.stats_merge import Moments, Part, histogram, percentiles, summarise
+from workers.jobkit.context import JobContext
+from workers.jobkit.files import resolve_in_workspace
 from workers.tiling.declare import Plan, tiler
 from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth_tiling
 

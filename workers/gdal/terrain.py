@@ -31,11 +31,11 @@ from rasterio.windows import Window
 from schemas.tools.raster import OutputRef
 from schemas.tools.raster_ops import RasterTerrainArgs, RasterTerrainResult
 from schemas.tools.tiling import TileWindow
-from workers.context import JobContext
-from workers.errors import JobFailed
-from workers.files import resolve_in_workspace
 from workers.gdal.errors import check_bands, open_raster, reading, require_georeferenced
 from workers.gdal.windowed import count_valid, declare_tiles, output_profile, run_whole
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import resolve_in_workspace
 from workers.jobs import job
 
 SLOPE_NODATA = -9999.0

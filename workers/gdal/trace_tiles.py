@@ -12,13 +12,13 @@ from pydantic import JsonValue
 from schemas.tools.analysis import RasterToVectorArgs
 from schemas.tools.raster import OutputRef
 from schemas.tools.tiling import TileResult, TileWindow
-from workers.context import JobContext
-from workers.files import output_path, resolve_in_workspace
 from workers.gdal.errors import check_bands, open_raster, require_georeferenced
 from workers.gdal.outputs import file_ref
 from workers.gdal.staging import assembly_target, publish
 from workers.gdal.vector_io import Layer, output_driver, write_layer
-from workers.limits import check_raster, widest
+from workers.jobkit.context import JobContext
+from workers.jobkit.files import output_path, resolve_in_workspace
+from workers.jobkit.limits import check_raster, widest
 from workers.tiling.declare import Plan
 from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth_tiling
 

@@ -10,12 +10,12 @@ import pyogrio.errors
 import pyogrio.raw
 import shapely
 
-from workers.confine import pinned
-from workers.context import Fence, JobContext
-from workers.errors import JobFailed
-from workers.files import atomic_output
 from workers.gdal.errors import reading, writing
 from workers.gdal.outputs import REFUSED_DRIVERS, check_output_driver
+from workers.jobkit.confine import pinned
+from workers.jobkit.context import Fence, JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import atomic_output
 
 CHUNK_FEATURES = 20_000
 """Features read, processed and reported per step."""

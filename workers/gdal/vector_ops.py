@@ -23,14 +23,14 @@ from schemas.tools.vector import (
     VectorSimplifyResult,
     VectorWriteArgs,
 )
-from workers.confine import pinned
-from workers.context import JobContext
-from workers.errors import JobFailed
-from workers.files import output_path, resolve_in_workspace
 from workers.gdal import visvalingam
 from workers.gdal.errors import parse_crs, reading
 from workers.gdal.outputs import file_ref
 from workers.gdal.vector_io import GeometryOp, Layer, geometry_type, layer_name, output_driver, read_layer, write_layer
+from workers.jobkit.confine import pinned
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import output_path, resolve_in_workspace
 from workers.jobs import job
 
 _WKT_TYPES = ("POINT", "LINESTRING", "POLYGON", "MULTI", "GEOMETRYCOLLECTION")

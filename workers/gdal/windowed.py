@@ -20,14 +20,14 @@ from rasterio.windows import Window
 
 from schemas.tools.raster import OutputRef
 from schemas.tools.tiling import TileArgs, TileResult, TileWindow
-from workers.confine import pinned
-from workers.context import JobContext
-from workers.files import WriteDigest, atomic_output, output_path
 from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import writing
 from workers.gdal.outputs import file_ref, streamed
 from workers.gdal.staging import assembly_target, create_staging, publish, write_window
-from workers.limits import check_raster
+from workers.jobkit.confine import pinned
+from workers.jobkit.context import JobContext
+from workers.jobkit.files import WriteDigest, atomic_output, output_path
+from workers.jobkit.limits import check_raster
 from workers.tiling.declare import Plan, tiler
 from workers.tiling.grid import check_grid, parts_folder, root_of, tile_side, windows, worth_tiling
 

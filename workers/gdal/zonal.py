@@ -17,14 +17,14 @@ from exactextract.raster import RasterioRasterSource
 from pyproj import CRS, Transformer
 
 from schemas.tools.analysis import ZonalStatsArgs, ZonalStatsResult, ZoneStats
-from workers.context import JobContext
-from workers.errors import JobFailed
-from workers.files import output_path, raster_input, resolve_in_workspace
 from workers.gdal.errors import check_bands, open_raster, require_georeferenced
 from workers.gdal.outputs import file_ref
 from workers.gdal.vector_io import Layer, output_driver, read_layer, write_layer
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import output_path, raster_input, resolve_in_workspace
+from workers.jobkit.limits import check_zones
 from workers.jobs import job
-from workers.limits import check_zones
 
 BATCH = 500
 """Features per exactextract call: progress (and cancellation) is checked between batches."""

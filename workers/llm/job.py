@@ -21,15 +21,15 @@ from schemas.preflight.gate import PreflightMissing
 from schemas.tools import TOOLS, ToolSpec
 from schemas.tools.llm import AskArgs, AskResult
 from schemas.validation import ArgumentsInvalid
-from workers.calling import CallTimedOut, call_tool
-from workers.context import JobContext
-from workers.errors import JobFailed
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 from workers.jobs import job
 from workers.llm.errors import ProviderError
 from workers.llm.loop import run_chat
 from workers.llm.providers import build_provider, http_client
 from workers.llm.settings import config_for, policy_for
 from workers.llm.xray_events import load_conversation, xray_from_events
+from workers.run.calling import CallTimedOut, call_tool
 
 ToolReply = tuple[JsonValue, str, bool]
 
@@ -154,7 +154,7 @@ class ConversationLog:
 
 @dataclass
 class ToolCaller:
-    """`call_tool` for the loop: each call goes through `workers.calling`, planned and gated like a client's."""
+    """`call_tool` for the loop: each call goes through `workers.run.calling`, planned and gated like a client's."""
 
     store: EventStore
     ctx: JobContext

@@ -6,8 +6,8 @@ from geogate.settings import LLMSettings, process_settings
 from schemas.preflight.answers import parse_answer
 from schemas.preflight.prompts import PROMPTS
 from schemas.tools.justify import JustifyArgs, JustifyResult
-from workers.context import JobContext
-from workers.errors import JobFailed
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 from workers.jobs import job
 from workers.llm.errors import ProviderError
 from workers.llm.providers import build_provider, http_client

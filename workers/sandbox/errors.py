@@ -7,7 +7,7 @@ JobFailed
 """
 
 from schemas.handlers import HandlerError
-from workers.errors import JobFailed
+from workers.jobkit.errors import JobFailed
 
 
 class SandboxError(JobFailed):

@@ -41,12 +41,12 @@ from schemas.handlers import HandlerLimits, HandlerOutcome, ResultHandler
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
 from schemas.tools.handlers import RUN_RESULT_HANDLER, RunResultHandlerArgs, RunResultHandlerResult
-from workers import calling
-from workers.context import JobContext
-from workers.errors import JobFailed
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 from workers.jobs import Finished, Land, Next, follow_up, job
-from workers.lifecycle import Run, begin, compact, elapsed_ms, end, ms_since, store_result
-from workers.reaper import handler_attempts_exhausted
+from workers.run import calling
+from workers.run.lifecycle import Run, begin, compact, elapsed_ms, end, ms_since, store_result
+from workers.run.reaper import handler_attempts_exhausted
 from workers.sandbox.bridge import CallTool
 from workers.sandbox.errors import SandboxUnavailable
 from workers.sandbox.isolation import SandboxConfig, config_for

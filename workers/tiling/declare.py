@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, JsonValue
 
 from schemas.tools.tiling import TileArgs, TileResult, TileWindow, tile_tool
-from workers.context import JobContext
+from workers.jobkit.context import JobContext
 from workers.jobs import job
 
 

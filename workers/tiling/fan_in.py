@@ -21,14 +21,14 @@ from schemas.events import Event, EventData, ToolFanInStarted, ToolFannedOut, To
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import SPECS
 from schemas.tools.tiling import FAN_IN, FanInArgs, FanInResult, TileArgs, TileResult, tile_call_id
-from workers.confine import confinement
-from workers.context import Fence, JobContext
-from workers.errors import JobCancelled, JobError, JobFailed
+from workers.jobkit.confine import confinement
+from workers.jobkit.context import Fence, JobContext
+from workers.jobkit.errors import JobCancelled, JobError, JobFailed
 from workers.jobs import job
-from workers.lifecycle import Run, begin, elapsed_ms
-from workers.memory import out_of_memory, ran_out_of_memory
-from workers.reaper import fan_in_attempts_exhausted
-from workers.runner import failed_outcome, finish, succeeded_outcome
+from workers.run.lifecycle import Run, begin, elapsed_ms
+from workers.run.memory import out_of_memory, ran_out_of_memory
+from workers.run.reaper import fan_in_attempts_exhausted
+from workers.run.runner import failed_outcome, finish, succeeded_outcome
 from workers.tiling.declare import TILERS
 from workers.tiling.grid import remove_parts
 

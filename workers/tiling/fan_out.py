@@ -1,9 +1,12 @@
-"""Fan-out on the log: a planned call's tiles, each a `tool.requested` with its queue message in one append, then
-the parent's `tool.fanned_out`; all fenced on the planning attempt and keyed, so planning again appends nothing
-twice. The parent's worker is free as soon as this returns (a parent waiting in a slot would starve its pool).
+"""Fan-out on the log: a tiled tool's call large enough to plan as tiles is taken off its job (`hand_off`) and
+fanned out: its tiles, each a `tool.requested` with its queue message in one append, then the parent's
+`tool.fanned_out`; all fenced on the planning attempt and keyed, so planning again appends nothing twice. The
+parent's worker is free as soon as this returns (a parent waiting in a slot would starve its pool).
 """
 
-from pydantic import JsonValue
+import logging
+
+from pydantic import JsonValue, ValidationError
 
 from geogate.eventlog import streams
 from geogate.eventlog.append import Expect
@@ -12,7 +15,34 @@ from geogate.eventlog.store import EventStore
 from schemas.events import Event, ToolFannedOut, ToolRequested, ToolStarted
 from schemas.tools import SPECS
 from schemas.tools.tiling import TileArgs, tile_call_id, tile_tool
-from workers.tiling.declare import Plan
+from workers.jobkit.confine import confinement
+from workers.jobkit.errors import JobError
+from workers.jobs import Started, hand_off
+from workers.tiling.declare import TILERS, Plan
+
+logger = logging.getLogger(__name__)
+
+
+@hand_off
+def _fanned_out(started: Started) -> bool:
+    """A tiled tool's call large enough to plan as tiles: planned and fanned out (True), or to run whole (False).
+
+    A plan that cannot be made (a missing source, an output in the way) runs whole, where the job says why.
+    """
+    data, ctx = started.call, started.ctx
+    tiling = TILERS.get(data.tool)
+    if tiling is None or ctx.store is None:
+        return False
+    try:
+        with confinement(ctx.roots):
+            plan = tiling.plan(SPECS[data.tool].args.model_validate(data.args), ctx)
+    except (JobError, ValidationError):
+        return False
+    if plan is None:
+        return False
+    if not fan_out(ctx.store, started.requested, started.started, plan):
+        logger.warning("the plan of call %s was superseded by a re-dispatch", data.call_id)
+    return True
 
 
 def tile_events(requested: Event, started: Event, plan: Plan) -> list[tuple[Event, dict[str, JsonValue]]]:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from geogate.settings import Settings
 from schemas.tools.tiling import TileWindow
-from workers.context import JobContext
-from workers.limits import check_tiles
+from workers.jobkit.context import JobContext
+from workers.jobkit.limits import check_tiles
 
 PARTS = Path(".geogate") / "tiles"
 """Below a workspace root: one hidden folder per tiled call, where its tiles leave their parts."""

@@ -9,7 +9,7 @@ from pydantic import JsonValue
 from schemas.events import WorkflowAdvanced, WorkflowCompleted, WorkflowExpired, WorkflowStarted
 from schemas.events import WorkflowThoughtSubmitted as Submitted
 from schemas.tools.workflows import NextAction, WorkflowAnswer
-from workers.errors import JobFailed
+from workers.jobkit.errors import JobFailed
 from workers.workflows.definitions import Step, StepDef, Workflow
 from workers.workflows.state import WorkflowState
 from workers.workflows.template import Template, TemplateError

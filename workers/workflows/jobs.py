@@ -15,8 +15,8 @@ from schemas.tools.workflows import (
     WorkflowAnswer,
     WorkflowList,
 )
-from workers.context import JobContext
-from workers.errors import JobFailed
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 from workers.jobs import job
 from workers.workflows.definitions import DefinitionError, Workflow
 from workers.workflows.loader import load_definitions

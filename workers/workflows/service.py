@@ -26,7 +26,7 @@ from schemas.events import (
 from schemas.events.workflow import workflow_aggregate
 from schemas.ids import new_id
 from schemas.tools.workflows import NextAction, WorkflowAnswer, WorkflowInfo, WorkflowList
-from workers.errors import JobFailed
+from workers.jobkit.errors import JobFailed
 from workers.workflows import engine
 from workers.workflows.definitions import Workflow
 from workers.workflows.state import WorkflowState, apply, fold

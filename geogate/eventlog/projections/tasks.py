@@ -20,7 +20,7 @@ from schemas.events import Event, ToolInputProvided, ToolInputRequested
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 
 CANCELLED = "cancelled"
-"""The `tool.failed` code of a job stopped by a cancellation (`workers.errors.JobCancelled`)."""
+"""The `tool.failed` code of a job stopped by a cancellation (`workers.jobkit.errors.JobCancelled`)."""
 PROTOCOL_FAILURES = frozenset({"job.crashed", "job.timeout", "tool.unknown", "call.attempts_exhausted"})
 """Outcome codes that are not the tool's answer but a failure to produce one: the task ends `failed` with a JSON-RPC
 error. Every other `tool.failed` is the tool's own error result: the task ends `completed` with `isError: true`."""

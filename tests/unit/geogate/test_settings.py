@@ -23,8 +23,8 @@ from schemas.events import ToolSucceeded
 from schemas.ids import call_aggregate, new_id
 from schemas.tools.justify import JUSTIFY_CHOICE
 from tests.llm_server import ScriptedServer, scripted_server, text
-from workers import runner
 from workers.registry import load_all
+from workers.run import runner
 
 VARIABLES: dict[str, tuple[str, str, Any]] = {
     "REDIS_URL": ("redis_url", "redis://a.example:6380/1", "redis://a.example:6380/1"),
@@ -177,7 +177,8 @@ def test_a_missing_redis_url_is_a_settings_error_not_an_exit() -> None:
 @pytest.mark.parametrize(
     ("command", "said"),
     [
-        (["gateway.cli", "status", "--json"], "GEOGATE_TILE_SIZE: "),
+        (["geogate.cli", "status", "--json"], "GEOGATE_TILE_SIZE: "),
+        (["gateway", "--port", "1"], "GEOGATE_TILE_SIZE: "),
         (["workers", "--queues", "gdal"], "GEOGATE_TILE_SIZE: "),
         (["workers.llm", "stats"], "REDIS_URL (or GEOGATE_REDIS_URL) is not set"),
     ],
@@ -254,7 +255,7 @@ def test_a_process_reads_its_settings_once_however_many_llm_jobs_it_runs(
 
 
 def test_defaults_read_no_variable(clean_env: pytest.MonkeyPatch) -> None:
-    """What jobs built without settings fall back on (`workers.context`): the fields' own defaults."""
+    """What jobs built without settings fall back on (`workers.jobkit.context`): the fields' own defaults."""
     clean_env.setenv("GEOGATE_LLM_MODEL", "from-the-environment")
     clean_env.setenv("GEOGATE_RETENTION_INTERVAL_S", "1")
 

@@ -10,7 +10,7 @@ from schemas.preflight.gate import PreflightMissing
 from schemas.preflight.keys import needed_for
 from schemas.tools import TOOLS
 from tests.support import make_event
-from workers.calling import CallTimedOut, call_tool
+from workers.run.calling import CallTimedOut, call_tool
 
 TTL = Settings.defaults().justification_ttl
 

@@ -10,12 +10,12 @@ import rasterio
 import shapely
 from rasterio.transform import from_origin
 
-from workers.confine import check_files, check_vrt, confinement, pinned, shown_paths
-from workers.context import JobContext
-from workers.errors import JobFailed
-from workers.files import resolve_in_workspace
 from workers.gdal.errors import open_raster
 from workers.gdal.vector_io import read_layer
+from workers.jobkit.confine import check_files, check_vrt, confinement, pinned, shown_paths
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import resolve_in_workspace
 
 
 def _raster(path: Path, value: int) -> Path:

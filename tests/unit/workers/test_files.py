@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from workers import files
-from workers.errors import JobFailed
-from workers.files import WriteDigest, atomic_output, output_path, replace_file, resolve_in_workspace
+from workers.jobkit import files
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import WriteDigest, atomic_output, output_path, replace_file, resolve_in_workspace
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ PROBE = """
 import sys
 import numpy as np
 if sys.argv[1] == "keep":
-    from workers.heap import keep_freed_memory
+    from workers.run.heap import keep_freed_memory
     assert keep_freed_memory()
 def rss_mb():
     return int(open("/proc/self/statm").read().split()[1]) * 4096 / 2**20

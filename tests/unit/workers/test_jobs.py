@@ -10,10 +10,10 @@ from rasterio.transform import from_origin
 from geogate.settings import Settings
 from schemas.tools.info import RasterInfoArgs
 from schemas.tools.raster import RasterConvertArgs
-from workers.context import JobContext
-from workers.errors import JobFailed
 from workers.gdal.convert import raster_convert
 from workers.gdal.info import raster_info
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 
 
 def _raster(path: Path) -> None:

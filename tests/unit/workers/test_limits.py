@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from geogate.settings import LimitSettings, Settings
-from workers.context import JobContext
-from workers.errors import JobFailed
-from workers.limits import FeatureCount, check_raster, check_result, check_zones
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.limits import FeatureCount, check_raster, check_result, check_zones
 
 
 def ctx_with(root: Path, **limits: int) -> JobContext:

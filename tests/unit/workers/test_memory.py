@@ -1,4 +1,4 @@
-"""What counts as a job running out of memory (`workers.memory`), whatever the job wrapped it in."""
+"""What counts as a job running out of memory (`workers.run.memory`), whatever the job wrapped it in."""
 
 import numpy as np
 import pytest
@@ -12,11 +12,11 @@ from schemas.codec import encode
 from schemas.events import ToolFailed
 from schemas.ids import new_id
 from schemas.tools import TOOLS
-from workers.errors import JobFailed
+from workers.jobkit.errors import JobFailed
 from workers.jobs import JOBS
-from workers.memory import ran_out_of_memory
 from workers.registry import load_all
-from workers.runner import run_call
+from workers.run.memory import ran_out_of_memory
+from workers.run.runner import run_call
 
 load_all()
 

@@ -1,4 +1,5 @@
-"""A call whose pool process the OOM killer ended (`workers.oom`): its attempt on that process fails, nothing else."""
+"""A call whose pool process the OOM killer ended (`workers.run.oom`): its attempt on that process fails, nothing
+else."""
 
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from schemas.codec import encode
 from schemas.events import Event, ToolFailed, ToolRequested, ToolStarted
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
-from workers.oom import fail_killed_call, oom_kills
+from workers.run.oom import fail_killed_call, oom_kills
 
 SETTINGS = Settings(redis_url="redis://unused", job_memory_mb=0)
 

@@ -1,4 +1,4 @@
-"""`workers.outcomes.OutcomeWaiter` across a Redis outage: one warning when it is lost, one when it is back, and the
+"""`workers.run.outcomes.OutcomeWaiter` across a Redis outage: one warning when it is lost, one when it is back, and the
 outcomes written after it came back still reach their waiting jobs."""
 
 import logging
@@ -14,8 +14,8 @@ from redis.retry import Retry
 from schemas.codec import encode
 from schemas.events import ToolSucceeded
 from tests.support import free_port, make_event, redis_server, wait_for
-from workers import outcomes
-from workers.outcomes import OutcomeWaiter
+from workers.run import outcomes
+from workers.run.outcomes import OutcomeWaiter
 
 
 def test_the_waiter_says_once_that_it_lost_redis_and_delivers_once_it_is_back(
@@ -28,7 +28,7 @@ def test_the_waiter_says_once_that_it_lost_redis_and_delivers_once_it_is_back(
         time.sleep(0.01)
 
     monkeypatch.setattr(outcomes, "time", SimpleNamespace(sleep=pause))
-    caplog.set_level(logging.WARNING, logger="workers.outcomes")
+    caplog.set_level(logging.WARNING, logger="workers.run.outcomes")
     port = free_port()
     client = redis.Redis(port=port, retry=Retry(NoBackoff(), 0))  # no retries of its own: the waiter's come at once
     with redis_server(tmp_path, port=port):

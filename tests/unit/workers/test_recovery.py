@@ -26,13 +26,13 @@ from schemas.codec import decode, encode
 from schemas.events import HandlerStarted, HandlerSucceeded, ToolRedispatched, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
-from workers import runner
-from workers.context import Fence, JobContext
-from workers.errors import JobSuperseded
-from workers.files import atomic_output
+from workers.jobkit.context import Fence, JobContext
+from workers.jobkit.errors import JobSuperseded
+from workers.jobkit.files import atomic_output
 from workers.jobs import JOBS, Land
-from workers.reaper import EXHAUSTED, Reaper
 from workers.registry import load_all
+from workers.run import runner
+from workers.run.reaper import EXHAUSTED, Reaper
 from workers.sandbox import job as handler_job
 
 load_all()

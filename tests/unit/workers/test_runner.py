@@ -14,11 +14,11 @@ from schemas.events import ToolCancelRequested
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
 from tests.support import make_event
-from workers import runner
-from workers.context import JobContext
-from workers.errors import JobFailed
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 from workers.jobs import JOBS
 from workers.registry import load_all
+from workers.run import runner
 
 load_all()
 

@@ -5,7 +5,6 @@ from pathlib import Path
 import pytest
 from mcp.server.request_state import InvalidRequestState
 
-from gateway import dev
 from gateway.security.request_state import (
     MIN_KEY_CHARS,
     RequestStateKeysError,
@@ -13,6 +12,7 @@ from gateway.security.request_state import (
     request_state_security,
     shared_key,
 )
+from geogate.cli import dev
 from geogate.eventlog import store
 from geogate.eventlog.redaction import MASK
 from geogate.settings import Settings, SettingsError

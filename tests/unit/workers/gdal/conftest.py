@@ -23,8 +23,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from workers.context import JobContext
-from workers.errors import JobCancelled
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobCancelled
 
 RasterFactory = Callable[..., Path]
 VectorFactory = Callable[..., Path]

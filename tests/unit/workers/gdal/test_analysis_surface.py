@@ -7,8 +7,8 @@ import pytest
 from schemas.tools import TOOLS
 from schemas.tools.analysis import ANALYSIS_TOOLS
 from schemas.tools.previews import PREVIEW_TOOLS
-from workers.context import JobContext
-from workers.errors import JobFailed
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 from workers.registry import load_all
 
 MINIMAL: dict[str, dict[str, object]] = {

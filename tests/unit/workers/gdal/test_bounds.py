@@ -20,9 +20,6 @@ from schemas.tools.raster import RasterConvertArgs, RasterReprojectArgs, RasterS
 from schemas.tools.raster_ops import RasterTerrainArgs
 from tests.huge_inputs import ORIGIN, checkerboard, layer, pixel, sparse_raster, square, write_band, zones
 from tests.support import drain_queue
-from workers import runner
-from workers.context import JobContext
-from workers.errors import JobFailed
 from workers.gdal.clip import raster_clip
 from workers.gdal.convert import raster_convert
 from workers.gdal.mosaic import raster_mosaic
@@ -32,7 +29,10 @@ from workers.gdal.shapes import raster_contours, raster_polygonize
 from workers.gdal.stats import raster_stats
 from workers.gdal.terrain import raster_terrain
 from workers.gdal.zonal import zonal_stats
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 from workers.registry import load_all
+from workers.run import runner
 
 load_all()
 

@@ -10,9 +10,9 @@ import rasterio
 
 from schemas.tools.raster_ops import RasterCalcArgs
 from tests.unit.workers.gdal.conftest import RasterFactory
-from workers.context import JobContext
-from workers.errors import JobFailed
 from workers.gdal.calc import raster_calc
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 
 SIZE = (37, 53)
 

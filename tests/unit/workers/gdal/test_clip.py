@@ -12,9 +12,9 @@ from pyproj import Transformer
 
 from schemas.tools.mosaic import RasterClipArgs
 from tests.unit.workers.gdal.conftest import GRIDS, RasterFactory, VectorFactory
-from workers.context import JobContext
-from workers.errors import JobFailed
 from workers.gdal.clip import raster_clip
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 
 SIZE = (47, 59)
 

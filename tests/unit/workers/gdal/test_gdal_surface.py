@@ -11,12 +11,12 @@ from schemas.tools import TOOLS
 from schemas.tools.info import RasterInfoArgs
 from schemas.tools.raster import RasterReprojectArgs, RasterStatsArgs
 from schemas.tools.vector import VectorBufferArgs
-from workers.context import JobContext
-from workers.errors import JobFailed
 from workers.gdal.info import raster_info
 from workers.gdal.reproject import raster_reproject
 from workers.gdal.stats import raster_stats
 from workers.gdal.vector_ops import vector_buffer
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 from workers.registry import load_all
 
 RasterFactory = Callable[..., Path]

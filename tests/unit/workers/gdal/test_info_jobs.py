@@ -7,9 +7,9 @@ import pytest
 import rasterio
 
 from schemas.tools.info import RasterInfoArgs, VectorInfoArgs
-from workers.context import JobContext
-from workers.errors import JobFailed
 from workers.gdal.info import raster_info, vector_info
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 
 RasterFactory = Callable[..., Path]
 VectorFactory = Callable[..., Path]

@@ -25,16 +25,16 @@ from schemas.tools.info import RasterInfoArgs
 from schemas.tools.previews import CogValidateArgs, RasterPreviewArgs
 from tests.support import free_port
 from tests.unit.workers.gdal.conftest import ServerFactory, VectorFactory
-from workers import runner
-from workers.context import JobContext
-from workers.errors import JobFailed
-from workers.files import RemoteRaster, allowed_host, raster_input
 from workers.gdal.cog import cog_validate
 from workers.gdal.info import raster_info
 from workers.gdal.preview import raster_preview
 from workers.gdal.rasterize import vector_rasterize
 from workers.gdal.zonal import zonal_stats
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import RemoteRaster, allowed_host, raster_input
 from workers.registry import load_all
+from workers.run import runner
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
 

@@ -14,10 +14,10 @@ from affine import Affine
 from pydantic import ValidationError
 
 from schemas.tools.analysis import RasterContoursArgs, RasterPolygonizeArgs, VectorRasterizeArgs
-from workers.context import JobContext
-from workers.errors import JobFailed
 from workers.gdal.rasterize import vector_rasterize
 from workers.gdal.shapes import raster_contours, raster_polygonize
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
 

@@ -14,9 +14,9 @@ from affine import Affine
 from rasterio.windows import Window
 
 from schemas.tools.tiling import TileWindow
-from workers.context import JobContext
 from workers.gdal import staging_digest
 from workers.gdal.staging import create_staging, write_window
+from workers.jobkit.context import JobContext
 from workers.tiling.grid import windows
 
 WIDTH, HEIGHT, SIDE = 700, 600, 256

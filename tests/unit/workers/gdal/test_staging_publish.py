@@ -10,9 +10,9 @@ import pytest
 import rasterio
 
 from schemas.tools.tiling import TileWindow
-from workers.context import Fence, JobContext
-from workers.errors import JobFailed, JobSuperseded
 from workers.gdal.staging import PUBLISHED, assembly_target, create_staging, publish, write_window
+from workers.jobkit.context import Fence, JobContext
+from workers.jobkit.errors import JobFailed, JobSuperseded
 
 SIDE = 256
 

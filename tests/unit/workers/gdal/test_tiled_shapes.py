@@ -22,8 +22,8 @@ from schemas.tools.tiling import TileArgs
 from tests.support import drain_queue
 from tests.unit.workers.gdal.conftest import RasterFactory
 from tests.unit.workers.gdal.test_tiled import call, settings_for
-from workers import runner
-from workers.context import JobContext
+from workers.jobkit.context import JobContext
+from workers.run import runner
 from workers.tiling.declare import TILERS
 
 SIZE = (601, 733)

@@ -18,10 +18,10 @@ from schemas.tools.vector import (
     VectorReprojectArgs,
     VectorSimplifyArgs,
 )
-from workers.context import JobContext
-from workers.errors import JobCancelled, JobFailed
 from workers.gdal import vector_io
 from workers.gdal.vector_ops import vector_buffer, vector_clip, vector_convert, vector_reproject, vector_simplify
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobCancelled, JobFailed
 
 VectorFactory = Callable[..., Path]
 

@@ -19,7 +19,7 @@ from schemas.events.llm import LLMAttempted, LLMConversationFinished, LLMConvers
 from schemas.ids import new_id
 from schemas.tools.llm import AskArgs
 from tests.support import make_event
-from workers.context import JobContext
+from workers.jobkit.context import JobContext
 from workers.llm.job import ConversationLog, tool_definitions
 from workers.llm.settings import config_for, policy_for
 from workers.llm.xray_events import xray_from_events

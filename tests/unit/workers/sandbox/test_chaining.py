@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from schemas.handlers import HandlerLimits, ResultHandler
-from workers.errors import JobFailed
+from workers.jobkit.errors import JobFailed
 from workers.sandbox import PythonSandbox, ToolBridge, run_handler
 
 RASTER_INFO = {

@@ -28,12 +28,12 @@ from schemas.tasks import tile_priority
 from schemas.tools import TOOLS
 from schemas.tools.tiling import TileArgs, tile_call_id, tile_of
 from tests.support import drain_queue, make_event
-from workers import runner
-from workers.context import JobContext
-from workers.errors import JobFailed
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 from workers.jobs import JOBS, Finished
-from workers.reaper import Reaper
 from workers.registry import load_all
+from workers.run import runner
+from workers.run.reaper import Reaper
 from workers.tiling.declare import TILERS
 from workers.tiling.fan_out import fan_out
 from workers.tiling.grid import PARTS

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from geogate.settings import LimitSettings, Settings
-from workers.context import JobContext
-from workers.errors import JobFailed
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 from workers.tiling.grid import check_grid, count_windows, windows
 
 

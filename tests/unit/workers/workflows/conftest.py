@@ -9,7 +9,7 @@ import pytest
 from geogate.eventlog.store import EventStore
 from geogate.eventlog.streams import Keys
 from schemas.ids import new_id
-from workers.context import JobContext
+from workers.jobkit.context import JobContext
 from workers.workflows.jobs import definitions
 from workers.workflows.service import WorkflowService
 

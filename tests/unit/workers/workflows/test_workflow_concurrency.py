@@ -12,8 +12,8 @@ from geogate.eventlog.store import AppendResult, EventStore
 from schemas.events import Event, WorkflowThoughtSubmitted
 from schemas.events.workflow import workflow_aggregate
 from schemas.tools.workflows import GetWorkflowStateArgs, StartChainOfThoughtArgs, SubmitThoughtArgs, WorkflowAnswer
-from workers.context import JobContext
-from workers.errors import JobFailed
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 from workers.workflows import jobs
 
 Ctx = Callable[[], JobContext]

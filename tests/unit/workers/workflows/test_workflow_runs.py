@@ -19,8 +19,8 @@ from schemas.tools.workflows import (
     SubmitThoughtArgs,
     WorkflowAnswer,
 )
-from workers.context import JobContext
-from workers.errors import JobFailed
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 from workers.workflows import jobs
 
 Ctx = Callable[[], JobContext]

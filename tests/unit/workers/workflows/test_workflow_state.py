@@ -13,8 +13,8 @@ from schemas.tools.workflows import StartChainOfThoughtArgs, StartWorkflowArgs, 
 from schemas.transcript import TranscriptView
 from schemas.transcript import render_transcript as render_projected
 from tests.unit.workers.workflows.conftest import Clock
-from workers.context import JobContext
-from workers.errors import JobFailed
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 from workers.workflows import jobs
 from workers.workflows.service import WorkflowService
 from workers.workflows.state import fold, render_transcript

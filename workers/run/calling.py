@@ -2,7 +2,7 @@
 chained call) is planned, gated, appended with its queue message and awaited exactly as a client's call is.
 
 The plan and the gate's decision are `schemas.call_plan` and `schemas.preflight.gate`, the same the gateway uses;
-the outcome comes from this process's one reader of the calls stream (`workers.outcomes`).
+the outcome comes from this process's one reader of the calls stream (`workers.run.outcomes`).
 """
 
 import queue
@@ -22,7 +22,7 @@ from schemas.ids import call_aggregate, new_id
 from schemas.preflight.gate import PreflightMissing, judge, required
 from schemas.scopes import spec_scope
 from schemas.tools import ToolSpec
-from workers.outcomes import waiter_for
+from workers.run.outcomes import waiter_for
 
 
 class CallTimedOut(TimeoutError):

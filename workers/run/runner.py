@@ -1,4 +1,4 @@
-"""A tool call on a worker: its run (`workers.lifecycle`) started → job (with progress) → succeeded | failed."""
+"""A tool call on a worker: its run (`workers.run.lifecycle`) started → job (with progress) → succeeded | failed."""
 
 import logging
 import time
@@ -20,16 +20,13 @@ from schemas.events import Event, EventData, ToolFailed, ToolProgress, ToolReque
 from schemas.ids import new_id
 from schemas.tools import SPECS
 from schemas.tools.tiling import tile_of
-from workers.confine import confinement
-from workers.context import Fence, JobContext, ProgressSink
-from workers.errors import JobCancelled, JobError, JobFailed, JobSuperseded
-from workers.jobs import FOLLOW_UPS, JOBS, OWN_LIFECYCLE, Finished, Land, Next
-from workers.lifecycle import Run, begin, compact, elapsed_ms, end, ms_since, store_result
-from workers.limits import check_result
-from workers.memory import out_of_memory, ran_out_of_memory
-from workers.reaper import attempts_exhausted
-from workers.tiling.declare import TILERS
-from workers.tiling.fan_out import fan_out
+from workers.jobkit.context import Fence, JobContext, ProgressSink
+from workers.jobkit.errors import JobCancelled, JobError, JobFailed, JobSuperseded
+from workers.jobkit.limits import check_result
+from workers.jobs import FOLLOW_UPS, HAND_OFFS, JOBS, OWN_LIFECYCLE, Finished, Land, Next, Started
+from workers.run.lifecycle import Run, begin, compact, elapsed_ms, end, ms_since, store_result
+from workers.run.memory import out_of_memory, ran_out_of_memory
+from workers.run.reaper import attempts_exhausted
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +54,8 @@ def run_call(
     if begun is None:
         return  # the call ended, this message is stale, or its attempts are used up (and the call failed)
     ctx = _context(store, settings, requested, run.started)
-    if begun.readback != "1" and _fanned_out(store, requested, run, data, ctx):
-        return  # the tiles run as calls of their own; the fan-in ends this call
+    if begun.readback != "1" and any(taken(Started(requested, run.started, ctx)) for taken in HAND_OFFS):
+        return  # a family took the call (a tiled call's tiles run as calls of their own; its fan-in ends it)
     output: Any = None
     if begun.readback == "1":
         outcome: EventData = failed_outcome(data.call_id, JobCancelled("the call was cancelled before it started"), 0.0)
@@ -95,26 +92,6 @@ def finish(
             after.then(land)
     finally:
         land()  # `then` may have failed before it landed the outcome
-
-
-def _fanned_out(store: EventStore, requested: Event, run: Run, data: ToolRequested, ctx: JobContext) -> bool:
-    """A tiled tool's call large enough to plan as tiles: planned and fanned out (True), or to run whole (False).
-
-    A plan that cannot be made (a missing source, an output in the way) runs whole, where the job says why.
-    """
-    tiling = TILERS.get(data.tool)
-    if tiling is None:
-        return False
-    try:
-        with confinement(ctx.roots):
-            plan = tiling.plan(SPECS[data.tool].args.model_validate(data.args), ctx)
-    except (JobError, ValidationError):
-        return False
-    if plan is None:
-        return False
-    if not fan_out(store, requested, run.started, plan):
-        logger.warning("the plan of call %s was superseded by a re-dispatch", data.call_id)
-    return True
 
 
 def _restart_lost(store: EventStore, settings: Settings, requested: Event, run: Run, after: Next) -> bool:

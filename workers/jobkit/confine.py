@@ -1,6 +1,6 @@
 """Opening workspace files as they were checked: folders pinned by descriptor, VRT sources held to the roots.
 
-`workers.files.resolve_in_workspace` checks a path; GDAL opens it later, by name. A folder swapped for a symbolic
+`workers.jobkit.files.resolve_in_workspace` checks a path; GDAL opens it later, by name. A folder swapped for a symbolic
 link in between would send GDAL outside the workspace. So a job hands GDAL `/proc/self/fd/<N>/<name>`, where N is
 a descriptor of the file's folder opened component by component from `/` with `O_NOFOLLOW`: the kernel resolves
 that path in the very folder that was checked, whatever is renamed or swapped afterwards. The file itself must not
@@ -29,7 +29,7 @@ from pathlib import Path
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import ParseError, parse
 
-from workers.errors import JobFailed
+from workers.jobkit.errors import JobFailed
 
 VRT_MARKERS = (b"<VRTDataset", b"<OGRVRTDataSource")
 SNIFF_BYTES = 4096
@@ -95,7 +95,7 @@ def pinned(real: Path, field: str = "uri") -> str:
 
 _PINNED_NAME = re.compile(r"/proc/self/fd/(\d+)/([^\s'\"`,;:()]*)")
 _TEMPORARY = re.compile(r"^\.(.+?)\.geogate\.[^./]+\.partial")
-"""An output's temporary name, `.<stem>.geogate.<attempt>.partial<suffix>` (`workers.files.atomic_output`)."""
+"""An output's temporary name, `.<stem>.geogate.<attempt>.partial<suffix>` (`workers.jobkit.files.atomic_output`)."""
 
 
 def shown_paths(text: str) -> str:

@@ -6,7 +6,7 @@ import io
 import pytest
 
 from gateway import replay_progress
-from gateway.replay_progress import ReplayProgress
+from geogate.cli.replay_progress import ReplayProgress
 
 
 class Clock:

@@ -3,7 +3,7 @@
 import json
 from itertools import islice
 
-from gateway.tail import as_json, follow, last_events, select
+from gateway.ops.tail import as_json, follow, last_events, select
 from geogate.eventlog import streams
 from geogate.eventlog.store import EventStore
 from schemas.events import ToolRequested, WorkflowExpired
@@ -52,7 +52,7 @@ def test_follow_sees_events_that_arrive_on_other_streams_meanwhile(fake_store: E
 
 
 def test_an_outcome_line_carries_the_calls_stage_durations() -> None:
-    from gateway.tail import Stages
+    from gateway.ops.tail import Stages
     from schemas.events import HandlerSucceeded, OutputRef, ToolStarted, ToolSucceeded
     from tests.unit.geogate.eventlog.ops_samples import at
 

@@ -22,7 +22,7 @@ from redis.retry import Retry
 from geogate.eventlog.store import EventStore
 from geogate.settings import Settings
 from schemas.ids import new_id
-from workers.reaper import Reaper
+from workers.run.reaper import Reaper
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from gateway import dev
+from geogate.cli import dev
 from geogate.eventlog import streams
 from geogate.eventlog.store import EventStore
 from geogate.settings import Settings

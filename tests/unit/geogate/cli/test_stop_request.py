@@ -1,9 +1,8 @@
-"""`gateway.dev.StopRequest`: how `geogate dev` takes Ctrl-C, SIGTERM and SIGHUP.
+"""`geogate.cli.dev.StopRequest`: how `geogate dev` takes Ctrl-C, SIGTERM and SIGHUP.
 
 Seen before: SIGTERM raised KeyboardInterrupt from the handler, which landed in a weakref callback of the import
 system ("Exception ignored in: <function _get_module_lock.<locals>.cb>") and was dropped; `geogate dev` served on.
-Each case runs in an interpreter of its own (it sets signal handlers) and prints what it saw; `overdue` prints
-"overdue" and exits.
+Each case runs in an interpreter of its own (it sets signal handlers) and prints what it saw.
 """
 
 import signal
@@ -15,16 +14,12 @@ import pytest
 
 from tests.support import default_signals
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 
 PRELUDE = """
-import os, signal, threading, weakref
-import uvicorn
-from gateway.dev import StopRequest
-def overdue():
-    print("overdue", flush=True)
-    os._exit(0)
-stop = StopRequest(overdue=overdue)
+import os, signal, subprocess, sys, threading, weakref
+from geogate.cli.dev import StopRequest
+stop = StopRequest()
 """
 
 
@@ -54,33 +49,31 @@ print(stop.requested)
     assert run(script) == ["True"]
 
 
-def test_a_stop_asked_for_before_the_server_exists_ends_it_once_it_has_started() -> None:
+def test_a_stop_ends_the_wait_for_a_gateway_that_runs_on() -> None:
+    """The gateway is stopped after the wait, with its grace (`Children.stop`), not by the wait itself."""
     script = """
-signal.raise_signal(signal.SIGTERM)
-server = uvicorn.Server(uvicorn.Config(app=None))
-print(server.should_exit)
-stop.attach(server)
-print(server.should_exit)
+gateway = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGTERM)).start()
+print(stop.wait(gateway), gateway.poll())
+gateway.kill()
 """
-    assert run(script) == ["False", "True"]
+    assert run(script) == ["None", "None"]
 
 
-def test_a_stop_asked_for_while_it_serves_ends_the_server() -> None:
+def test_a_gateway_that_ends_by_itself_ends_the_wait_with_its_status() -> None:
+    """Its port in use, say: `geogate dev` then stops the rest and exits with that status."""
     script = """
-server = uvicorn.Server(uvicorn.Config(app=None))
-stop.attach(server)
-print(server.should_exit)
-signal.raise_signal(signal.SIGHUP)
-print(server.should_exit)
+gateway = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+print(stop.wait(gateway), stop.requested)
 """
-    assert run(script) == ["False", "True"]
+    assert run(script) == ["3", "False"]
 
 
 def test_a_sighup_ignored_at_the_start_stays_ignored() -> None:
     """`nohup geogate dev`: SIGHUP was ignored before it started, and the terminal closing must not stop it."""
     script = """
 signal.signal(signal.SIGHUP, signal.SIG_IGN)
-stop = StopRequest(overdue=overdue)
+stop = StopRequest()
 signal.raise_signal(signal.SIGHUP)
 print(stop.requested)
 signal.raise_signal(signal.SIGTERM)
@@ -98,19 +91,3 @@ except KeyboardInterrupt:
     print("interrupted")
 """
     assert run(script) == ["interrupted"]
-
-
-@pytest.mark.parametrize(("ended", "seen"), [(False, "overdue"), (True, "went_on")], ids=["hung", "ended"])
-def test_a_stop_not_ended_within_its_grace_stops_the_rest_without_the_gateway(ended: bool, seen: str) -> None:
-    script = f"""
-stop = StopRequest(overdue=overdue, grace_s=0.2)
-signal.raise_signal(signal.SIGTERM)
-if {ended}:
-    stop.ended()  # the server stopped in time: the rest of the stop is run_dev's
-    for watch in [t for t in threading.enumerate() if t.name == "geogate-stop-watch"]:
-        watch.join()  # the watch has ended, and not through `overdue`
-else:
-    threading.Event().wait(30)  # a gateway whose shutdown hangs: `overdue` ends it
-print("went_on")
-"""
-    assert run(script) == [seen]

@@ -18,7 +18,7 @@ app = typer.Typer(help="Inspect, revoke and export justifications.", no_args_is_
 
 
 def _store() -> EventStore:
-    from gateway.local import resolve
+    from geogate.cli.local import resolve
 
     return EventStore.from_settings(resolve(process_settings()))
 

@@ -10,23 +10,18 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import redis
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
-from gateway.dev_user import WorkerUser, worker_user
-from gateway.local import LocalRun, forget, record
+from geogate.cli.dev_user import WorkerUser, worker_user
+from geogate.cli.local import LocalRun, forget, record
 from geogate.eventlog.append import SCRIPT
 from geogate.process.lifetime import dies_with_this_process
 from geogate.settings import Settings
 from schemas import tasks
-
-if TYPE_CHECKING:
-    import uvicorn
 
 
 def free_port() -> int:
@@ -39,6 +34,8 @@ def free_port() -> int:
 class Children:
     """Child processes, each in its own process group so that a stop reaches their own children too."""
 
+    front: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    """What stops first, with a grace of its own (the gateway, which answers its clients while it stops)."""
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     services: list[subprocess.Popen[bytes]] = field(default_factory=list)
     """What the other children need while they stop (Redis): stopped after them."""
@@ -53,6 +50,7 @@ class Children:
         log: Path | None = None,
         *,
         service: bool = False,
+        front: bool = False,
         cwd: Path | None = None,
         user: WorkerUser | None = None,
     ) -> subprocess.Popen[bytes]:
@@ -79,28 +77,35 @@ class Children:
         )
         if out:
             out.close()  # the child holds its own copy
-        (self.services if service else self.procs).append(proc)
+        (self.services if service else self.front if front else self.procs).append(proc)
         return proc
 
-    def stop(self, grace_s: float = 10.0) -> None:
+    def stop(self, grace_s: float = 10.0, front_grace_s: float | None = None) -> bool:
         """SIGTERM every group, wait up to `grace_s`, then SIGKILL what is left: no orphans.
 
-        Workers first, services after: a worker's warm shutdown gives up its lease in Redis, and with Redis gone
-        it would retry its way through the whole grace period.
+        The front first (within `front_grace_s`), then workers, services last: a worker's warm shutdown gives up its
+        lease in Redis, and with Redis gone it would retry its way through the whole grace period. False when the
+        front had to be killed.
         """
+        in_time = _stop_groups(self.front, grace_s if front_grace_s is None else front_grace_s)
         for tier in (self.procs, self.services):
             _stop_groups(tier, grace_s)
+        return in_time
 
 
-def _stop_groups(procs: list[subprocess.Popen[bytes]], grace_s: float) -> None:
+def _stop_groups(procs: list[subprocess.Popen[bytes]], grace_s: float) -> bool:
+    """Stop `procs` (SIGTERM, up to `grace_s`, then SIGKILL); True when each ended within the grace."""
     for proc in reversed(procs):
         _signal_group(proc, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
+    deadline, in_time = time.monotonic() + grace_s, True
     for proc in reversed(procs):
-        with contextlib.suppress(subprocess.TimeoutExpired):
+        try:
             proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            in_time = False
         _signal_group(proc, signal.SIGKILL)
         proc.wait()
+    return in_time
 
 
 def stop_on_signals() -> None:
@@ -187,7 +192,7 @@ def client_config(settings: Settings, redis_url: str) -> str:
     """Ready-to-paste MCP client configuration: the HTTP endpoint and the stdio command for desktop hosts."""
     http = {"mcpServers": {"geogate": {"url": f"http://{settings.host}:{settings.port}/mcp"}}}
     script = Path(sys.executable).parent / "geogate"
-    command, args = (str(script), []) if script.exists() else (sys.executable, ["-m", "gateway.cli"])
+    command, args = (str(script), []) if script.exists() else (sys.executable, ["-m", "geogate.cli"])
     roots = ":".join(str(root) for root in settings.workspace_roots())
     env = {"REDIS_URL": redis_url, "GEOGATE_WORKSPACES": roots}
     stdio = {"mcpServers": {"geogate": {"command": command, "args": [*args, "gateway", "--stdio"], "env": env}}}
@@ -209,7 +214,7 @@ def worker_pools(workers: int) -> list[tuple[str, list[str]]]:
 
 
 STOP_GRACE_S = 15.0
-"""How long `geogate dev` waits for its gateway to stop before it stops the rest without it."""
+"""How long `geogate dev` waits for its gateway to stop before it kills it and stops the rest."""
 
 
 class StopRequest:
@@ -217,19 +222,13 @@ class StopRequest:
 
     An exception raised from a signal handler lands wherever the main thread is, a weakref callback of the import
     system included, which prints "Exception ignored" and drops it: `geogate dev` then served on after its SIGTERM.
-    The first signal keeps the server from starting or, once it is there, ends it (uvicorn installs this same handler
-    while it serves); a second one raises KeyboardInterrupt. If the stop has not ended `grace_s` later, `overdue`
-    runs on a thread of its own: `run_dev` stops the children there and exits. A backstop: a gateway whose shutdown
-    hung on its outcome reader was seen about once in 50 loaded runs (`gateway.outcomes.OutcomeReader.stop` mends that
-    one cause). A SIGHUP ignored when `geogate dev` starts stays ignored, so `nohup geogate dev` outlives its terminal
-    (SIGINT and SIGTERM always stop it: uvicorn takes both while it serves, whatever they were before).
+    The first signal sets `requested`, which `run_dev` waits for; a second one raises KeyboardInterrupt. A SIGHUP
+    ignored when `geogate dev` starts stays ignored, so `nohup geogate dev` outlives its terminal (SIGINT and SIGTERM
+    always stop it).
     """
 
-    def __init__(self, overdue: Callable[[], None], grace_s: float = STOP_GRACE_S) -> None:
+    def __init__(self) -> None:
         self.requested = False
-        self._server: uvicorn.Server | None = None
-        self._overdue, self._grace_s = overdue, grace_s
-        self._ended = threading.Event()
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, self._handle)
         if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
@@ -239,43 +238,24 @@ class StopRequest:
         if self.requested:
             raise KeyboardInterrupt  # asked twice: stop waiting
         self.requested = True
-        threading.Thread(target=self._watch, name="geogate-stop-watch", daemon=True).start()
-        if self._server is not None:
-            self._server.should_exit = True
 
-    def _watch(self) -> None:
-        if self._ended.wait(self._grace_s):
-            return
-        print(f"the gateway did not stop within {self._grace_s:.0f} s; stopping the rest without it", file=sys.stderr)
-        self._overdue()
-
-    def ended(self) -> None:
-        """The server has stopped (or never started): what is left of the stop is `run_dev`'s own."""
-        self._ended.set()
-
-    def attach(self, server: "uvicorn.Server") -> None:
-        """The server to end on a stop, before it starts; a stop asked for already ends it once it has started."""
-        self._server = server
-        server.handle_exit = self._handle  # type: ignore[method-assign]  # what uvicorn installs while it serves
-        if self.requested:
-            server.should_exit = True
+    def wait(self, proc: subprocess.Popen[bytes], poll_s: float = 0.1) -> int | None:
+        """Until a stop is asked for (None) or `proc` ends by itself (its exit status)."""
+        while not self.requested:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                return proc.wait(timeout=poll_s)
+        return None
 
 
 def run_dev(settings: Settings, workers: int) -> None:
-    """Start everything, serve until Ctrl-C, SIGTERM or SIGHUP, then stop every child (workers, then Redis)."""
+    """Start everything, serve until Ctrl-C, SIGTERM or SIGHUP, then stop every child: the gateway (`python -m gateway`,
+    given `STOP_GRACE_S`), then the workers, then Redis. A gateway that ends by itself (its port in use) ends the run
+    with its exit status."""
     children = Children()
     data_dir = settings.data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
-
-    def stop_children() -> None:
-        forget(settings)
-        children.stop()
-
-    def stop_without_the_gateway() -> None:
-        stop_children()
-        os._exit(0)
-
-    stop = StopRequest(overdue=stop_without_the_gateway)
+    stop = StopRequest()
+    ended: int | None = None
     try:
         url = settings.redis_url or start_redis(settings, children)
         settings = settings.model_copy(update={"redis_url": url})
@@ -287,15 +267,17 @@ def run_dev(settings: Settings, workers: int) -> None:
             own = user.environ(env) if user else env
             children.spawn(command, own, log=data_dir / f"worker-{name}.log", user=user)
         _announce(settings, url, workers, user)
-        from gateway.app import serve  # the SDK and the app only once the children are up
-
         if not stop.requested:
-            serve(settings, on_server=stop.attach)
+            serving = ["--port", str(settings.port), "--host", settings.host]
+            ended = stop.wait(children.spawn([sys.executable, "-m", "gateway", *serving], env, front=True))
     except KeyboardInterrupt:
         pass
     finally:
-        stop.ended()
-        stop_children()
+        forget(settings)
+        if not children.stop(front_grace_s=STOP_GRACE_S):
+            print(f"the gateway did not stop within {STOP_GRACE_S:.0f} s; it was killed", file=sys.stderr)
+    if ended:
+        raise SystemExit(ended)
 
 
 def _announce(settings: Settings, url: str, workers: int, user: WorkerUser | None = None) -> None:

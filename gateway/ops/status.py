@@ -1,5 +1,7 @@
-"""`geogate status`: the figures of `/ops` in the terminal (rich), read from the same summary."""
+"""`python -m gateway.ops.status`: the figures of `/ops` in the terminal (rich), read from the same summary; what
+`geogate status` runs."""
 
+import argparse
 import asyncio
 import json
 import sys
@@ -9,12 +11,13 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from gateway.ops.figures import WINDOWS
 from gateway.ops.render import fmt_age, fmt_int, fmt_ms, fmt_pct, fmt_rate
 from gateway.ops.summary import OpsSummary, read_summary
 from geogate.eventlog import ops_feed
 from geogate.eventlog.storage import StorageReport, storage_report
 from geogate.eventlog.store import EventStore
-from geogate.settings import Settings
+from geogate.settings import Settings, SettingsError, process_settings
 
 WINDOW_NAMES = {"5m": "last 5 minutes", "1h": "last hour", "all": "since the log began"}
 
@@ -147,3 +150,19 @@ def errors(summary: OpsSummary) -> Table:
         other.add_row(f"{m.model}: first attempt ok, retries", f"{fmt_pct(m.first_ok_rate)}, {fmt_int(m.retries)}")
     grid.add_row(codes, other)
     return grid
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the status of the Redis the settings name (`geogate status` resolves it and passes it on)."""
+    parser = argparse.ArgumentParser(prog="geogate status", description="The figures of /ops, in the terminal.")
+    parser.add_argument("--window", default="1h", choices=WINDOWS, help="5m, 1h or all")
+    parser.add_argument("--json", dest="json_out", action="store_true", help="the summary as JSON, as /ops/api/summary")
+    ns = parser.parse_args(argv)
+    try:
+        run_status(process_settings(), ns.window, ns.json_out)
+    except SettingsError as exc:
+        raise SystemExit(str(exc)) from None
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

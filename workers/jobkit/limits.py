@@ -11,8 +11,8 @@ import numpy.typing as npt
 from geogate.settings import LimitSettings, Settings
 from schemas.tools import limits as bounds
 from schemas.tools.limits import Bound, figure, size_text
-from workers.context import JobContext
-from workers.errors import JobFailed
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 
 _DEFAULTS = Settings.defaults().limits
 _GDAL_ONLY = {"complex_int16": np.dtype("complex64")}

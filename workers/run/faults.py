@@ -8,7 +8,7 @@ every normal run, a pause point does nothing.
 import os
 import signal
 
-from workers.context import JobContext
+from workers.jobkit.context import JobContext
 
 FAN_IN_POINTS = ("fan_in.publish", "fan_in.copied", "fan_in.before_rename", "fan_in.after_rename")
 """The fan-in's steps: before any file is touched, after the staging file was copied aside (compressed outputs and

@@ -4,7 +4,7 @@ Jobs read files that clients name, with GDAL's many drivers: a worker that runs 
 can be made to open. Started as root, `geogate dev` runs its workers as `GEOGATE_WORKER_USER`, by default the owner
 of the first workspace root when that is not root (the user whose files they are), else `nobody`. The user must be
 able to start the worker (run this Python and import its packages) and to write in every workspace root (and in its
-`.geogate/tiles`, where tiled calls leave their parts); a probe run as that user (`python -m workers.probe`) checks
+`.geogate/tiles`, where tiled calls leave their parts); a probe run as that user (`python -m workers.run.probe`) checks
 both before any worker starts.
 When it cannot, the workers run as root and `geogate dev` says why; a user named by the setting that cannot is an
 error instead. Redis and the gateway stay with the user who started `geogate dev`.
@@ -59,7 +59,7 @@ def candidate(settings: Settings) -> WorkerUser:
 
 def probe(user: WorkerUser, folders: list[Path], env: dict[str, str]) -> str | None:
     """Why `user` cannot run a worker over `folders`; None when it can."""
-    argv = [sys.executable, "-m", "workers.probe", *(str(f) for f in folders)]  # `workers/probe.py`
+    argv = [sys.executable, "-m", "workers.run.probe", *(str(f) for f in folders)]  # `workers/run/probe.py`
     try:
         done = subprocess.run(
             argv,

@@ -32,7 +32,7 @@ from geogate.settings import Settings
 from schemas.codec import decode
 from schemas.events import ToolFailed, ToolRequested
 from workers.jobs import OWN_LIFECYCLE
-from workers.memory import OUT_OF_MEMORY
+from workers.run.memory import OUT_OF_MEMORY
 
 logger = logging.getLogger(__name__)
 

@@ -15,12 +15,12 @@ from pathlib import Path, PurePath
 from typing import IO, TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from workers.confine import current_reserved
-from workers.errors import JobFailed
+from workers.jobkit.confine import current_reserved
+from workers.jobkit.errors import JobFailed
 
 if TYPE_CHECKING:
     from geogate.settings import Settings
-    from workers.context import Fence
+    from workers.jobkit.context import Fence
 
 
 def resolve_in_workspace(uri: str, roots: list[Path], *, field: str = "uri", must_exist: bool = True) -> Path:

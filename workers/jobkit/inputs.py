@@ -18,8 +18,8 @@ from geogate.eventlog.publish import new_event
 from schemas.events.task import ToolInputRequested
 from schemas.events.tool import LogLevel, ToolLogged
 from schemas.ids import call_aggregate
-from workers.context import JobContext
-from workers.errors import JobCancelled, JobFailed, JobSuperseded
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobCancelled, JobFailed, JobSuperseded
 
 POLL_S = 0.1
 NEEDS = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}

@@ -1,4 +1,4 @@
-"""`python -m workers.probe FOLDER…`: whether this user can run a worker here, for `geogate dev` started as root.
+"""`python -m workers.run.probe FOLDER…`: whether this user can run a worker here, for `geogate dev` started as root.
 
 It starts as a worker would (imports the worker's app), then lists the folders among its arguments it cannot write
 in: exit 0 when it can, 3 with the list on standard output when it cannot; any other failure (an interpreter or a

@@ -1,4 +1,4 @@
-"""Which user `geogate dev` started as root runs its workers as (`gateway.dev_user`); these tests run as root."""
+"""Which user `geogate dev` started as root runs its workers as (`geogate.cli.dev_user`); these tests run as root."""
 
 import os
 import pwd
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.dev_user import PARTS, candidate, worker_user
+from geogate.cli.dev_user import PARTS, candidate, worker_user
 from geogate.settings import Settings, SettingsError
 
 NOBODY = pwd.getpwnam("nobody")

@@ -12,7 +12,7 @@ import resource
 from rasterio._err import CPLE_OutOfMemoryError
 
 from geogate.settings import Settings
-from workers.errors import JobFailed
+from workers.jobkit.errors import JobFailed
 
 OUT_OF_MEMORY = "job.out_of_memory"
 _GDAL_OUT_OF_MEMORY = "out of memory"

@@ -1,7 +1,11 @@
-"""`geogate events tail`: the log for people (coloured lines) and for scripts (one JSON object a line)."""
+"""`python -m gateway.ops.tail`: the log for people (coloured lines) and for scripts (one JSON object a line), what
+`geogate events tail` runs; its lines are the ones `/ops` shows (`gateway.ops.describe`)."""
 
+import argparse
+import contextlib
 import fnmatch
 import json
+import sys
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -14,6 +18,7 @@ from gateway.ops.render import fmt_ms
 from geogate.eventlog.replay import iter_log
 from geogate.eventlog.store import EventStore, StoredEvent, parse_entries
 from geogate.eventlog.streams import all_categories
+from geogate.settings import SettingsError, process_settings
 from schemas.events import (
     Event,
     HandlerFailed,
@@ -149,3 +154,23 @@ def run_tail(store: EventStore, pattern: str | None, count: int, do_follow: bool
     if do_follow:
         for stored in select(follow(store), pattern):
             emit(stored)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Tail the log of the Redis the settings name (`geogate events tail` resolves it and passes it on)."""
+    parser = argparse.ArgumentParser(prog="geogate events tail", description="Print recent events.")
+    parser.add_argument("--type", dest="type_", default=None, help="glob on the event type, e.g. 'tool.*'")
+    parser.add_argument("--follow", "-f", action="store_true", help="keep printing new events")
+    parser.add_argument("--json", dest="json_lines", action="store_true", help="one JSON object a line")
+    parser.add_argument("--count", "-n", type=int, default=20, help="how many recent events first (0: the whole log)")
+    ns = parser.parse_args(argv)
+    try:
+        store = EventStore.from_settings(process_settings())
+    except SettingsError as exc:
+        raise SystemExit(str(exc)) from None
+    with contextlib.suppress(KeyboardInterrupt):
+        run_tail(store, ns.type_, ns.count, ns.follow, ns.json_lines)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

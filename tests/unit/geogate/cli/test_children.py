@@ -8,16 +8,16 @@ import sys
 import threading
 from pathlib import Path
 
-from gateway.dev import Children
+from geogate.cli.dev import Children
 from tests.processes import still_running, tree
 from tests.support import wait_for
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 
 # A parent that starts one worker-like child and one service-like child that records the signal it gets.
 PARENT = """
 import sys, time
-from gateway.dev import Children
+from geogate.cli.dev import Children
 children = Children()
 children.spawn([sys.executable, "-c", "import time; time.sleep(600)"], {})
 children.spawn([sys.executable, "-c", sys.argv[1], sys.argv[2]], {}, service=True)
@@ -102,3 +102,17 @@ def test_children_are_started_from_the_main_thread_only() -> None:
 
     assert len(errors) == 1 and "main thread" in str(errors[0])
     assert children.procs == []
+
+
+def test_a_front_that_ignores_its_stop_is_killed_after_its_own_grace(tmp_path: Path) -> None:
+    """`geogate dev`'s gateway stops first, within `STOP_GRACE_S`; one whose shutdown hangs is killed, and the rest
+    stop after it."""
+    ready, children = tmp_path / "ready", Children()
+    hangs = "import signal, sys, time, pathlib; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+    hangs += "pathlib.Path(sys.argv[1]).touch(); time.sleep(600)"
+    front = children.spawn([sys.executable, "-c", hangs, str(ready)], {}, front=True)
+    worker = children.spawn([sys.executable, "-c", "import time; time.sleep(600)"], {})
+    wait_for(ready.exists, what="the front's signal handler")
+    assert children.stop(grace_s=5.0, front_grace_s=0.3) is False
+    assert front.returncode == -signal.SIGKILL
+    assert worker.returncode == -signal.SIGTERM

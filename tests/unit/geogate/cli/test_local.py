@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.local import LocalRun, forget, record, resolve
+from geogate.cli.local import LocalRun, forget, record, resolve
 from geogate.settings import Settings, SettingsError
 
 

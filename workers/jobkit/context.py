@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from geogate.settings import Settings
-from workers.errors import JobCancelled, JobSuperseded
+from workers.jobkit.errors import JobCancelled, JobSuperseded
 
 if TYPE_CHECKING:
     from geogate.eventlog.store import EventStore
@@ -56,7 +56,8 @@ class JobContext:
     lease: str = ""
     """The liveness lease of this worker node."""
     client_capabilities: frozenset[str] = frozenset()
-    """What the calling client declared it can answer (`tool.requested`): what `workers.inputs.ask_client` may ask."""
+    """What the calling client declared it can answer (`tool.requested`): what `workers.jobkit.inputs.ask_client`
+    may ask."""
     extra: dict[str, object] = field(default_factory=dict)
 
     def ttl_for(self, domain: str) -> float:

@@ -1,13 +1,16 @@
-"""The `geogate` command: dev (everything on one machine), gateway, worker, replay, trim, events tail, status."""
+"""The `geogate` command: dev (everything on one machine), gateway, worker, replay, trim, events tail, status.
 
-import contextlib
+The roles run as their own packages do, each in a process of its own: `python -m gateway` (`gateway`, and what
+`events tail` and `status` show, which is `/ops`'s), `python -m workers` (`worker`, `llm`). This command resolves the
+Redis URL (REDIS_URL, or the one a `geogate dev` in this directory recorded) and passes it on."""
+
 import os
 import sys
 from typing import Annotated
 
 import typer
 
-from gateway.cli_justifications import app as justifications_app
+from geogate.cli.justifications import app as justifications_app
 from geogate.settings import Settings, SettingsError, process_settings
 
 app = typer.Typer(help="Geogate: an event-sourced MCP gateway for geospatial work.", no_args_is_help=True)
@@ -24,7 +27,7 @@ def _settings(**overrides: object) -> Settings:
 
 def _connected(**overrides: object) -> Settings:
     """Settings with a Redis URL: REDIS_URL, else the one a `geogate dev` in this directory recorded (says which)."""
-    from gateway.local import resolve
+    from geogate.cli.local import resolve
 
     return resolve(_settings(**overrides))
 
@@ -34,6 +37,11 @@ def _export_redis_url() -> None:
     os.environ["REDIS_URL"] = _connected().require_redis_url()
 
 
+def _run_module(module: str, args: list[str]) -> None:
+    """Become `python -m <module> <args>`: the role's own entry point, in this process."""
+    os.execv(sys.executable, [sys.executable, "-m", module, *args])
+
+
 @app.command()
 def dev(
     port: Annotated[int | None, typer.Option(help="HTTP port of the MCP endpoint")] = None,
@@ -41,7 +49,7 @@ def dev(
     workers: Annotated[int, typer.Option(min=1, help="worker processes")] = 2,
 ) -> None:
     """Run everything on this machine: a private Redis (unless REDIS_URL is set), workers and the gateway."""
-    from gateway.dev import run_dev
+    from geogate.cli.dev import run_dev
 
     run_dev(_settings(port=port, host=host), workers)
 
@@ -53,23 +61,18 @@ def gateway(
     host: Annotated[str | None, typer.Option(help="interface to bind")] = None,
 ) -> None:
     """Run the gateway role (REDIS_URL, or the Redis of a `geogate dev` running from this directory)."""
-    settings = _connected(port=port, host=host)
-    if stdio:
-        from gateway.server import build_server
-
-        server, _ = build_server(settings)
-        server.run("stdio")
-        return
-    from gateway.app import serve
-
-    serve(settings)
+    _export_redis_url()
+    args = ["--stdio"] if stdio else []
+    args += ["--port", str(port)] if port is not None else []
+    args += ["--host", host] if host is not None else []
+    _run_module("gateway", args)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def worker(ctx: typer.Context) -> None:
     """Run a worker role (needs REDIS_URL): `geogate worker --queues gdal,sandbox [--concurrency N]`."""
     _export_redis_url()
-    os.execv(sys.executable, [sys.executable, "-m", "workers", *ctx.args])
+    _run_module("workers", ctx.args)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)
@@ -77,7 +80,7 @@ def llm(ctx: typer.Context) -> None:
     """The LLM host: `geogate llm parse` (JSON lines on stdin → calls found), `geogate llm stats` (from the log)."""
     if ctx.args[:1] == ["stats"]:
         _export_redis_url()
-    os.execv(sys.executable, [sys.executable, "-m", "workers.llm", *ctx.args])
+    _run_module("workers.llm", ctx.args)
 
 
 @app.command()
@@ -85,7 +88,7 @@ def replay(
     check: Annotated[bool, typer.Option("--check", help="compare only; leave the live projections alone")] = False,
 ) -> None:
     """Rebuild every projection from the log alone and compare it with the live one (progress on standard error)."""
-    from gateway.replay_progress import ReplayProgress
+    from geogate.cli.replay_progress import ReplayProgress
     from geogate.eventlog.replay import replay as run_replay
     from geogate.eventlog.store import EventStore
 
@@ -122,11 +125,10 @@ def events_tail(
     count: Annotated[int, typer.Option("--count", "-n", help="how many recent events first (0: the whole log)")] = 20,
 ) -> None:
     """Print recent events, coloured for people or as JSON lines for scripts."""
-    from gateway.tail import run_tail
-    from geogate.eventlog.store import EventStore
-
-    with contextlib.suppress(KeyboardInterrupt):
-        run_tail(EventStore.from_settings(_connected()), type_, count, follow, json_lines)
+    _export_redis_url()
+    args = [*(["--type", type_] if type_ is not None else []), "--count", str(count)]
+    args += [*(["--follow"] if follow else []), *(["--json"] if json_lines else [])]
+    _run_module("gateway.ops.tail", args)
 
 
 @app.command()
@@ -135,12 +137,8 @@ def status(
     json_out: Annotated[bool, typer.Option("--json", help="the summary as JSON, as /ops/api/summary")] = False,
 ) -> None:
     """Workers, queues, lag, throughput, latency and errors: the figures of /ops, in the terminal."""
-    from gateway.ops.figures import WINDOWS
-    from gateway.status import run_status
-
-    if window not in WINDOWS:
-        raise typer.BadParameter(f"window must be one of {', '.join(WINDOWS)}", param_hint="--window")
-    run_status(_connected(), window, json_out)
+    _export_redis_url()
+    _run_module("gateway.ops.status", ["--window", window, *(["--json"] if json_out else [])])
 
 
 def main() -> None:
