@@ -35,7 +35,7 @@ import os, uvicorn
 from pathlib import Path
 from mcp.server import MCPServer
 from mcp.types import ToolAnnotations
-from schemas.tools.info import RasterInfoArgs, RasterInfoResult
+from schemas.tools.raster import RasterInfoArgs, RasterInfoResult
 from workers.context import JobContext
 from workers.gdal.info import raster_info as job
 mcp = MCPServer("bare-gdal")

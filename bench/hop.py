@@ -32,7 +32,7 @@ from pathlib import Path
 import redis
 from celery import Celery
 from schemas.tools.core import PingResult
-from schemas.tools.info import RasterInfoArgs
+from schemas.tools.raster import RasterInfoArgs
 from schemas.tools.raster import RasterReprojectArgs
 from workers.context import JobContext
 from workers.gdal.info import raster_info as info_job
@@ -91,7 +91,7 @@ from mcp.server import MCPServer
 from mcp.types import ToolAnnotations
 from geogate.queue.message import task_message
 from schemas.tools.core import PingResult
-from schemas.tools.info import RasterInfoResult
+from schemas.tools.raster import RasterInfoResult
 from schemas.tools.raster import RasterReprojectResult
 
 mcp = MCPServer("hop")

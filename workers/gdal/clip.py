@@ -17,7 +17,7 @@ from rasterio.warp import transform_bounds
 from rasterio.windows import Window
 from rasterio.windows import transform as window_transform
 
-from schemas.tools.mosaic import RasterClipArgs, RasterClipResult
+from schemas.tools.raster_ops import RasterClipArgs, RasterClipResult
 from workers.confine import pinned
 from workers.context import JobContext
 from workers.errors import JobFailed

@@ -7,7 +7,8 @@ import pyogrio
 import pyogrio.errors
 import rasterio
 
-from schemas.tools.info import BandInfo, FieldInfo, RasterInfoArgs, RasterInfoResult, VectorInfoArgs, VectorInfoResult
+from schemas.tools.raster import BandInfo, RasterInfoArgs, RasterInfoResult
+from schemas.tools.vector import FieldInfo, VectorInfoArgs, VectorInfoResult
 from workers.confine import pinned
 from workers.context import JobContext
 from workers.errors import JobFailed

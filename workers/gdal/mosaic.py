@@ -26,8 +26,8 @@ from rasterio.vrt import WarpedVRT
 from rasterio.warp import calculate_default_transform
 from rasterio.windows import Window
 
-from schemas.tools.mosaic import RasterMosaicArgs, RasterMosaicResult
 from schemas.tools.raster import OutputRef
+from schemas.tools.raster_ops import RasterMosaicArgs, RasterMosaicResult
 from schemas.tools.tiling import TileWindow
 from workers.context import JobContext
 from workers.errors import JobFailed

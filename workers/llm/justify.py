@@ -5,7 +5,7 @@ import anyio
 from geogate.settings import LLMSettings, process_settings
 from schemas.preflight.answers import parse_answer
 from schemas.preflight.prompts import PROMPTS
-from schemas.tools.justify import JustifyArgs, JustifyResult
+from schemas.tools.llm import JustifyArgs, JustifyResult
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.jobs import job

@@ -21,7 +21,7 @@ from geogate.state_dir import default_data_dir
 from schemas.codec import encode
 from schemas.events import ToolSucceeded
 from schemas.ids import call_aggregate, new_id
-from schemas.tools.justify import JUSTIFY_CHOICE
+from schemas.tools.llm import JUSTIFY_CHOICE
 from tests.llm_server import ScriptedServer, scripted_server, text
 from workers import runner
 from workers.registry import load_all

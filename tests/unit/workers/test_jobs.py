@@ -8,8 +8,7 @@ import rasterio
 from rasterio.transform import from_origin
 
 from geogate.settings import Settings
-from schemas.tools.info import RasterInfoArgs
-from schemas.tools.raster import RasterConvertArgs
+from schemas.tools.raster import RasterConvertArgs, RasterInfoArgs
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.gdal.convert import raster_convert

@@ -15,9 +15,8 @@ from schemas.codec import encode
 from schemas.ids import new_id
 from schemas.tools import TOOLS
 from schemas.tools.analysis import RasterContoursArgs, RasterPolygonizeArgs, VectorRasterizeArgs, ZonalStatsArgs
-from schemas.tools.mosaic import RasterClipArgs, RasterMosaicArgs
 from schemas.tools.raster import RasterConvertArgs, RasterReprojectArgs, RasterStatsArgs
-from schemas.tools.raster_ops import RasterTerrainArgs
+from schemas.tools.raster_ops import RasterClipArgs, RasterMosaicArgs, RasterTerrainArgs
 from tests.huge_inputs import ORIGIN, checkerboard, layer, pixel, sparse_raster, square, write_band, zones
 from tests.support import drain_queue
 from workers import runner

@@ -10,7 +10,7 @@ import shapely
 from pydantic import ValidationError
 from pyproj import Transformer
 
-from schemas.tools.mosaic import RasterClipArgs
+from schemas.tools.raster_ops import RasterClipArgs
 from tests.unit.workers.gdal.conftest import GRIDS, RasterFactory, VectorFactory
 from workers.context import JobContext
 from workers.errors import JobFailed

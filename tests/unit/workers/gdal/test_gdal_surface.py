@@ -8,8 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from schemas.tools import TOOLS
-from schemas.tools.info import RasterInfoArgs
-from schemas.tools.raster import RasterReprojectArgs, RasterStatsArgs
+from schemas.tools.raster import RasterInfoArgs, RasterReprojectArgs, RasterStatsArgs
 from schemas.tools.vector import VectorBufferArgs
 from workers.context import JobContext
 from workers.errors import JobFailed

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 import rasterio
 
-from schemas.tools.info import RasterInfoArgs, VectorInfoArgs
+from schemas.tools.raster import RasterInfoArgs
+from schemas.tools.vector import VectorInfoArgs
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.gdal.info import raster_info, vector_info

@@ -13,7 +13,7 @@ from pyproj import Transformer
 
 from schemas.preflight.keys import needed_for
 from schemas.tools import TOOLS
-from schemas.tools.mosaic import RasterMosaicArgs
+from schemas.tools.raster_ops import RasterMosaicArgs
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.gdal.mosaic import raster_mosaic

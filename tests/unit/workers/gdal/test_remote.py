@@ -21,8 +21,8 @@ from schemas.events import ToolRequested
 from schemas.ids import new_id
 from schemas.tools import TOOLS
 from schemas.tools.analysis import VectorRasterizeArgs, ZonalStatsArgs
-from schemas.tools.info import RasterInfoArgs
 from schemas.tools.previews import CogValidateArgs, RasterPreviewArgs
+from schemas.tools.raster import RasterInfoArgs
 from tests.support import free_port
 from tests.unit.workers.gdal.conftest import ServerFactory, VectorFactory
 from workers import runner

@@ -8,8 +8,7 @@ from pydantic import JsonValue
 
 from geogate.eventlog.store import EventStore
 from schemas.events.workflow import workflow_aggregate
-from schemas.tools.info import RasterInfoArgs
-from schemas.tools.raster import RasterReprojectArgs, RasterStatsArgs
+from schemas.tools.raster import RasterInfoArgs, RasterReprojectArgs, RasterStatsArgs
 from schemas.tools.workflows import (
     ContinueWorkflowArgs,
     GetWorkflowStateArgs,
