@@ -35,8 +35,8 @@ from schemas.tools.core import PingResult
 from schemas.tools.raster import RasterInfoArgs
 from schemas.tools.raster import RasterReprojectArgs
 from workers.context import JobContext
-from workers.gdal.info import raster_info as info_job
-from workers.gdal.reproject import raster_reproject as reproject_job
+from workers.tools.raster import raster_info as info_job
+from workers.tools.raster import raster_reproject as reproject_job
 
 app = Celery("hop", broker=os.environ["REDIS_URL"])
 app.conf.update(

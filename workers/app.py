@@ -16,8 +16,8 @@ from schemas import tasks
 from schemas.tools.extra import load as load_extra
 from workers import lease, retention
 from workers.memory import limit_address_space
-from workers.registry import load_all
 from workers.runner import run_call
+from workers.tools import load_all
 
 app = Celery("geogate", set_as_current=True)
 

@@ -27,7 +27,6 @@ from workers.gdal.errors import open_raster, parse_crs, reading, require_georefe
 from workers.gdal.outputs import file_ref
 from workers.gdal.vector_io import read_layer
 from workers.gdal.windowed import count_valid
-from workers.jobs import job
 from workers.limits import check_raster, widest
 
 _EPSILON = 1e-9
@@ -135,7 +134,6 @@ def _profile(src: rasterio.DatasetReader, data: np.ndarray, transform: Any, fill
     return profile | ({"compress": compression} if compression != "none" else {})
 
 
-@job("raster_clip")
 def raster_clip(args: RasterClipArgs, ctx: JobContext) -> RasterClipResult:
     """Cut `args.uri` to `args.bounds` or to the polygons of `args.mask`; write a GeoTIFF at `args.output`.
 

@@ -8,10 +8,8 @@ from workers.context import JobContext
 from workers.files import RemoteRaster, raster_input
 from workers.gdal.errors import open_raster, reading, remote_reading
 from workers.gdal.remote_guard import guarded_read
-from workers.jobs import job
 
 
-@job("cog_validate")
 def cog_validate(args: CogValidateArgs, ctx: JobContext) -> CogValidateResult:
     """Whether `args.uri` is a valid COG (rio-cogeo), its errors and warnings, block size, overviews, compression.
 

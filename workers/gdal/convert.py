@@ -19,7 +19,6 @@ from workers.files import atomic_output, output_path, resolve_in_workspace
 from workers.gdal.blocks import strips
 from workers.gdal.errors import open_raster, reading, writing
 from workers.gdal.outputs import check_output_driver, file_ref
-from workers.jobs import job
 from workers.limits import check_raster, widest
 from workers.tiling.grid import check_grid, tile_side
 
@@ -113,7 +112,6 @@ def _write(src: rasterio.DatasetReader, tmp: Path, target: Path, args: RasterCon
         staged.unlink(missing_ok=True)
 
 
-@job("raster_convert")
 def raster_convert(args: RasterConvertArgs, ctx: JobContext) -> RasterConvertResult:
     """Copy `args.uri` into `args.output` with the requested driver, compression, tiling and overviews.
 

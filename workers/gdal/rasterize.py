@@ -33,7 +33,6 @@ from workers.gdal.errors import open_raster, require_georeferenced
 from workers.gdal.info import crs_text
 from workers.gdal.vector_io import Layer, read_layer
 from workers.gdal.windowed import run_whole
-from workers.jobs import job
 
 
 def _grid(args: VectorRasterizeArgs, layer: Layer, ctx: JobContext) -> tuple[int, int, rasterio.Affine, str | None]:
@@ -148,7 +147,6 @@ def burnt(
     )  # fmt: skip
 
 
-@job("vector_rasterize")
 def vector_rasterize(args: VectorRasterizeArgs, ctx: JobContext) -> VectorRasterizeResult:
     """Burn `args.uri`'s geometries into a GeoTIFF at `args.output` (a value or an attribute per feature).
 

@@ -23,7 +23,6 @@ from workers.files import WriteDigest, atomic_output, output_path, resolve_in_wo
 from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import open_raster, parse_crs, reading, require_georeferenced, writing
 from workers.gdal.outputs import file_ref, streamed
-from workers.jobs import job
 from workers.limits import check_raster
 from workers.tiling.grid import check_grid, tile_side, windows
 
@@ -147,7 +146,6 @@ def grid_bounds(grid: Grid) -> list[float]:
     return [transform.c, transform.f + transform.e * height, transform.c + transform.a * width, transform.f]
 
 
-@job("raster_reproject")
 def raster_reproject(args: RasterReprojectArgs, ctx: JobContext) -> RasterReprojectResult:
     """Warp `args.uri` into `args.dst_crs`, strip by strip, and write a tiled GeoTIFF at `args.output`.
 

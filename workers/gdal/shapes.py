@@ -31,7 +31,6 @@ from workers.gdal.errors import check_bands, open_raster, require_georeferenced
 from workers.gdal.outputs import file_ref
 from workers.gdal.polygon_floor import polygon_floor
 from workers.gdal.vector_io import Layer, output_driver, write_layer
-from workers.jobs import job
 from workers.limits import FeatureCount, check_raster, widest
 
 SHAPES_DTYPES = ("uint8", "int16", "uint16", "int32", "float32")
@@ -79,7 +78,6 @@ def _shapes_array(data: np.ndarray) -> np.ndarray:
     return cast
 
 
-@job("raster_polygonize")
 def raster_polygonize(args: RasterPolygonizeArgs, ctx: JobContext) -> RasterPolygonizeResult:
     """Polygons of connected equal-valued pixels of `args.band`, with the value in `args.field_name`.
 
@@ -154,7 +152,6 @@ def _level_lines(
     return shapely.linestrings(np.column_stack([xs, ys]), indices=numbered)
 
 
-@job("raster_contours")
 def raster_contours(args: RasterContoursArgs, ctx: JobContext) -> RasterContoursResult:
     """Contour lines of `args.band` at `args.interval` or `args.levels`, one feature per line with its level.
 

@@ -10,7 +10,6 @@ from workers.context import JobContext
 from workers.files import resolve_in_workspace
 from workers.gdal.blocks import strips
 from workers.gdal.errors import check_bands, open_raster, reading
-from workers.jobs import job
 from workers.limits import check_raster, widest
 from workers.tiling.grid import check_grid, tile_side
 
@@ -78,7 +77,6 @@ def band_stats(band: int, values: np.ndarray, total: int, args: RasterStatsArgs)
     )
 
 
-@job("raster_stats")
 def raster_stats(args: RasterStatsArgs, ctx: JobContext) -> RasterStatsResult:
     """Per-band min, max, mean, std, median, percentiles and optional histogram, ignoring nodata and NaN.
 

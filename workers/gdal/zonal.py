@@ -23,7 +23,6 @@ from workers.files import output_path, raster_input, resolve_in_workspace
 from workers.gdal.errors import check_bands, open_raster, require_georeferenced
 from workers.gdal.outputs import file_ref
 from workers.gdal.vector_io import Layer, output_driver, read_layer, write_layer
-from workers.jobs import job
 from workers.limits import check_zones
 
 BATCH = 500
@@ -102,7 +101,6 @@ def _extract(src: Any, band: int, geometry: np.ndarray, args: ZonalStatsArgs, ct
     return rows
 
 
-@job("zonal_stats")
 def zonal_stats(args: ZonalStatsArgs, ctx: JobContext) -> ZonalStatsResult:
     """Statistics of `args.band` per polygon of `args.zones`, per feature or written to `args.output`.
 

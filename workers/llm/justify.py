@@ -8,7 +8,6 @@ from schemas.preflight.prompts import PROMPTS
 from schemas.tools.llm import JustifyArgs, JustifyResult
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.jobs import job
 from workers.llm.errors import ProviderError
 from workers.llm.providers import build_provider, http_client
 from workers.llm.providers.base import Message
@@ -17,7 +16,6 @@ from workers.llm.settings import config_for
 SYSTEM = "You justify geospatial processing choices for an audit log. Answer with the requested JSON only."
 
 
-@job("justify_choice")
 def justify_choice(args: JustifyArgs, ctx: JobContext) -> JustifyResult:
     """Ask the configured model; its answer must validate as a 4-key justification.
 

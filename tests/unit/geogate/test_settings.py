@@ -24,7 +24,7 @@ from schemas.ids import call_aggregate, new_id
 from schemas.tools.llm import JUSTIFY_CHOICE
 from tests.llm_server import ScriptedServer, scripted_server, text
 from workers import runner
-from workers.registry import load_all
+from workers.tools import load_all
 
 VARIABLES: dict[str, tuple[str, str, Any]] = {
     "REDIS_URL": ("redis_url", "redis://a.example:6380/1", "redis://a.example:6380/1"),

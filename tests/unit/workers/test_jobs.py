@@ -11,8 +11,7 @@ from geogate.settings import Settings
 from schemas.tools.raster import RasterConvertArgs, RasterInfoArgs
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.gdal.convert import raster_convert
-from workers.gdal.info import raster_info
+from workers.tools.raster import raster_convert, raster_info
 
 
 def _raster(path: Path) -> None:

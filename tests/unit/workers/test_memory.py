@@ -15,8 +15,8 @@ from schemas.tools import TOOLS
 from workers.errors import JobFailed
 from workers.jobs import JOBS
 from workers.memory import ran_out_of_memory
-from workers.registry import load_all
 from workers.runner import run_call
+from workers.tools import load_all
 
 load_all()
 

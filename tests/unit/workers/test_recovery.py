@@ -32,8 +32,8 @@ from workers.errors import JobSuperseded
 from workers.files import atomic_output
 from workers.jobs import JOBS, Land
 from workers.reaper import EXHAUSTED, Reaper
-from workers.registry import load_all
 from workers.sandbox import job as handler_job
+from workers.tools import load_all
 
 load_all()
 

@@ -18,7 +18,7 @@ from workers import runner
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.jobs import JOBS
-from workers.registry import load_all
+from workers.tools import load_all
 
 load_all()
 

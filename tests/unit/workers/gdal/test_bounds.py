@@ -22,16 +22,10 @@ from tests.support import drain_queue
 from workers import runner
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.gdal.clip import raster_clip
-from workers.gdal.convert import raster_convert
-from workers.gdal.mosaic import raster_mosaic
-from workers.gdal.rasterize import vector_rasterize
-from workers.gdal.reproject import raster_reproject
-from workers.gdal.shapes import raster_contours, raster_polygonize
-from workers.gdal.stats import raster_stats
-from workers.gdal.terrain import raster_terrain
-from workers.gdal.zonal import zonal_stats
-from workers.registry import load_all
+from workers.tools import load_all
+from workers.tools.analysis import raster_contours, raster_polygonize, vector_rasterize, zonal_stats
+from workers.tools.raster import raster_convert, raster_reproject, raster_stats
+from workers.tools.raster_ops import raster_clip, raster_mosaic, raster_terrain
 
 load_all()
 

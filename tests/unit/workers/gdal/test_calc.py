@@ -12,7 +12,7 @@ from schemas.tools.raster_ops import RasterCalcArgs
 from tests.unit.workers.gdal.conftest import RasterFactory
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.gdal.calc import raster_calc
+from workers.tools.raster_ops import raster_calc
 
 SIZE = (37, 53)
 

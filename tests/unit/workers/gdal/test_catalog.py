@@ -8,7 +8,7 @@ from schemas.tools.catalog import CatalogScanArgs, DatasetFormatArgs
 from tests.unit.workers.gdal.conftest import RasterFactory, VectorFactory
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.gdal.catalog import catalog_scan, dataset_format
+from workers.tools.catalog import catalog_scan, dataset_format
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from schemas.tools.raster_ops import RasterClipArgs
 from tests.unit.workers.gdal.conftest import GRIDS, RasterFactory, VectorFactory
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.gdal.clip import raster_clip
+from workers.tools.raster_ops import raster_clip
 
 SIZE = (47, 59)
 

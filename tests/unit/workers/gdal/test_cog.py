@@ -12,7 +12,7 @@ from tests.unit.workers.gdal.conftest import RasterFactory
 from tests.unit.workers.gdal.test_tiled import both, tile_types
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.gdal.cog import cog_validate
+from workers.tools.previews import cog_validate
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
 

@@ -12,7 +12,7 @@ from schemas.tools.raster import RasterConvertArgs
 from workers.context import JobContext
 from workers.errors import JobCancelled, JobFailed
 from workers.gdal import blocks
-from workers.gdal.convert import raster_convert
+from workers.tools.raster import raster_convert
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
 

@@ -12,11 +12,9 @@ from schemas.tools.raster import RasterInfoArgs, RasterReprojectArgs, RasterStat
 from schemas.tools.vector import VectorBufferArgs
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.gdal.info import raster_info
-from workers.gdal.reproject import raster_reproject
-from workers.gdal.stats import raster_stats
-from workers.gdal.vector_ops import vector_buffer
-from workers.registry import load_all
+from workers.tools import load_all
+from workers.tools.raster import raster_info, raster_reproject, raster_stats
+from workers.tools.vector import vector_buffer
 
 RasterFactory = Callable[..., Path]
 

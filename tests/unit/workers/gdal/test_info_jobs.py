@@ -10,7 +10,8 @@ from schemas.tools.raster import RasterInfoArgs
 from schemas.tools.vector import VectorInfoArgs
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.gdal.info import raster_info, vector_info
+from workers.tools.raster import raster_info
+from workers.tools.vector import vector_info
 
 RasterFactory = Callable[..., Path]
 VectorFactory = Callable[..., Path]

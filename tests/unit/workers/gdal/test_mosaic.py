@@ -16,7 +16,7 @@ from schemas.tools import TOOLS
 from schemas.tools.raster_ops import RasterMosaicArgs
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.gdal.mosaic import raster_mosaic
+from workers.tools.raster_ops import raster_mosaic
 
 ROWS, RES, LEFT, TOP = 21, 100.0, 400_000.0, 5_000_000.0
 NODATA = -9999.0

@@ -17,7 +17,7 @@ from schemas.content import MAX_BLOCK_CHARS, ImageBlock
 from schemas.tools.previews import RasterPreviewArgs, VectorPreviewArgs
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.gdal.preview import raster_preview, vector_preview
+from workers.tools.previews import raster_preview, vector_preview
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning"),  # rasterio 1.4 × affine 3

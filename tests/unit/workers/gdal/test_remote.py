@@ -29,12 +29,10 @@ from workers import runner
 from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.files import RemoteRaster, allowed_host, raster_input
-from workers.gdal.cog import cog_validate
-from workers.gdal.info import raster_info
-from workers.gdal.preview import raster_preview
-from workers.gdal.rasterize import vector_rasterize
-from workers.gdal.zonal import zonal_stats
-from workers.registry import load_all
+from workers.tools import load_all
+from workers.tools.analysis import vector_rasterize, zonal_stats
+from workers.tools.previews import cog_validate, raster_preview
+from workers.tools.raster import raster_info
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
 

@@ -15,7 +15,7 @@ from schemas.tools.raster import RasterReprojectArgs
 from workers.context import JobContext
 from workers.errors import JobCancelled, JobFailed
 from workers.gdal.outputs import file_ref
-from workers.gdal.reproject import raster_reproject
+from workers.tools.raster import raster_reproject
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
 

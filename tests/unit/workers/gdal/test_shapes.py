@@ -16,8 +16,7 @@ from pydantic import ValidationError
 from schemas.tools.analysis import RasterContoursArgs, RasterPolygonizeArgs, VectorRasterizeArgs
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.gdal.rasterize import vector_rasterize
-from workers.gdal.shapes import raster_contours, raster_polygonize
+from workers.tools.analysis import raster_contours, raster_polygonize, vector_rasterize
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
 

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from schemas.tools.raster import RasterStatsArgs
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.gdal.stats import raster_stats
+from workers.tools.raster import raster_stats
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
 

@@ -16,7 +16,7 @@ from pyproj import Geod
 from schemas.tools.raster_ops import RasterTerrainArgs
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.gdal.terrain import raster_terrain
+from workers.tools.raster_ops import raster_terrain
 
 SIZE = (23, 31)
 GRADIENT = (0.3, -0.45)

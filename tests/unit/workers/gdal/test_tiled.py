@@ -21,7 +21,7 @@ from schemas.tools import TOOLS
 from tests.support import drain_queue
 from tests.unit.workers.gdal.conftest import RasterFactory
 from workers import runner
-from workers.registry import load_all
+from workers.tools import load_all
 
 load_all()
 

@@ -21,7 +21,7 @@ from schemas.tools.vector import (
 from workers.context import JobContext
 from workers.errors import JobCancelled, JobFailed
 from workers.gdal import vector_io
-from workers.gdal.vector_ops import vector_buffer, vector_clip, vector_convert, vector_reproject, vector_simplify
+from workers.tools.vector import vector_buffer, vector_clip, vector_convert, vector_reproject, vector_simplify
 
 VectorFactory = Callable[..., Path]
 

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from schemas.tools.analysis import ZonalStatsArgs
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.gdal.zonal import zonal_stats
+from workers.tools.analysis import zonal_stats
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
 

@@ -17,8 +17,8 @@ from schemas.codec import decode, encode
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
 from workers import runner
-from workers.registry import load_all
 from workers.sandbox.job import chainable
+from workers.tools import load_all
 
 load_all()
 

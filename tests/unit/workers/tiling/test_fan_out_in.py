@@ -33,10 +33,10 @@ from workers.context import JobContext
 from workers.errors import JobFailed
 from workers.jobs import JOBS, Finished
 from workers.reaper import Reaper
-from workers.registry import load_all
 from workers.tiling.declare import TILERS
 from workers.tiling.fan_out import fan_out
 from workers.tiling.grid import PARTS
+from workers.tools import load_all
 
 load_all()
 

@@ -20,7 +20,7 @@ from schemas.tools.workflows import (
 )
 from workers.context import JobContext
 from workers.errors import JobFailed
-from workers.workflows import jobs
+from workers.tools import workflows as jobs
 
 Ctx = Callable[[], JobContext]
 
