@@ -64,7 +64,7 @@ def _collect() -> None:
     SPECS.update({**TOOLS, **INTERNAL})
 
 
-_collect()
+_collect()  # after `add_extra`: the walk imports `schemas.tools.extra`, which imports it
 
 __all__ = [
     "EXTRA",
