@@ -18,8 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from schemas.tools.raster import RasterReprojectArgs
 from workers.gdal.outputs import file_ref
-from workers.gdal.reproject import raster_reproject
 from workers.jobkit.context import JobContext
+from workers.tools.raster import raster_reproject
 
 SIZE, RUNS, DST_CRS = 2048, 9, "EPSG:3857"
 

@@ -35,9 +35,9 @@ import os, uvicorn
 from pathlib import Path
 from mcp.server import MCPServer
 from mcp.types import ToolAnnotations
-from schemas.tools.info import RasterInfoArgs, RasterInfoResult
+from schemas.tools.raster import RasterInfoArgs, RasterInfoResult
 from workers.jobkit.context import JobContext
-from workers.gdal.info import raster_info as job
+from workers.tools.raster import raster_info as job
 mcp = MCPServer("bare-gdal")
 ROOTS = [Path(os.environ["WORKSPACE"])]
 @mcp.tool(annotations=ToolAnnotations(read_only_hint=True))

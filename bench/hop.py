@@ -32,11 +32,11 @@ from pathlib import Path
 import redis
 from celery import Celery
 from schemas.tools.core import PingResult
-from schemas.tools.info import RasterInfoArgs
+from schemas.tools.raster import RasterInfoArgs
 from schemas.tools.raster import RasterReprojectArgs
 from workers.jobkit.context import JobContext
-from workers.gdal.info import raster_info as info_job
-from workers.gdal.reproject import raster_reproject as reproject_job
+from workers.tools.raster import raster_info as info_job
+from workers.tools.raster import raster_reproject as reproject_job
 
 app = Celery("hop", broker=os.environ["REDIS_URL"])
 app.conf.update(
@@ -91,7 +91,7 @@ from mcp.server import MCPServer
 from mcp.types import ToolAnnotations
 from geogate.queue.message import task_message
 from schemas.tools.core import PingResult
-from schemas.tools.info import RasterInfoResult
+from schemas.tools.raster import RasterInfoResult
 from schemas.tools.raster import RasterReprojectResult
 
 mcp = MCPServer("hop")

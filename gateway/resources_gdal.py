@@ -13,9 +13,9 @@ from mcp.types import ImageContent
 from gateway import reference
 from schemas.tools.base import ToolSpec
 from schemas.tools.catalog import CATALOG_SCAN, DATASET_FORMAT
-from schemas.tools.info import RASTER_INFO, VECTOR_INFO
 from schemas.tools.previews import COG_VALIDATE, RASTER_PREVIEW
-from schemas.tools.raster import RASTER_STATS
+from schemas.tools.raster import RASTER_INFO, RASTER_STATS
+from schemas.tools.vector import VECTOR_INFO
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer

@@ -43,7 +43,7 @@ from schemas.ids import call_aggregate, new_id
 from schemas.preflight.keys import Needed
 from schemas.tools import ToolSpec
 from schemas.tools.handlers import HANDLER_META
-from schemas.tools.justify import JUSTIFY_CHOICE
+from schemas.tools.llm import JUSTIFY_CHOICE
 from schemas.validation import ArgumentsInvalid
 
 logger = logging.getLogger(__name__)

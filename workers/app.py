@@ -14,10 +14,10 @@ from geogate.queue.config import celery_config
 from geogate.settings import Settings, process_settings
 from schemas import tasks
 from schemas.tools.extra import load as load_extra
-from workers.registry import load_all
 from workers.run import lease, retention
 from workers.run.memory import limit_address_space
 from workers.run.runner import run_call
+from workers.tools import load_all
 
 app = Celery("geogate", set_as_current=True)
 

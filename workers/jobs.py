@@ -1,5 +1,6 @@
 """The `job` decorator and the registry it fills: tool name → the plain function that does its work
-(`(args, ctx) -> result`). Which families a worker loads is `workers.registry`'s business."""
+(`(args, ctx) -> result`). Jobs are bound to their definitions in `workers/tools/`, which `workers.tools.load_all`
+imports."""
 
 import functools
 from collections.abc import Callable
@@ -11,6 +12,7 @@ from pydantic import BaseModel
 
 from geogate.eventlog.append import Op
 from schemas.events import Event, ToolRequested
+from schemas.tools import ToolSpec
 from workers.jobkit.confine import confinement
 from workers.jobkit.context import JobContext
 from workers.tiling.grid import PARTS, settings_of
@@ -19,6 +21,8 @@ Job = Callable[[Any, JobContext], BaseModel]
 J = TypeVar("J", bound=Job)
 
 JOBS: dict[str, Job] = {}
+BOUND: dict[str, ToolSpec] = {}
+"""The definition each job was bound to, by tool name."""
 OWN_LIFECYCLE: set[str] = set()
 """Jobs that run on a finished call and append their own events (`handler.*`) instead of the runner's `tool.*`."""
 
@@ -80,9 +84,15 @@ FollowUp = Callable[[Finished], Next | None]
 FOLLOW_UPS: list[FollowUp] = []
 
 
-def job(name: str, *, own_lifecycle: bool = False) -> Callable[[J], J]:
-    """Register the function that runs tool `name`; it runs confined (`workers.jobkit.confine`: the files it opens stay
-    the checked ones). With `own_lifecycle`, the runner neither starts nor ends the call: the job does."""
+def job(spec: ToolSpec, *, own_lifecycle: bool = False) -> Callable[[J], J]:
+    """Bind the function that runs tool `spec` (registered under `spec.name`); it runs confined
+    (`workers.jobkit.confine`: the files it opens stay the checked ones). With `own_lifecycle`, the runner neither
+    starts nor ends the call: the job does.
+
+    Raises:
+        ValueError: a job for this tool is bound already.
+    """
+    name = spec.name
 
     def register(fn: J) -> J:
         if name in JOBS:
@@ -94,6 +104,7 @@ def job(name: str, *, own_lifecycle: bool = False) -> Callable[[J], J]:
                 return fn(args, ctx)
 
         JOBS[name] = confined
+        BOUND[name] = spec
         if own_lifecycle:
             OWN_LIFECYCLE.add(name)
         return confined  # type: ignore[return-value]

@@ -1,48 +1,25 @@
-"""The tool registry both sides read: every `ToolSpec` by name. A family adds its specs to `_FAMILIES`."""
+"""The tool registry both sides read: every `ToolSpec` by name, found in the concept modules of this package.
 
-from schemas.tools.analysis import ANALYSIS_TOOLS
+A tool is defined once, as a module-level `ToolSpec` in `schemas/tools/<concept>.py` (or a module of a concept
+package); importing this package imports every such module and collects its specs in the order they are defined,
+modules in name order. A spec marked `internal` is run like any other but never published; each tiled tool adds
+its internal tile tool (`schemas.tools.tiling.tile_spec`).
+"""
+
+import importlib
+import pkgutil
+
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
-from schemas.tools.catalog import CATALOG_SPECS
-from schemas.tools.core import PING
-from schemas.tools.handlers import RUN_RESULT_HANDLER
-from schemas.tools.info import RASTER_INFO, VECTOR_INFO
-from schemas.tools.justify import JUSTIFY_CHOICE
-from schemas.tools.llm import ASK
-from schemas.tools.mosaic import RASTER_CLIP, RASTER_MOSAIC
-from schemas.tools.previews import PREVIEW_TOOLS
-from schemas.tools.raster import RASTER_CONVERT, RASTER_REPROJECT, RASTER_STATS
-from schemas.tools.raster_ops import RASTER_CALC, RASTER_TERRAIN
-from schemas.tools.tiling import FAN_IN, tile_spec
-from schemas.tools.vector import VECTOR_BUFFER, VECTOR_CLIP, VECTOR_CONVERT, VECTOR_REPROJECT, VECTOR_SIMPLIFY
-from schemas.tools.workflows import WORKFLOW_TOOLS
+from schemas.tools.tiling import tile_spec
 
-_FAMILIES: tuple[tuple[ToolSpec, ...], ...] = (
-    (PING,),
-    (RASTER_INFO, VECTOR_INFO),
-    (RASTER_CONVERT, RASTER_REPROJECT, RASTER_STATS),
-    (VECTOR_CONVERT, VECTOR_REPROJECT, VECTOR_CLIP, VECTOR_BUFFER, VECTOR_SIMPLIFY),
-    tuple(WORKFLOW_TOOLS),
-    (ASK,),
-    ANALYSIS_TOOLS,
-    PREVIEW_TOOLS,
-    (RASTER_CALC, RASTER_TERRAIN, RASTER_CLIP, RASTER_MOSAIC),
-)
-
-TOOLS: dict[str, ToolSpec] = {spec.name: spec for family in _FAMILIES for spec in family}
+TOOLS: dict[str, ToolSpec] = {}
 """Tools published to MCP clients (`tools/list`)."""
 
-_INTERNAL: tuple[tuple[ToolSpec, ...], ...] = (
-    CATALOG_SPECS,
-    tuple(tile_spec(spec) for spec in TOOLS.values() if spec.tiled),
-    (FAN_IN,),
-    (RUN_RESULT_HANDLER,),
-    (JUSTIFY_CHOICE,),
-)
+INTERNAL: dict[str, ToolSpec] = {}
+"""Jobs the gateway runs for itself (resource reads, handler runs, tiles, fan-ins): same path and events, not in
+`tools/list`."""
 
-INTERNAL: dict[str, ToolSpec] = {spec.name: spec for family in _INTERNAL for spec in family}
-"""Jobs the gateway runs for itself (resource reads, handler runs): same path and events, not in `tools/list`."""
-
-SPECS: dict[str, ToolSpec] = {**TOOLS, **INTERNAL}
+SPECS: dict[str, ToolSpec] = {}
 """Everything a worker may be asked to run; with the extra tools of `GEOGATE_EXTRA_TOOLS` once they are loaded."""
 
 EXTRA: dict[str, ToolSpec] = {}
@@ -61,4 +38,43 @@ def add_extra(specs: tuple[ToolSpec, ...]) -> None:
         EXTRA[spec.name] = SPECS[spec.name] = spec
 
 
-__all__ = ["EXTRA", "INTERNAL", "SPECS", "TOOLS", "Hints", "ToolArgs", "ToolResult", "ToolSpec", "add_extra"]
+def defined_specs() -> list[ToolSpec]:
+    """Every `ToolSpec` bound to a module-level name in this package's modules, each once: modules in name order
+    (packages walked), specs in the order their module defines them.
+
+    Raises:
+        ValueError: two specs share a name.
+    """
+    found: dict[str, ToolSpec] = {}
+    for info in sorted(pkgutil.walk_packages(__path__, prefix=f"{__name__}."), key=lambda info: info.name):
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            if not isinstance(value, ToolSpec) or found.get(value.name) is value:
+                continue
+            if value.name in found:
+                raise ValueError(f"two tools are named {value.name!r}")
+            found[value.name] = value
+    return list(found.values())
+
+
+def _collect() -> None:
+    for spec in defined_specs():
+        (INTERNAL if spec.internal else TOOLS)[spec.name] = spec
+    INTERNAL.update((tile.name, tile) for tile in (tile_spec(spec) for spec in TOOLS.values() if spec.tiled))
+    SPECS.update({**TOOLS, **INTERNAL})
+
+
+_collect()  # after `add_extra`: the walk imports `schemas.tools.extra`, which imports it
+
+__all__ = [
+    "EXTRA",
+    "INTERNAL",
+    "SPECS",
+    "TOOLS",
+    "Hints",
+    "ToolArgs",
+    "ToolResult",
+    "ToolSpec",
+    "add_extra",
+    "defined_specs",
+]

@@ -21,11 +21,6 @@ ZonalStat = Literal["count", "min", "max", "mean", "sum", "std", "median", "majo
 ALL_ZONAL_STATS: tuple[ZonalStat, ...] = ("count", "min", "max", "mean", "sum", "std", "median", "majority")
 
 
-def _ordered_bounds(bounds: list[float] | None, what: str) -> None:
-    if bounds is not None and not (bounds[0] < bounds[2] and bounds[1] < bounds[3]):
-        raise ValueError(f"{what} must be [left, bottom, right, top] with left < right and bottom < top")
-
-
 # --- zonal_stats ----------------------------------------------------------------------------------------------
 
 
@@ -275,4 +270,3 @@ RASTER_CONTOURS = analysis_spec(
     bounds=(READ_BYTES, FEATURES),
     tiled=True,
 )
-ANALYSIS_TOOLS = (ZONAL_STATS, RASTER_POLYGONIZE, VECTOR_RASTERIZE, RASTER_CONTOURS)

@@ -42,7 +42,8 @@ class Hints:
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """One tool as both sides know it. The gateway publishes it; a worker runs the job registered by `name`."""
+    """One tool as both sides know it. The gateway publishes it; a worker runs the job bound to it
+    (`@job(SPEC)` in `workers/tools/`)."""
 
     name: str
     title: str
@@ -71,3 +72,6 @@ class ToolSpec:
     bounds: tuple[Bound, ...] = ()
     """The `GEOGATE_LIMIT_*` bounds its job checks besides the result size every call has (`schemas.tools.limits`);
     the published description states them with their values."""
+    internal: bool = False
+    """A job the gateway runs for itself (a resource read, a handler run, a tile, a fan-in): same path and events,
+    never in `tools/list`."""

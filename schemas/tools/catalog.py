@@ -98,6 +98,7 @@ CATALOG_SCAN = ToolSpec(
     result=CatalogScanResult,
     hints=Hints(read_only=True, idempotent=True),
     timeout_s=120.0,
+    internal=True,
 )
 
 DATASET_FORMAT = ToolSpec(
@@ -109,6 +110,5 @@ DATASET_FORMAT = ToolSpec(
     result=DatasetFormatResult,
     hints=Hints(read_only=True, idempotent=True),
     timeout_s=60.0,
+    internal=True,
 )
-
-CATALOG_SPECS: tuple[ToolSpec, ...] = (CATALOG_SCAN, DATASET_FORMAT)

@@ -54,4 +54,5 @@ RUN_RESULT_HANDLER = ToolSpec(
     result=RunResultHandlerResult,
     hints=Hints(read_only=True, idempotent=True),
     timeout_s=60.0,
+    internal=True,
 )

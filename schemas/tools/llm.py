@@ -1,9 +1,11 @@
-"""The `ask` tool: a question answered by the LLM host with the registry's tools, returned with its X-ray."""
+"""The language model's tools: `ask`, a question answered by the LLM host with the registry's tools and returned with
+its X-ray; and `justify_choice`, an internal job that asks the server-side model for a preflight justification."""
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
 from schemas import tasks
 from schemas.llm import ChatMessage, ChatOutcome, ExtractionError, XRay
+from schemas.preflight.justification import Domain
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 
 
@@ -60,4 +62,36 @@ ASK = ToolSpec(
     timeout_s=300.0,
     aliases={"message": "question", "prompt": "question", "query": "question"},
     runs_long=True,
+)
+
+
+# --- justify_choice (internal) ----------------------------------------------------------------------------
+
+
+class JustifyArgs(ToolArgs):
+    domain: Domain
+    prompt: str = Field(min_length=1, max_length=100)
+    """A justification prompt's name (`justify_crs_selection`, …)."""
+    prompt_args: dict[str, JsonValue]
+
+
+class JustifyResult(ToolResult):
+    justification: dict[str, JsonValue]
+    model: str
+    attempts: int
+
+    def summary(self) -> str:
+        return f"justified by {self.model} in {self.attempts} attempt(s)"
+
+
+JUSTIFY_CHOICE = ToolSpec(
+    name="justify_choice",
+    title="Justify a choice with the server-side model",
+    description="Internal: the preflight gate's server-side provider for clients that cannot sample.",
+    queue=tasks.LLM,
+    args=JustifyArgs,
+    result=JustifyResult,
+    hints=Hints(read_only=True),
+    timeout_s=120.0,
+    internal=True,
 )

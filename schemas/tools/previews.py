@@ -175,5 +175,3 @@ VECTOR_PREVIEW = analysis_spec(
     VectorPreviewResult,
     READS,
 )
-
-PREVIEW_TOOLS = (COG_VALIDATE, RASTER_PREVIEW, VECTOR_PREVIEW)

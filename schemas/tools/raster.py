@@ -1,4 +1,5 @@
-"""Raster tools `raster_convert`, `raster_reproject`, `raster_stats`: arguments, results and specs (gdal-mcp names)."""
+"""Raster tools `raster_convert`, `raster_reproject`, `raster_stats`, `raster_info`: arguments, results and specs
+(gdal-mcp names)."""
 
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
@@ -312,4 +313,62 @@ RASTER_STATS = ToolSpec(
     tiled=True,
     runs_long=True,
     bounds=(limits.TILES, limits.READ_BYTES),
+)
+
+
+# --- raster_info --------------------------------------------------------------------------------------------
+
+
+class RasterInfoArgs(ToolArgs):
+    uri: str = Field(min_length=1, max_length=4096)
+    """Path of the raster, relative to a workspace root (or absolute inside one), or an `https://` URL of a COG on
+    a host in `GEOGATE_REMOTE_HOSTS`."""
+    band: int | None = Field(default=None, ge=1)
+    """Only report this band (1-based)."""
+
+
+class BandInfo(ToolResult):
+    index: int
+    dtype: str
+    nodata: float | None
+    description: str | None = None
+    block_shape: list[int]
+    overview_factors: list[int] = Field(default_factory=list)
+
+
+class RasterInfoResult(ToolResult):
+    path: str
+    driver: str
+    crs: str | None
+    width: int
+    height: int
+    count: int
+    dtype: str
+    transform: list[float]
+    """Affine transform (a, b, c, d, e, f)."""
+    bounds: list[float]
+    """left, bottom, right, top in the raster's CRS."""
+    resolution: list[float]
+    nodata: float | None
+    overview_levels: list[int]
+    bands: list[BandInfo]
+    tags: dict[str, str] = Field(default_factory=dict)
+
+    def summary(self) -> str:
+        return f"{self.driver} {self.width}×{self.height}×{self.count} {self.dtype}, CRS {self.crs or 'none'}"
+
+
+RASTER_INFO = ToolSpec(
+    name="raster_info",
+    title="Raster metadata",
+    description=(
+        "Read a raster's metadata without loading pixels: driver, size, band count and types, CRS, transform, "
+        "bounds, resolution, nodata, overviews. Use it first to inspect a raster before converting or "
+        "reprojecting it."
+    ),
+    queue=tasks.GDAL,
+    args=RasterInfoArgs,
+    result=RasterInfoResult,
+    hints=Hints(read_only=True, idempotent=True),
+    aliases={"path": "uri", "file": "uri", "input": "uri"},
 )

@@ -94,6 +94,7 @@ def tile_spec(spec: ToolSpec) -> ToolSpec:
         result=TileResult,
         hints=Hints(idempotent=True),
         timeout_s=spec.timeout_s,
+        internal=True,
     )
 
 
@@ -106,4 +107,5 @@ FAN_IN = ToolSpec(
     result=FanInResult,
     hints=Hints(idempotent=True),
     timeout_s=3600.0,
+    internal=True,
 )

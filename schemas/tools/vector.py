@@ -1,4 +1,5 @@
-"""Vector tools that write a file: convert, reproject, clip, buffer, simplify (gdal-mcp argument names)."""
+"""Vector tools: those that write a file (convert, reproject, clip, buffer, simplify) and `vector_info`
+(gdal-mcp argument names)."""
 
 from dataclasses import replace
 from typing import Annotated, Literal, Self
@@ -7,7 +8,7 @@ from pydantic import Field, model_validator
 
 from schemas import tasks
 from schemas.preflight.justification import PreflightSpec
-from schemas.tools.base import Hints, ToolResult, ToolSpec
+from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 from schemas.tools.raster import CrsText, GeoArgs, OutputRef, Uri
 
 
@@ -183,4 +184,53 @@ VECTOR_SIMPLIFY = _spec(
     "or web maps at a given scale; preserve_topology keeps geometries valid.",
     VectorSimplifyArgs,
     VectorSimplifyResult,
+)
+
+
+# --- vector_info --------------------------------------------------------------------------------------------
+
+
+class VectorInfoArgs(ToolArgs):
+    uri: str = Field(min_length=1, max_length=4096)
+    """Path of the vector dataset, relative to a workspace root (or absolute inside one)."""
+    layer: str | None = None
+    """Layer name; the first layer when omitted."""
+
+
+class FieldInfo(ToolResult):
+    name: str
+    type: str
+
+
+class VectorInfoResult(ToolResult):
+    path: str
+    driver: str
+    layer: str
+    layers: list[str]
+    crs: str | None
+    feature_count: int
+    geometry_type: str | None
+    bounds: list[float] | None
+    fields: list[FieldInfo]
+    encoding: str | None = None
+
+    def summary(self) -> str:
+        return (
+            f"{self.driver} layer {self.layer!r}: {self.feature_count} {self.geometry_type or 'non-spatial'} "
+            f"features, CRS {self.crs or 'none'}"
+        )
+
+
+VECTOR_INFO = ToolSpec(
+    name="vector_info",
+    title="Vector metadata",
+    description=(
+        "Read a vector dataset's metadata: driver, layers, CRS, feature count, geometry type, bounds and "
+        "attribute fields. Use it first to inspect a vector file before converting, clipping or reprojecting it."
+    ),
+    queue=tasks.GDAL,
+    args=VectorInfoArgs,
+    result=VectorInfoResult,
+    hints=Hints(read_only=True, idempotent=True),
+    aliases={"path": "uri", "file": "uri", "input": "uri"},
 )

@@ -193,12 +193,3 @@ LIST_WORKFLOWS = ToolSpec(
     hints=Hints(read_only=True, idempotent=True),
     timeout_s=30.0,
 )
-
-WORKFLOW_TOOLS: tuple[ToolSpec, ...] = (
-    START_CHAIN_OF_THOUGHT,
-    SUBMIT_THOUGHT,
-    CONTINUE_WORKFLOW,
-    START_WORKFLOW,
-    LIST_WORKFLOWS,
-    GET_WORKFLOW_STATE,
-)

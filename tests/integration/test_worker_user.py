@@ -24,8 +24,8 @@ from geogate.settings import Settings
 from schemas.codec import encode
 from schemas.ids import new_id
 from schemas.tools import TOOLS
-from workers.registry import load_all
 from workers.run.runner import run_call
+from workers.tools import load_all
 
 pytestmark = pytest.mark.integration
 

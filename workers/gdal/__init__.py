@@ -1,4 +1,4 @@
-"""GDAL jobs (rasterio, pyogrio, pyproj, shapely): one module per tool; importing a module registers its job.
+"""The GDAL work of the tools (rasterio, pyogrio, pyproj, shapely); their jobs are bound in `workers/tools/`.
 
 GDAL is hardened here, before any job module loads: no Python in VRT pixel functions, GML xlinks and remote
 schemas not fetched, and only the drivers of `workers.gdal.drivers` registered in rasterio's GDAL and in

@@ -18,11 +18,10 @@ from schemas.tools.raster import OutputRef
 from schemas.tools.raster_ops import RasterCalcArgs, RasterCalcResult
 from schemas.tools.tiling import TileWindow
 from workers.gdal.errors import open_raster, reading
-from workers.gdal.windowed import count_valid, declare_tiles, output_profile, run_whole, shown_nodata
+from workers.gdal.windowed import count_valid, output_profile, run_whole, shown_nodata
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import resolve_in_workspace
-from workers.jobs import job
 
 
 def default_nodata(dtype: str) -> float:
@@ -201,7 +200,6 @@ def calculated(args: RasterCalcArgs, output: OutputRef, valid: int, plan: dict[s
     )
 
 
-@job("raster_calc")
 def raster_calc(args: RasterCalcArgs, ctx: JobContext) -> RasterCalcResult:
     """Evaluate `args.expression` over the inputs' bands and write a one-band GeoTIFF at `args.output`.
 
@@ -211,6 +209,3 @@ def raster_calc(args: RasterCalcArgs, ctx: JobContext) -> RasterCalcResult:
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
     return calculated(args, *run_whole(calc_of, args, ctx, "inputs"))
-
-
-declare_tiles("raster_calc", calc_of, calc_from_plan, calculated, "inputs")

@@ -25,7 +25,6 @@ from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import resolve_in_workspace
-from workers.jobs import job
 
 PROGRESS_EVERY = 200
 """Files between two progress reports (each one is also where a cancellation lands)."""
@@ -125,7 +124,6 @@ def _entries(args: CatalogScanArgs, ctx: JobContext) -> Iterator[CatalogEntry]:
                 yield entry
 
 
-@job("catalog_scan")
 def catalog_scan(args: CatalogScanArgs, ctx: JobContext) -> CatalogScanResult:
     """List the datasets under the workspace roots (or one folder), optionally with driver and CRS.
 
@@ -169,7 +167,6 @@ def _as_vector(path: Path) -> DatasetFormatResult | None:
     )  # fmt: skip
 
 
-@job("dataset_format")
 def dataset_format(args: DatasetFormatArgs, ctx: JobContext) -> DatasetFormatResult:
     """Say whether `args.uri` is a raster or a vector dataset, its driver, CRS and shape.
 

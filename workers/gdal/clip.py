@@ -17,7 +17,7 @@ from rasterio.warp import transform_bounds
 from rasterio.windows import Window
 from rasterio.windows import transform as window_transform
 
-from schemas.tools.mosaic import RasterClipArgs, RasterClipResult
+from schemas.tools.raster_ops import RasterClipArgs, RasterClipResult
 from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import open_raster, parse_crs, reading, require_georeferenced, writing
 from workers.gdal.outputs import file_ref
@@ -28,7 +28,6 @@ from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import atomic_output, output_path, resolve_in_workspace
 from workers.jobkit.limits import check_raster, widest
-from workers.jobs import job
 
 _EPSILON = 1e-9
 """Pixels a box edge overlaps by less than this are not kept (float noise of bounds given at pixel edges)."""
@@ -135,7 +134,6 @@ def _profile(src: rasterio.DatasetReader, data: np.ndarray, transform: Any, fill
     return profile | ({"compress": compression} if compression != "none" else {})
 
 
-@job("raster_clip")
 def raster_clip(args: RasterClipArgs, ctx: JobContext) -> RasterClipResult:
     """Cut `args.uri` to `args.bounds` or to the polygons of `args.mask`; write a GeoTIFF at `args.output`.
 

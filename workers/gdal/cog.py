@@ -8,10 +8,8 @@ from workers.gdal.remote_guard import guarded_read
 from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
 from workers.jobkit.files import RemoteRaster, raster_input
-from workers.jobs import job
 
 
-@job("cog_validate")
 def cog_validate(args: CogValidateArgs, ctx: JobContext) -> CogValidateResult:
     """Whether `args.uri` is a valid COG (rio-cogeo), its errors and warnings, block size, overviews, compression.
 

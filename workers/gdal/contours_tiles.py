@@ -33,7 +33,7 @@ from workers.gdal.vector_io import Layer
 from workers.jobkit.context import JobContext
 from workers.jobkit.files import resolve_in_workspace
 from workers.jobkit.limits import FeatureCount
-from workers.tiling.declare import Plan, tiler
+from workers.tiling.declare import Plan
 
 ON_SEAM = 1e-9
 """How far (in pixels) a line's end may be from a seam and still end on it: contourpy interpolates both coordinates
@@ -175,6 +175,3 @@ def assemble(
         levels=np.unique(column).tolist(),
         method="contourpy marching squares over pixel centres (linear interpolation), nodata masked",
     )  # fmt: skip
-
-
-tiler("raster_contours", plan=plan, run=run, assemble=assemble)

@@ -20,7 +20,6 @@ from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import atomic_output, output_path, resolve_in_workspace
 from workers.jobkit.limits import check_raster, widest
-from workers.jobs import job
 from workers.tiling.grid import check_grid, tile_side
 
 _COMPRESSING = {"GTiff", "COG"}
@@ -113,7 +112,6 @@ def _write(src: rasterio.DatasetReader, tmp: Path, target: Path, args: RasterCon
         staged.unlink(missing_ok=True)
 
 
-@job("raster_convert")
 def raster_convert(args: RasterConvertArgs, ctx: JobContext) -> RasterConvertResult:
     """Copy `args.uri` into `args.output` with the requested driver, compression, tiling and overviews.
 

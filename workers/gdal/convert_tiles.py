@@ -15,7 +15,7 @@ from workers.gdal.errors import open_raster, reading, writing
 from workers.gdal.staging import assembly_target, create_staging, publish, write_window
 from workers.jobkit.context import JobContext
 from workers.jobkit.files import output_path, resolve_in_workspace
-from workers.tiling.declare import Plan, tiler
+from workers.tiling.declare import Plan
 from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth_tiling
 
 _TILED_DRIVERS = ("GTiff", "COG")
@@ -77,6 +77,3 @@ def _copy(args: RasterConvertArgs, staging: Path) -> dict | None:
     if args.photometric is not None:
         options["photometric"] = args.photometric
     return {"driver": "GTiff", **layout, "bigtiff": "IF_SAFER", **options, **args.creation_options}
-
-
-tiler("raster_convert", plan=plan, run=run, assemble=assemble)

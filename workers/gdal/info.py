@@ -7,13 +7,13 @@ import pyogrio
 import pyogrio.errors
 import rasterio
 
-from schemas.tools.info import BandInfo, FieldInfo, RasterInfoArgs, RasterInfoResult, VectorInfoArgs, VectorInfoResult
+from schemas.tools.raster import BandInfo, RasterInfoArgs, RasterInfoResult
+from schemas.tools.vector import FieldInfo, VectorInfoArgs, VectorInfoResult
 from workers.gdal.errors import check_bands, open_raster, reading
 from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import raster_input, resolve_in_workspace
-from workers.jobs import job
 
 
 def _nodata(value: float | None) -> float | None:
@@ -38,7 +38,6 @@ def _band_info(src: rasterio.DatasetReader, index: int) -> BandInfo:
     )
 
 
-@job("raster_info")
 def raster_info(args: RasterInfoArgs, ctx: JobContext) -> RasterInfoResult:
     """Describe a raster: driver, size, bands, CRS, transform, bounds, nodata and overviews.
 
@@ -81,7 +80,6 @@ def _read_layer_info(path: Path, layer: str) -> dict:
         raise JobFailed("layer.not_found", f"layer: {layer!r} not found in {path.name!r}", field="layer") from exc
 
 
-@job("vector_info")
 def vector_info(args: VectorInfoArgs, ctx: JobContext) -> VectorInfoResult:
     """Describe one layer of a vector dataset: driver, layers, CRS, feature count, geometry type, bounds, fields.
 

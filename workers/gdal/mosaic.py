@@ -26,17 +26,16 @@ from rasterio.vrt import WarpedVRT
 from rasterio.warp import calculate_default_transform
 from rasterio.windows import Window
 
-from schemas.tools.mosaic import RasterMosaicArgs, RasterMosaicResult
 from schemas.tools.raster import OutputRef
+from schemas.tools.raster_ops import RasterMosaicArgs, RasterMosaicResult
 from schemas.tools.tiling import TileWindow
 from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.clip import fill_value
 from workers.gdal.errors import open_raster, reading, require_georeferenced
-from workers.gdal.windowed import count_valid, declare_tiles, run_whole
+from workers.gdal.windowed import count_valid, run_whole
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import resolve_in_workspace
-from workers.jobs import job
 
 
 def snapped(src: rasterio.DatasetReader, first: rasterio.DatasetReader) -> tuple[Affine, int, int]:
@@ -206,7 +205,6 @@ def mosaicked(args: RasterMosaicArgs, output: OutputRef, valid: int, plan: dict[
     )
 
 
-@job("raster_mosaic")
 def raster_mosaic(args: RasterMosaicArgs, ctx: JobContext) -> RasterMosaicResult:
     """Merge `args.inputs` onto the first one's grid with `args.method` where they overlap.
 
@@ -216,6 +214,3 @@ def raster_mosaic(args: RasterMosaicArgs, ctx: JobContext) -> RasterMosaicResult
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
     return mosaicked(args, *run_whole(mosaic_of, args, ctx, "inputs"))
-
-
-declare_tiles("raster_mosaic", mosaic_of, mosaic_from_plan, mosaicked, "inputs")

@@ -36,7 +36,7 @@ from workers.gdal.vector_io import Layer
 from workers.jobkit.context import JobContext
 from workers.jobkit.files import resolve_in_workspace
 from workers.jobkit.limits import FeatureCount
-from workers.tiling.declare import Plan, tiler
+from workers.tiling.declare import Plan
 from workers.tiling.grid import settings_of
 
 
@@ -168,6 +168,3 @@ def assemble(
         output=publish_layer(args, plan, layer, ctx), feature_count=len(geometry), crs=crs, band=args.band,
         connectivity=args.connectivity, distinct_values=len(set(column.tolist())),
     )  # fmt: skip
-
-
-tiler("raster_polygonize", plan=plan, run=run, assemble=assemble)

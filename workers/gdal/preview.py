@@ -27,7 +27,6 @@ from workers.jobkit.confine import shown_paths
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import raster_input, resolve_in_workspace
-from workers.jobs import job
 
 SHRINK_TRIES = 4
 """Times a picture is made smaller when its PNG would not fit one image block (`MAX_BLOCK_CHARS` of base64)."""
@@ -137,7 +136,6 @@ def _check_colormap(name: str) -> None:
         )
 
 
-@job("raster_preview")
 def raster_preview(args: RasterPreviewArgs, ctx: JobContext) -> RasterPreviewResult:
     """A PNG quicklook of `args.uri` (stretch, hillshade or RGB), at most `args.max_size` a side.
 
@@ -211,7 +209,6 @@ def draw(geometry: np.ndarray, size: int, fill: list[int], stroke: list[int]) ->
     return render(rgb, img_format="PNG", ZLEVEL=9), width, height, list(bounds)
 
 
-@job("vector_preview")
 def vector_preview(args: VectorPreviewArgs, ctx: JobContext) -> VectorPreviewResult:
     """A PNG drawing of a layer's geometries, at most `args.max_size` a side.
 

@@ -33,7 +33,6 @@ from workers.gdal.windowed import run_whole
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import raster_input, resolve_in_workspace
-from workers.jobs import job
 
 
 def _grid(args: VectorRasterizeArgs, layer: Layer, ctx: JobContext) -> tuple[int, int, rasterio.Affine, str | None]:
@@ -148,7 +147,6 @@ def burnt(
     )  # fmt: skip
 
 
-@job("vector_rasterize")
 def vector_rasterize(args: VectorRasterizeArgs, ctx: JobContext) -> VectorRasterizeResult:
     """Burn `args.uri`'s geometries into a GeoTIFF at `args.output` (a value or an attribute per feature).
 

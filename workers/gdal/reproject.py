@@ -24,7 +24,6 @@ from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import WriteDigest, atomic_output, output_path, resolve_in_workspace
 from workers.jobkit.limits import check_raster
-from workers.jobs import job
 from workers.tiling.grid import check_grid, tile_side, windows
 
 Grid = tuple[Affine, int, int]
@@ -147,7 +146,6 @@ def grid_bounds(grid: Grid) -> list[float]:
     return [transform.c, transform.f + transform.e * height, transform.c + transform.a * width, transform.f]
 
 
-@job("raster_reproject")
 def raster_reproject(args: RasterReprojectArgs, ctx: JobContext) -> RasterReprojectResult:
     """Warp `args.uri` into `args.dst_crs`, strip by strip, and write a tiled GeoTIFF at `args.output`.
 

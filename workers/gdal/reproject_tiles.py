@@ -18,7 +18,7 @@ from workers.gdal.reproject import Warp, check_bounds, reprojected, warp_of
 from workers.gdal.staging import assembly_target, create_staging, publish, write_window
 from workers.jobkit.context import JobContext
 from workers.jobkit.files import output_path, resolve_in_workspace
-from workers.tiling.declare import Plan, tiler
+from workers.tiling.declare import Plan
 from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth_tiling
 
 
@@ -74,6 +74,3 @@ def _gtiff_copy(profile: dict, compress: str) -> dict:
         "compress": compress,
         "num_threads": "ALL_CPUS",
     }
-
-
-tiler("raster_reproject", plan=plan, run=run, assemble=assemble)

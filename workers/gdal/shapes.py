@@ -32,7 +32,6 @@ from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import output_path, raster_input
 from workers.jobkit.limits import FeatureCount, check_raster, widest
-from workers.jobs import job
 
 SHAPES_DTYPES = ("uint8", "int16", "uint16", "int32", "float32")
 """What `rasterio.features.shapes` takes; others are cast when that loses nothing."""
@@ -79,7 +78,6 @@ def _shapes_array(data: np.ndarray) -> np.ndarray:
     return cast
 
 
-@job("raster_polygonize")
 def raster_polygonize(args: RasterPolygonizeArgs, ctx: JobContext) -> RasterPolygonizeResult:
     """Polygons of connected equal-valued pixels of `args.band`, with the value in `args.field_name`.
 
@@ -154,7 +152,6 @@ def _level_lines(
     return shapely.linestrings(np.column_stack([xs, ys]), indices=numbered)
 
 
-@job("raster_contours")
 def raster_contours(args: RasterContoursArgs, ctx: JobContext) -> RasterContoursResult:
     """Contour lines of `args.band` at `args.interval` or `args.levels`, one feature per line with its level.
 

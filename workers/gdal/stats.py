@@ -11,7 +11,6 @@ from workers.gdal.errors import check_bands, open_raster, reading
 from workers.jobkit.context import JobContext
 from workers.jobkit.files import resolve_in_workspace
 from workers.jobkit.limits import check_raster, widest
-from workers.jobs import job
 from workers.tiling.grid import check_grid, tile_side
 
 TILE_BLOCK = 256
@@ -78,7 +77,6 @@ def band_stats(band: int, values: np.ndarray, total: int, args: RasterStatsArgs)
     )
 
 
-@job("raster_stats")
 def raster_stats(args: RasterStatsArgs, ctx: JobContext) -> RasterStatsResult:
     """Per-band min, max, mean, std, median, percentiles and optional histogram, ignoring nodata and NaN.
 

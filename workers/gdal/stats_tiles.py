@@ -17,7 +17,7 @@ from workers.gdal.stats import TILE_BLOCK, check_bounds
 from workers.gdal.stats_merge import Moments, Part, histogram, percentiles, summarise
 from workers.jobkit.context import JobContext
 from workers.jobkit.files import resolve_in_workspace
-from workers.tiling.declare import Plan, tiler
+from workers.tiling.declare import Plan
 from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth_tiling
 
 BLOCK = TILE_BLOCK
@@ -129,6 +129,3 @@ def _load(folder: Path, band: int, index: int) -> Part:
 def _histogram(parts: list[Part], low: float, high: float, args: RasterStatsArgs) -> list[HistogramBin]:
     counts, edges = histogram([part.values() for part in parts], low, high, args.histogram_bins)
     return [HistogramBin(min_value=edges[i], max_value=edges[i + 1], count=c) for i, c in enumerate(counts)]
-
-
-tiler("raster_stats", plan=plan, run=run, assemble=assemble)

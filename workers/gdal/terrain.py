@@ -32,11 +32,10 @@ from schemas.tools.raster import OutputRef
 from schemas.tools.raster_ops import RasterTerrainArgs, RasterTerrainResult
 from schemas.tools.tiling import TileWindow
 from workers.gdal.errors import check_bands, open_raster, reading, require_georeferenced
-from workers.gdal.windowed import count_valid, declare_tiles, output_profile, run_whole
+from workers.gdal.windowed import count_valid, output_profile, run_whole
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import resolve_in_workspace
-from workers.jobs import job
 
 SLOPE_NODATA = -9999.0
 """gdaldem's nodata for slope and aspect."""
@@ -226,7 +225,6 @@ def terrain_result(
     )
 
 
-@job("raster_terrain")
 def raster_terrain(args: RasterTerrainArgs, ctx: JobContext) -> RasterTerrainResult:
     """Derive `args.product` from the DEM at `args.uri` and write it as a GeoTIFF at `args.output`.
 
@@ -236,6 +234,3 @@ def raster_terrain(args: RasterTerrainArgs, ctx: JobContext) -> RasterTerrainRes
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
     return terrain_result(args, *run_whole(terrain_of, args, ctx, "uri"))
-
-
-declare_tiles("raster_terrain", terrain_of, terrain_from_plan, terrain_result, "uri")

@@ -31,7 +31,6 @@ from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import output_path, resolve_in_workspace
-from workers.jobs import job
 
 _WKT_TYPES = ("POINT", "LINESTRING", "POLYGON", "MULTI", "GEOMETRYCOLLECTION")
 
@@ -62,7 +61,6 @@ def _rewrite(args: VectorWriteArgs, ctx: JobContext, op: GeometryOp | None = Non
     return layer, dst, driver
 
 
-@job("vector_convert")
 def vector_convert(args: VectorConvertArgs, ctx: JobContext) -> VectorConvertResult:
     """Copy one layer of `args.uri` into the format of `args.output` (or `args.driver`).
 
@@ -99,7 +97,6 @@ def _transformer_op(src: CRS, dst: CRS) -> GeometryOp:
     return lambda geometry: shapely.transform(geometry, coords, include_z=None)
 
 
-@job("vector_reproject")
 def vector_reproject(args: VectorReprojectArgs, ctx: JobContext) -> VectorReprojectResult:
     """Transform a layer's coordinates into `args.dst_crs` with PROJ, chunk by chunk.
 
@@ -167,7 +164,6 @@ def _clip_op(mask: shapely.Geometry) -> GeometryOp:
     return clip
 
 
-@job("vector_clip")
 def vector_clip(args: VectorClipArgs, ctx: JobContext) -> VectorClipResult:
     """Keep the features that intersect `args.bounds` or `args.mask`, cut to it.
 
@@ -186,7 +182,6 @@ def vector_clip(args: VectorClipArgs, ctx: JobContext) -> VectorClipResult:
     return VectorClipResult(clip_method=method, source_feature_count=len(layer.geometry), **described)
 
 
-@job("vector_buffer")
 def vector_buffer(args: VectorBufferArgs, ctx: JobContext) -> VectorBufferResult:
     """Buffer every geometry by `args.distance` CRS units.
 
@@ -215,7 +210,6 @@ def _simplify_op(args: VectorSimplifyArgs, counts: list[int]) -> GeometryOp:
     return simplify
 
 
-@job("vector_simplify")
 def vector_simplify(args: VectorSimplifyArgs, ctx: JobContext) -> VectorSimplifyResult:
     """Reduce vertex counts with Douglas–Peucker (GEOS) or Visvalingam–Whyatt.
 

@@ -18,6 +18,7 @@ import rasterio
 from pydantic import BaseModel, JsonValue
 from rasterio.windows import Window
 
+from schemas.tools.base import ToolSpec
 from schemas.tools.raster import OutputRef
 from schemas.tools.tiling import TileArgs, TileResult, TileWindow
 from workers.gdal.blocks import ALIGN_ROWS
@@ -122,13 +123,13 @@ def run_whole(
 
 
 def declare_tiles(
-    name: str,
+    spec: ToolSpec,
     open_op: Callable[[Any, JobContext], WindowOp],
     from_plan: Callable[[dict[str, JsonValue], JobContext], WindowOp],
     result: Callable[[Any, OutputRef, int, dict[str, JsonValue]], BaseModel],
     field: str,
 ) -> None:
-    """Register tool `name` as tiled: `open_op` makes its op from the call's arguments (planner), `from_plan` from
+    """Register tool `spec` as tiled: `open_op` makes its op from the call's arguments (planner), `from_plan` from
     the plan a tile carries, `result` the tool's result from the output, its count of valid pixels and the op's
     plan; `field` is the argument that sets the output grid (named when a bound refuses it)."""
 
@@ -169,7 +170,7 @@ def declare_tiles(
         valid = sum(int(t.partial["valid"]) for t in tiles)  # type: ignore[call-overload,index]
         return result(args, file_ref(dst_path, "GTiff", sha256), valid, first.plan)
 
-    tiler(name, plan=plan, run=run, assemble=assemble)
+    tiler(spec, plan=plan, run=run, assemble=assemble)
 
 
 def _compressed_copy(compress: str) -> dict[str, Any]:

@@ -24,7 +24,6 @@ from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import output_path, raster_input, resolve_in_workspace
 from workers.jobkit.limits import check_zones
-from workers.jobs import job
 
 BATCH = 500
 """Features per exactextract call: progress (and cancellation) is checked between batches."""
@@ -102,7 +101,6 @@ def _extract(src: Any, band: int, geometry: np.ndarray, args: ZonalStatsArgs, ct
     return rows
 
 
-@job("zonal_stats")
 def zonal_stats(args: ZonalStatsArgs, ctx: JobContext) -> ZonalStatsResult:
     """Statistics of `args.band` per polygon of `args.zones`, per feature or written to `args.output`.
 

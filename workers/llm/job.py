@@ -23,7 +23,6 @@ from schemas.tools.llm import AskArgs, AskResult
 from schemas.validation import ArgumentsInvalid
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
-from workers.jobs import job
 from workers.llm.errors import ProviderError
 from workers.llm.loop import run_chat
 from workers.llm.providers import build_provider, http_client
@@ -51,7 +50,6 @@ def _definition(spec: ToolSpec) -> dict[str, Any]:
     return tool
 
 
-@job("ask")
 def ask(args: AskArgs, ctx: JobContext) -> AskResult:
     """Answer `args.question` with the registry's tools; the X-ray is rebuilt from the events afterwards.
 

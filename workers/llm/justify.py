@@ -5,10 +5,9 @@ import anyio
 from geogate.settings import LLMSettings, process_settings
 from schemas.preflight.answers import parse_answer
 from schemas.preflight.prompts import PROMPTS
-from schemas.tools.justify import JustifyArgs, JustifyResult
+from schemas.tools.llm import JustifyArgs, JustifyResult
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
-from workers.jobs import job
 from workers.llm.errors import ProviderError
 from workers.llm.providers import build_provider, http_client
 from workers.llm.providers.base import Message
@@ -17,7 +16,6 @@ from workers.llm.settings import config_for
 SYSTEM = "You justify geospatial processing choices for an audit log. Answer with the requested JSON only."
 
 
-@job("justify_choice")
 def justify_choice(args: JustifyArgs, ctx: JobContext) -> JustifyResult:
     """Ask the configured model; its answer must validate as a 4-key justification.
 

@@ -40,10 +40,10 @@ from schemas.events import (
 from schemas.handlers import HandlerLimits, HandlerOutcome, ResultHandler
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
-from schemas.tools.handlers import RUN_RESULT_HANDLER, RunResultHandlerArgs, RunResultHandlerResult
+from schemas.tools.handlers import RunResultHandlerArgs, RunResultHandlerResult
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
-from workers.jobs import Finished, Land, Next, follow_up, job
+from workers.jobs import Finished, Land, Next, follow_up
 from workers.run import calling
 from workers.run.lifecycle import Run, begin, compact, elapsed_ms, end, ms_since, store_result
 from workers.run.reaper import handler_attempts_exhausted
@@ -130,7 +130,6 @@ def _run_in_place(call: _Call, output: Any, ctx: JobContext, land: Land) -> None
         end(store, run, follow(call.succeeded, outcome))
 
 
-@job(RUN_RESULT_HANDLER.name, own_lifecycle=True)
 def run_result_handler(args: RunResultHandlerArgs, ctx: JobContext) -> RunResultHandlerResult:
     """Run the handler of call `args.call_id` and append its events; a redelivery after the outcome does nothing."""
     store, settings = ctx.store, ctx.settings

@@ -1,8 +1,8 @@
 """How a tool runs by windows: its planner, its one-window job and its assembly, registered under its name.
 
-A tool declares `tiled=True` in its `ToolSpec`; its family registers a `Tiler` here with `@tiler(...)`. The
-planner decides (returns None to run the call whole), the tile job runs as the internal tool `<name>.tile`, and
-the assembly turns the tiles' parts and partial results into the tool's own result.
+A tool declares `tiled=True` in its `ToolSpec`; its binding in `workers/tools/` registers a `Tiler` here with
+`tiler(SPEC, ...)`. The planner decides (returns None to run the call whole), the tile job runs as the internal
+tool `<name>.tile`, and the assembly turns the tiles' parts and partial results into the tool's own result.
 """
 
 from collections.abc import Callable
@@ -12,7 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, JsonValue
 
-from schemas.tools.tiling import TileArgs, TileResult, TileWindow, tile_tool
+from schemas.tools.base import ToolSpec
+from schemas.tools.tiling import TileArgs, TileResult, TileWindow, tile_spec
 from workers.jobkit.context import JobContext
 from workers.jobs import job
 
@@ -47,10 +48,10 @@ class Tiler:
 TILERS: dict[str, Tiler] = {}
 
 
-def tiler(name: str, *, plan: Planner, run: TileJob, assemble: Assembler) -> Tiler:
-    """Register how tool `name` runs by windows; its tile job becomes the job of `<name>.tile`."""
-    if name in TILERS:
-        raise ValueError(f"tiler {name!r} registered twice")
-    declared = Tiler(plan, job(tile_tool(name))(run), assemble)
-    TILERS[name] = declared
+def tiler(spec: ToolSpec, *, plan: Planner, run: TileJob, assemble: Assembler) -> Tiler:
+    """Register how tool `spec` runs by windows; its tile job becomes the job of `<name>.tile`."""
+    if spec.name in TILERS:
+        raise ValueError(f"tiler {spec.name!r} registered twice")
+    declared = Tiler(plan, job(tile_spec(spec))(run), assemble)
+    TILERS[spec.name] = declared
     return declared

@@ -20,11 +20,10 @@ from geogate.eventlog.store import EventStore
 from schemas.events import Event, EventData, ToolFanInStarted, ToolFannedOut, ToolRequested
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import SPECS
-from schemas.tools.tiling import FAN_IN, FanInArgs, FanInResult, TileArgs, TileResult, tile_call_id
+from schemas.tools.tiling import FanInArgs, FanInResult, TileArgs, TileResult, tile_call_id
 from workers.jobkit.confine import confinement
 from workers.jobkit.context import Fence, JobContext
 from workers.jobkit.errors import JobCancelled, JobError, JobFailed
-from workers.jobs import job
 from workers.run.lifecycle import Run, begin, elapsed_ms
 from workers.run.memory import out_of_memory, ran_out_of_memory
 from workers.run.reaper import fan_in_attempts_exhausted
@@ -35,7 +34,6 @@ from workers.tiling.grid import remove_parts
 logger = logging.getLogger(__name__)
 
 
-@job(FAN_IN.name, own_lifecycle=True)
 def fan_in(args: FanInArgs, ctx: JobContext) -> FanInResult:
     """End tiled call `args.call_id` from its tiles; a duplicate push after the outcome does nothing."""
     store = ctx.store

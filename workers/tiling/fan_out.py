@@ -17,14 +17,13 @@ from schemas.tools import SPECS
 from schemas.tools.tiling import TileArgs, tile_call_id, tile_tool
 from workers.jobkit.confine import confinement
 from workers.jobkit.errors import JobError
-from workers.jobs import Started, hand_off
+from workers.jobs import Started
 from workers.tiling.declare import TILERS, Plan
 
 logger = logging.getLogger(__name__)
 
 
-@hand_off
-def _fanned_out(started: Started) -> bool:
+def fanned_out(started: Started) -> bool:
     """A tiled tool's call large enough to plan as tiles: planned and fanned out (True), or to run whole (False).
 
     A plan that cannot be made (a missing source, an output in the way) runs whole, where the job says why.

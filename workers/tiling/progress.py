@@ -11,7 +11,7 @@ from geogate.eventlog.store import EventStore
 from schemas.events import Event, ToolProgress
 from schemas.ids import call_aggregate
 from schemas.tools.tiling import tile_of
-from workers.jobs import Finished, Land, Next, follow_up
+from workers.jobs import Finished, Land, Next
 
 
 def report_tiles_done(store: EventStore, parent: str, cause: Event) -> None:
@@ -26,8 +26,8 @@ def report_tiles_done(store: EventStore, parent: str, cause: Event) -> None:
     store.append(event, streams.tiles_progress_key(parent, count), expect=Expect(key, "progress", "lt", (str(count),)))
 
 
-@follow_up
-def _tile_ended(finished: Finished) -> Next | None:
+def tile_ended(finished: Finished) -> Next | None:
+    """After a tile's success lands, report its parent's count of tiles done (a follow-up, `workers.jobs`)."""
     tile, store = tile_of(finished.call.call_id), finished.ctx.store
     if tile is None or store is None or finished.outcome.type != "tool.succeeded":
         return None

@@ -45,12 +45,6 @@ def test_the_summary_counts_by_kind_driver_and_crs() -> None:
     assert (summary["total"], summary["total_bytes"], summary["by_kind"]) == (2, 20, {"raster": 2})
 
 
-@pytest.mark.parametrize("tool", ["raster_calc", "raster_terrain", "raster_clip", "raster_mosaic"])
-def test_the_raster_operations_guide_has_a_section_for_each_analysis_tool(tool: str) -> None:
-    section = reference_text("reference://raster/operations", tool)
-    assert section.count("\n## ") == 1 and f"`{tool}`" in section
-
-
 def test_the_calc_guide_lists_exactly_the_functions_the_grammar_allows() -> None:
     """The guide and the allow-list cannot drift apart: every function named in backticks is allowed, and every
     allowed function is named."""

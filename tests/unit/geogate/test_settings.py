@@ -21,10 +21,10 @@ from geogate.state_dir import default_data_dir
 from schemas.codec import encode
 from schemas.events import ToolSucceeded
 from schemas.ids import call_aggregate, new_id
-from schemas.tools.justify import JUSTIFY_CHOICE
+from schemas.tools.llm import JUSTIFY_CHOICE
 from tests.llm_server import ScriptedServer, scripted_server, text
-from workers.registry import load_all
 from workers.run import runner
+from workers.tools import load_all
 
 VARIABLES: dict[str, tuple[str, str, Any]] = {
     "REDIS_URL": ("redis_url", "redis://a.example:6380/1", "redis://a.example:6380/1"),

@@ -18,8 +18,8 @@ from schemas.tools.extra import load as load_extra
 from tests.conformance.fixtures import SPECS as FIXTURE_SPECS
 from tests.conformance_suite import FIXTURES
 from tests.support import make_event
-from workers.registry import load_all
 from workers.run import runner
+from workers.tools import load_all
 
 JOBS = load_all()
 load_extra(FIXTURES).load_jobs()  # what a worker started with GEOGATE_EXTRA_TOOLS does (`workers.app.configure`)

@@ -8,12 +8,10 @@ import rasterio
 from rasterio.transform import from_origin
 
 from geogate.settings import Settings
-from schemas.tools.info import RasterInfoArgs
-from schemas.tools.raster import RasterConvertArgs
-from workers.gdal.convert import raster_convert
-from workers.gdal.info import raster_info
+from schemas.tools.raster import RasterConvertArgs, RasterInfoArgs
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
+from workers.tools.raster import raster_convert, raster_info
 
 
 def _raster(path: Path) -> None:

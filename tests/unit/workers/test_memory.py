@@ -14,9 +14,9 @@ from schemas.ids import new_id
 from schemas.tools import TOOLS
 from workers.jobkit.errors import JobFailed
 from workers.jobs import JOBS
-from workers.registry import load_all
 from workers.run.memory import ran_out_of_memory
 from workers.run.runner import run_call
+from workers.tools import load_all
 
 load_all()
 

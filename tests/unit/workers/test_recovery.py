@@ -30,10 +30,10 @@ from workers.jobkit.context import Fence, JobContext
 from workers.jobkit.errors import JobSuperseded
 from workers.jobkit.files import atomic_output
 from workers.jobs import JOBS, Land
-from workers.registry import load_all
 from workers.run import runner
 from workers.run.reaper import EXHAUSTED, Reaper
 from workers.sandbox import job as handler_job
+from workers.tools import load_all
 
 load_all()
 

@@ -17,8 +17,8 @@ from tests.support import make_event
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobs import JOBS
-from workers.registry import load_all
 from workers.run import runner
+from workers.tools import load_all
 
 load_all()
 

@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from gateway import replay_progress
+from geogate.cli import replay_progress
 from geogate.cli.replay_progress import ReplayProgress
 
 

@@ -4,12 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from schemas.tools import TOOLS
-from schemas.tools.analysis import ANALYSIS_TOOLS
-from schemas.tools.previews import PREVIEW_TOOLS
+from schemas.tools import TOOLS, ToolSpec, analysis, previews
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
-from workers.registry import load_all
+from workers.tools import load_all
 
 MINIMAL: dict[str, dict[str, object]] = {
     "zonal_stats": {"zones": "z.gpkg"},
@@ -20,14 +18,15 @@ MINIMAL: dict[str, dict[str, object]] = {
     "raster_preview": {},
     "vector_preview": {},
 }
-NAMES = [spec.name for spec in (*ANALYSIS_TOOLS, *PREVIEW_TOOLS)]
+SPECS = [spec for module in (analysis, previews) for spec in vars(module).values() if isinstance(spec, ToolSpec)]
+NAMES = [spec.name for spec in SPECS]
 
 
 def test_every_tool_is_published_with_a_job() -> None:
     assert sorted(MINIMAL) == sorted(NAMES)
     jobs = load_all()
     for name in NAMES:
-        assert TOOLS[name] is next(s for s in (*ANALYSIS_TOOLS, *PREVIEW_TOOLS) if s.name == name) and name in jobs
+        assert TOOLS[name] is next(s for s in SPECS if s.name == name) and name in jobs
 
 
 @pytest.mark.parametrize("name", NAMES)

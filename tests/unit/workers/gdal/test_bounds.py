@@ -15,24 +15,17 @@ from schemas.codec import encode
 from schemas.ids import new_id
 from schemas.tools import TOOLS
 from schemas.tools.analysis import RasterContoursArgs, RasterPolygonizeArgs, VectorRasterizeArgs, ZonalStatsArgs
-from schemas.tools.mosaic import RasterClipArgs, RasterMosaicArgs
 from schemas.tools.raster import RasterConvertArgs, RasterReprojectArgs, RasterStatsArgs
-from schemas.tools.raster_ops import RasterTerrainArgs
+from schemas.tools.raster_ops import RasterClipArgs, RasterMosaicArgs, RasterTerrainArgs
 from tests.huge_inputs import ORIGIN, checkerboard, layer, pixel, sparse_raster, square, write_band, zones
 from tests.support import drain_queue
-from workers.gdal.clip import raster_clip
-from workers.gdal.convert import raster_convert
-from workers.gdal.mosaic import raster_mosaic
-from workers.gdal.rasterize import vector_rasterize
-from workers.gdal.reproject import raster_reproject
-from workers.gdal.shapes import raster_contours, raster_polygonize
-from workers.gdal.stats import raster_stats
-from workers.gdal.terrain import raster_terrain
-from workers.gdal.zonal import zonal_stats
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
-from workers.registry import load_all
 from workers.run import runner
+from workers.tools import load_all
+from workers.tools.analysis import raster_contours, raster_polygonize, vector_rasterize, zonal_stats
+from workers.tools.raster import raster_convert, raster_reproject, raster_stats
+from workers.tools.raster_ops import raster_clip, raster_mosaic, raster_terrain
 
 load_all()
 

@@ -10,9 +10,9 @@ import rasterio
 
 from schemas.tools.raster_ops import RasterCalcArgs
 from tests.unit.workers.gdal.conftest import RasterFactory
-from workers.gdal.calc import raster_calc
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
+from workers.tools.raster_ops import raster_calc
 
 SIZE = (37, 53)
 

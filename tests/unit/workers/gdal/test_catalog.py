@@ -6,9 +6,9 @@ import pytest
 
 from schemas.tools.catalog import CatalogScanArgs, DatasetFormatArgs
 from tests.unit.workers.gdal.conftest import RasterFactory, VectorFactory
-from workers.gdal.catalog import catalog_scan, dataset_format
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
+from workers.tools.catalog import catalog_scan, dataset_format
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ import shapely
 from pydantic import ValidationError
 from pyproj import Transformer
 
-from schemas.tools.mosaic import RasterClipArgs
+from schemas.tools.raster_ops import RasterClipArgs
 from tests.unit.workers.gdal.conftest import GRIDS, RasterFactory, VectorFactory
-from workers.gdal.clip import raster_clip
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
+from workers.tools.raster_ops import raster_clip
 
 SIZE = (47, 59)
 

@@ -10,9 +10,9 @@ from geogate.eventlog.store import EventStore
 from schemas.tools.previews import CogValidateArgs
 from tests.unit.workers.gdal.conftest import RasterFactory
 from tests.unit.workers.gdal.test_tiled import both, tile_types
-from workers.gdal.cog import cog_validate
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
+from workers.tools.previews import cog_validate
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
 

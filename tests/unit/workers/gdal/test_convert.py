@@ -10,9 +10,9 @@ from pydantic import ValidationError
 
 from schemas.tools.raster import RasterConvertArgs
 from workers.gdal import blocks
-from workers.gdal.convert import raster_convert
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobCancelled, JobFailed
+from workers.tools.raster import raster_convert
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
 
@@ -180,8 +180,8 @@ def test_a_driver_off_the_output_list_is_refused_naming_driver_and_leaves_nothin
 def test_a_gdal_error_names_the_workspace_file_not_the_pinned_descriptor(
     make_raster: RasterFactory, ctx: JobContext
 ) -> None:
-    """GDAL is handed `/proc/self/fd/<N>/<name>` (`workers.jobkit.confine.pinned`); its messages must show the user's
-    names: here GDAL cannot create the output, because a folder sits at its temporary name."""
+    """GDAL is handed `/proc/self/fd/<N>/<name>` (`workers.jobkit.confine.pinned`); its messages must show the
+    user's names: here GDAL cannot create the output, because a folder sits at its temporary name."""
     make_raster()
     (ctx.roots[0] / "sub").mkdir()
     (ctx.roots[0] / "sub" / ".out.geogate.local.partial.tif").mkdir()

@@ -8,16 +8,13 @@ import pytest
 from pydantic import BaseModel
 
 from schemas.tools import TOOLS
-from schemas.tools.info import RasterInfoArgs
-from schemas.tools.raster import RasterReprojectArgs, RasterStatsArgs
+from schemas.tools.raster import RasterInfoArgs, RasterReprojectArgs, RasterStatsArgs
 from schemas.tools.vector import VectorBufferArgs
-from workers.gdal.info import raster_info
-from workers.gdal.reproject import raster_reproject
-from workers.gdal.stats import raster_stats
-from workers.gdal.vector_ops import vector_buffer
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
-from workers.registry import load_all
+from workers.tools import load_all
+from workers.tools.raster import raster_info, raster_reproject, raster_stats
+from workers.tools.vector import vector_buffer
 
 RasterFactory = Callable[..., Path]
 

@@ -6,10 +6,12 @@ from pathlib import Path
 import pytest
 import rasterio
 
-from schemas.tools.info import RasterInfoArgs, VectorInfoArgs
-from workers.gdal.info import raster_info, vector_info
+from schemas.tools.raster import RasterInfoArgs
+from schemas.tools.vector import VectorInfoArgs
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
+from workers.tools.raster import raster_info
+from workers.tools.vector import vector_info
 
 RasterFactory = Callable[..., Path]
 VectorFactory = Callable[..., Path]

@@ -13,10 +13,10 @@ from pyproj import Transformer
 
 from schemas.preflight.keys import needed_for
 from schemas.tools import TOOLS
-from schemas.tools.mosaic import RasterMosaicArgs
-from workers.gdal.mosaic import raster_mosaic
+from schemas.tools.raster_ops import RasterMosaicArgs
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
+from workers.tools.raster_ops import raster_mosaic
 
 ROWS, RES, LEFT, TOP = 21, 100.0, 400_000.0, 5_000_000.0
 NODATA = -9999.0

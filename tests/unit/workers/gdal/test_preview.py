@@ -15,9 +15,9 @@ from rio_tiler.colormap import cmap
 
 from schemas.content import MAX_BLOCK_CHARS, ImageBlock
 from schemas.tools.previews import RasterPreviewArgs, VectorPreviewArgs
-from workers.gdal.preview import raster_preview, vector_preview
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
+from workers.tools.previews import raster_preview, vector_preview
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning"),  # rasterio 1.4 × affine 3

@@ -5,8 +5,8 @@ import pytest
 
 from schemas.tools import INTERNAL, TOOLS
 from schemas.validation import ArgumentsInvalid, validate
-from workers.registry import load_all
 from workers.tiling.declare import TILERS
+from workers.tools import load_all
 
 NEW = ("raster_calc", "raster_terrain", "raster_clip", "raster_mosaic")
 

@@ -16,8 +16,8 @@ from pyproj import Transformer
 from geogate.settings import Settings
 from schemas.tools.analysis import VectorRasterizeArgs
 from tests.unit.workers.gdal.conftest import RasterFactory, VectorFactory
-from workers.gdal.rasterize import vector_rasterize
 from workers.jobkit.context import JobContext
+from workers.tools.analysis import vector_rasterize
 
 SIZE = (601, 733)
 """Rows, columns: 3×3 windows of 256 with ragged edges."""

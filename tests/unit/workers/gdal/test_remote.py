@@ -21,20 +21,18 @@ from schemas.events import ToolRequested
 from schemas.ids import new_id
 from schemas.tools import TOOLS
 from schemas.tools.analysis import VectorRasterizeArgs, ZonalStatsArgs
-from schemas.tools.info import RasterInfoArgs
 from schemas.tools.previews import CogValidateArgs, RasterPreviewArgs
+from schemas.tools.raster import RasterInfoArgs
 from tests.support import free_port
 from tests.unit.workers.gdal.conftest import ServerFactory, VectorFactory
-from workers.gdal.cog import cog_validate
-from workers.gdal.info import raster_info
-from workers.gdal.preview import raster_preview
-from workers.gdal.rasterize import vector_rasterize
-from workers.gdal.zonal import zonal_stats
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import RemoteRaster, allowed_host, raster_input
-from workers.registry import load_all
 from workers.run import runner
+from workers.tools import load_all
+from workers.tools.analysis import vector_rasterize, zonal_stats
+from workers.tools.previews import cog_validate, raster_preview
+from workers.tools.raster import raster_info
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
 

@@ -13,9 +13,9 @@ from rasterio.warp import transform_bounds
 from geogate.settings import Settings
 from schemas.tools.raster import RasterReprojectArgs
 from workers.gdal.outputs import file_ref
-from workers.gdal.reproject import raster_reproject
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobCancelled, JobFailed
+from workers.tools.raster import raster_reproject
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
 

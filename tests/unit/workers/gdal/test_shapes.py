@@ -14,10 +14,9 @@ from affine import Affine
 from pydantic import ValidationError
 
 from schemas.tools.analysis import RasterContoursArgs, RasterPolygonizeArgs, VectorRasterizeArgs
-from workers.gdal.rasterize import vector_rasterize
-from workers.gdal.shapes import raster_contours, raster_polygonize
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
+from workers.tools.analysis import raster_contours, raster_polygonize, vector_rasterize
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
 

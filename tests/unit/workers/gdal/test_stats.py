@@ -8,9 +8,9 @@ import pytest
 from pydantic import ValidationError
 
 from schemas.tools.raster import RasterStatsArgs
-from workers.gdal.stats import raster_stats
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
+from workers.tools.raster import raster_stats
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
 

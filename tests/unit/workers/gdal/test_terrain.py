@@ -14,9 +14,9 @@ from affine import Affine
 from pyproj import Geod
 
 from schemas.tools.raster_ops import RasterTerrainArgs
-from workers.gdal.terrain import raster_terrain
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
+from workers.tools.raster_ops import raster_terrain
 
 SIZE = (23, 31)
 GRADIENT = (0.3, -0.45)

@@ -20,8 +20,8 @@ from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
 from tests.support import drain_queue
 from tests.unit.workers.gdal.conftest import RasterFactory
-from workers.registry import load_all
 from workers.run import runner
+from workers.tools import load_all
 
 load_all()
 

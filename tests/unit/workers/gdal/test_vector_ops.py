@@ -19,9 +19,9 @@ from schemas.tools.vector import (
     VectorSimplifyArgs,
 )
 from workers.gdal import vector_io
-from workers.gdal.vector_ops import vector_buffer, vector_clip, vector_convert, vector_reproject, vector_simplify
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobCancelled, JobFailed
+from workers.tools.vector import vector_buffer, vector_clip, vector_convert, vector_reproject, vector_simplify
 
 VectorFactory = Callable[..., Path]
 

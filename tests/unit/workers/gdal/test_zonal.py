@@ -12,9 +12,9 @@ from affine import Affine
 from pydantic import ValidationError
 
 from schemas.tools.analysis import ZonalStatsArgs
-from workers.gdal.zonal import zonal_stats
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
+from workers.tools.analysis import zonal_stats
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")  # rasterio 1.4 × affine 3
 

@@ -16,9 +16,9 @@ from geogate.settings import Settings
 from schemas.codec import decode, encode
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
-from workers.registry import load_all
 from workers.run import runner
 from workers.sandbox.job import chainable
+from workers.tools import load_all
 
 load_all()
 

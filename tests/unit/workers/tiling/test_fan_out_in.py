@@ -31,12 +31,12 @@ from tests.support import drain_queue, make_event
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobs import JOBS, Finished
-from workers.registry import load_all
 from workers.run import runner
 from workers.run.reaper import Reaper
 from workers.tiling.declare import TILERS
 from workers.tiling.fan_out import fan_out
 from workers.tiling.grid import PARTS
+from workers.tools import load_all
 
 load_all()
 

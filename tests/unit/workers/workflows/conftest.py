@@ -10,7 +10,7 @@ from geogate.eventlog.store import EventStore
 from geogate.eventlog.streams import Keys
 from schemas.ids import new_id
 from workers.jobkit.context import JobContext
-from workers.workflows.jobs import definitions
+from workers.tools.workflows import definitions
 from workers.workflows.service import WorkflowService
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -14,7 +14,7 @@ from schemas.events.workflow import workflow_aggregate
 from schemas.tools.workflows import GetWorkflowStateArgs, StartChainOfThoughtArgs, SubmitThoughtArgs, WorkflowAnswer
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
-from workers.workflows import jobs
+from workers.tools import workflows as jobs
 
 Ctx = Callable[[], JobContext]
 

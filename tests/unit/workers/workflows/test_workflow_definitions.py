@@ -6,7 +6,7 @@ from textwrap import dedent
 import pytest
 
 from workers.jobkit.errors import JobFailed
-from workers.workflows import jobs
+from workers.tools import workflows as jobs
 from workers.workflows.definitions import DefinitionError
 from workers.workflows.loader import builtin_dir, load_definitions, load_dir, load_file
 from workers.workflows.validate import defined_before

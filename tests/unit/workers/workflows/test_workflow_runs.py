@@ -8,8 +8,7 @@ from pydantic import JsonValue
 
 from geogate.eventlog.store import EventStore
 from schemas.events.workflow import workflow_aggregate
-from schemas.tools.info import RasterInfoArgs
-from schemas.tools.raster import RasterReprojectArgs, RasterStatsArgs
+from schemas.tools.raster import RasterInfoArgs, RasterReprojectArgs, RasterStatsArgs
 from schemas.tools.workflows import (
     ContinueWorkflowArgs,
     GetWorkflowStateArgs,
@@ -21,7 +20,7 @@ from schemas.tools.workflows import (
 )
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
-from workers.workflows import jobs
+from workers.tools import workflows as jobs
 
 Ctx = Callable[[], JobContext]
 

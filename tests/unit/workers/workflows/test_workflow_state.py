@@ -15,7 +15,7 @@ from schemas.transcript import render_transcript as render_projected
 from tests.unit.workers.workflows.conftest import Clock
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
-from workers.workflows import jobs
+from workers.tools import workflows as jobs
 from workers.workflows.service import WorkflowService
 from workers.workflows.state import fold, render_transcript
 

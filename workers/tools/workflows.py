@@ -6,6 +6,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from schemas.tools.workflows import (
+    CONTINUE_WORKFLOW,
+    GET_WORKFLOW_STATE,
+    LIST_WORKFLOWS,
+    START_CHAIN_OF_THOUGHT,
+    START_WORKFLOW,
+    SUBMIT_THOUGHT,
     ContinueWorkflowArgs,
     GetWorkflowStateArgs,
     ListWorkflowsArgs,
@@ -56,26 +62,26 @@ def service_for(ctx: JobContext) -> WorkflowService:
     )
 
 
-@job("startChainOfThought")
+@job(START_CHAIN_OF_THOUGHT)
 def start_chain_of_thought(args: StartChainOfThoughtArgs, ctx: JobContext) -> WorkflowAnswer:
     """Start the `chain_of_thought` workflow on `args.problem` (docs/workflows.md)."""
     return service_for(ctx).start("chain_of_thought", {"problem": args.problem}, ctx.call_id)
 
 
-@job("start_workflow")
+@job(START_WORKFLOW)
 def start_workflow(args: StartWorkflowArgs, ctx: JobContext) -> WorkflowAnswer:
     """Start any workflow by id with its inputs."""
     return service_for(ctx).start(args.workflow, dict(args.inputs), ctx.call_id)
 
 
-@job("submitThought")
+@job(SUBMIT_THOUGHT)
 def submit_thought(args: SubmitThoughtArgs, ctx: JobContext) -> WorkflowAnswer:
     """Reply to the current step with a thought; it is saved and the run moves on."""
     service = service_for(ctx)
     return service.reply(args.state_id, args.thought, call_id=ctx.call_id, version=args.version, choice=args.choice)
 
 
-@job("continueWorkflow")
+@job(CONTINUE_WORKFLOW)
 def continue_workflow(args: ContinueWorkflowArgs, ctx: JobContext) -> WorkflowAnswer:
     """Acknowledge the current step and move the run on."""
     service = service_for(ctx)
@@ -83,13 +89,13 @@ def continue_workflow(args: ContinueWorkflowArgs, ctx: JobContext) -> WorkflowAn
     return service.reply(args.state_id, text, call_id=ctx.call_id, version=version, choice=choice)
 
 
-@job("list_workflows")
+@job(LIST_WORKFLOWS)
 def list_workflows(args: ListWorkflowsArgs, ctx: JobContext) -> WorkflowList:
     """Every workflow that can be started."""
     return service_for(ctx).catalogue()
 
 
-@job("get_workflow_state")
+@job(GET_WORKFLOW_STATE)
 def get_workflow_state(args: GetWorkflowStateArgs, ctx: JobContext) -> WorkflowAnswer:
     """Where a run stands and the next call to make."""
     return service_for(ctx).show(args.state_id)

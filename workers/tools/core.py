@@ -1,13 +1,13 @@
-"""The `ping` job: answers at once (or after `delay_ms`) with the worker's name and the queue wait."""
+"""The core tools' jobs: `ping` answers at once (or after `delay_ms`) with the worker's name and the queue wait."""
 
 import time
 
-from schemas.tools.core import PingArgs, PingResult
+from schemas.tools.core import PING, PingArgs, PingResult
 from workers.jobkit.context import JobContext
 from workers.jobs import job
 
 
-@job("ping")
+@job(PING)
 def ping(args: PingArgs, ctx: JobContext) -> PingResult:
     """Answer the probe; with `delay_ms`, hold the worker in 50 ms steps that honour cancellation."""
     deadline = time.monotonic() + args.delay_ms / 1000
