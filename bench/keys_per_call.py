@@ -17,10 +17,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _events import make_event
 
+from geogate.calls import ops_feed
+from geogate.calls.keys import Keys, outcome_key, requested_key, started_key
+from geogate.calls.store import EventStore
 from geogate.cli.dev import Children, start_redis
-from geogate.eventlog import ops_feed, streams
-from geogate.eventlog.store import EventStore, sync_client
-from geogate.eventlog.streams import Keys
+from geogate.eventlog.store import sync_client
 from geogate.settings import Settings
 from schemas.events import ToolRequested, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate, new_id
@@ -32,11 +33,11 @@ def one_call(store: EventStore) -> str:
     call_id = new_id()
     agg = call_aggregate(call_id)
     for data, key in (
-        (ToolRequested(call_id=call_id, tool="ping", queue="gdal", args={}, timeout_s=60), streams.requested_key),
+        (ToolRequested(call_id=call_id, tool="ping", queue="gdal", args={}, timeout_s=60), requested_key),
         (ToolStarted(call_id=call_id, worker="w:1", attempt="a1", queue_wait_ms=2.0), None),
-        (ToolSucceeded(call_id=call_id, result={"pong": True}, duration_ms=1.0, worker="w:1"), streams.outcome_key),
+        (ToolSucceeded(call_id=call_id, result={"pong": True}, duration_ms=1.0, worker="w:1"), outcome_key),
     ):
-        dedupe = key(call_id) if key else streams.started_key(call_id, "a1")
+        dedupe = key(call_id) if key else started_key(call_id, "a1")
         store.append(make_event(agg, data), dedupe)
     return call_id
 

@@ -32,12 +32,13 @@ import redis
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._stack import _wait_http, percentile
+from geogate.calls import ops_feed
+from geogate.calls.keys import Keys, outcome_key, requested_key, started_key
+from geogate.calls.projections import ops_for
 from geogate.cli import dev
 from geogate.cli.dev import Children, free_port, start_redis
-from geogate.eventlog import ops_feed, streams
 from geogate.eventlog.append import SCRIPT, script_call, stream_fields
-from geogate.eventlog.projections import ops_for
-from geogate.eventlog.streams import Keys
+from geogate.eventlog.keys import all_categories
 from geogate.settings import Settings
 from schemas.events import Event, EventData, ToolFailed, ToolRequested, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate, new_id
@@ -91,15 +92,15 @@ def one_call(appender: Appender, rng: random.Random, at: datetime) -> int:
 
     appender.add(
         event(ToolRequested(call_id=cid, tool=tool, queue="gdal", args={"uri": "a.tif"}, timeout_s=60), 0),
-        streams.requested_key(cid),
+        requested_key(cid),
     )
     started = ToolStarted(call_id=cid, worker=f"bench:{rng.randint(1, 4)}", attempt="a1", queue_wait_ms=queue_ms)
-    appender.add(event(started, queue_ms), streams.started_key(cid, "a1"))
+    appender.add(event(started, queue_ms), started_key(cid, "a1"))
     if rng.random() < 0.1:
         outcome: EventData = ToolFailed(call_id=cid, code=rng.choice(CODES), message="x", duration_ms=run, worker="w")
     else:
         outcome = ToolSucceeded(call_id=cid, result={"ok": True}, duration_ms=run, worker="w")
-    appender.add(event(outcome, queue_ms + run + 0.3), streams.outcome_key(cid))
+    appender.add(event(outcome, queue_ms + run + 0.3), outcome_key(cid))
     return 3
 
 
@@ -209,7 +210,7 @@ def main() -> None:
         figures = {} if reuse else build_log(client, keys, env, data, args.events)
         ops_feed.catch_up(client, keys)  # level with the log, as running gateways keep it (a no-op after build_log)
         figures["replays"] = replays(env, client)
-        figures["events"] = sum(client.xlen(keys.stream(c)) for c in streams.all_categories())
+        figures["events"] = sum(client.xlen(keys.stream(c)) for c in all_categories())
         figures["memory"] = client.info("memory")["used_memory_human"]
     finally:
         redis_children.stop()

@@ -18,10 +18,10 @@ from _stack import percentile
 from gateway.preflight.flow import preflight
 from gateway.preflight.gate import Gate
 from gateway.preflight.persist import persist
+from geogate.calls import keys
+from geogate.calls.publish import request_event
+from geogate.calls.store import AsyncEventStore
 from geogate.cli.dev import Children, start_redis
-from geogate.eventlog import streams
-from geogate.eventlog.publish import request_event
-from geogate.eventlog.store import AsyncEventStore
 from geogate.settings import Settings
 from schemas.call_plan import plan_call
 from schemas.ids import new_id
@@ -63,7 +63,7 @@ async def run(url: str, calls: int) -> None:
     async def publish() -> None:
         call_id = new_id()
         event = request_event(spec, validate(spec, ARGS).args, call_id=call_id, actor="bench")
-        await store.append(event, streams.requested_key(call_id), effects=[])
+        await store.append(event, keys.requested_key(call_id), effects=[])
 
     await timed(hit, 100)
     hits, publishes = await timed(hit, calls), await timed(publish, calls)

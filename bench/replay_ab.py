@@ -24,9 +24,9 @@ import redis
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.ops import SPAN_S, Appender, append
+from geogate.calls import ops_feed
+from geogate.calls.keys import Keys
 from geogate.cli.dev import Children, start_redis
-from geogate.eventlog import ops_feed
-from geogate.eventlog.streams import Keys
 from geogate.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -42,12 +42,15 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from geogate.calls.keys import Keys
+from geogate.calls.projections import ops_for
+from geogate.calls.store import EventStore
 from geogate.cli import dev
 from geogate.cli.dev import Children, start_redis
-from geogate.eventlog import ops_feed, replay
-from geogate.eventlog.projections import ops_for
-from geogate.eventlog.store import EventStore, sync_client
-from geogate.eventlog.streams import Keys, all_categories
+from geogate.eventlog import replay
+from geogate.eventlog.keys import all_categories
+from geogate.eventlog.storage import log_length
+from geogate.eventlog.store import sync_client
 from geogate.settings import Settings
 from schemas.codec import decode
 
@@ -106,7 +109,7 @@ def main() -> None:
         client = sync_client(start_redis(Settings(data_dir=args.data), children))
         store = EventStore(client, Keys("geogate"))
         project = lambda raw: ops_for(decode(raw), store.live)  # noqa: E731
-        events = ops_feed.log_length(client, store.keys)
+        events = log_length(client, store.keys)
         parts: list[tuple[str, Callable[[], Any]]] = [
             ("import geogate.cli.main", imported),
             ("the log read raw (XRANGE, hiredis)", lambda: raw_read(client, store.keys)),

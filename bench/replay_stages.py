@@ -24,10 +24,10 @@ import msgspec
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.ops import one_call
-from geogate.eventlog import ops_feed
+from geogate.calls import ops_feed
+from geogate.calls.keys import Keys
+from geogate.calls.projections import ops_for
 from geogate.eventlog.fold import Keyspace
-from geogate.eventlog.projections import ops_for
-from geogate.eventlog.streams import Keys
 from schemas.codec import decode, encode
 from schemas.events import Event, event_data_adapter
 

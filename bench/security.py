@@ -24,10 +24,10 @@ from redis.asyncio import Redis
 from gateway.security.frames import check_body
 from gateway.security.jwt_verifier import JwtVerifier
 from gateway.security.tokens import StaticTokenVerifier, load_tokens
+from geogate.calls.keys import CALLS, Keys
+from geogate.calls.publish import follow, request_event
 from geogate.cli.dev import Children, start_redis
-from geogate.eventlog.publish import follow, request_event
 from geogate.eventlog.redaction import redact_event
-from geogate.eventlog.streams import CALLS, Keys
 from geogate.ratelimit import Limiter, Limits
 from geogate.settings import Settings
 from schemas.codec import encode

@@ -22,11 +22,11 @@ sys.path.insert(0, str(ROOT))
 
 from _events import make_event  # noqa: E402
 
+from geogate.calls import keys  # noqa: E402
+from geogate.calls.store import EventStore  # noqa: E402
 from geogate.cli.dev import Children, start_redis  # noqa: E402
-from geogate.eventlog import streams  # noqa: E402
 from geogate.eventlog.replay import replay  # noqa: E402
 from geogate.eventlog.retention import trim  # noqa: E402
-from geogate.eventlog.store import EventStore  # noqa: E402
 from geogate.settings import RetentionPolicy, Settings  # noqa: E402
 from schemas.events import ToolProgress, ToolRequested, ToolStarted, ToolSucceeded  # noqa: E402
 from schemas.ids import call_aggregate, new_id  # noqa: E402
@@ -38,10 +38,10 @@ def one_call(store: EventStore, n: int) -> None:
     requested = ToolRequested(call_id=call_id, tool="ping", queue="gdal", args={"n": n % 10}, timeout_s=30)
     started = ToolStarted(call_id=call_id, worker="soak:1", attempt="a", lease="soak", queue_wait_ms=0.1)
     for data, key in (
-        (requested, streams.requested_key(call_id)),
-        (started, streams.started_key(call_id, "a")),
-        (ToolProgress(call_id=call_id, progress=1, total=1), streams.progress_key(call_id, "a", 1)),
-        (ToolSucceeded(call_id=call_id, result={"pong": True}, duration_ms=0.4), streams.outcome_key(call_id)),
+        (requested, keys.requested_key(call_id)),
+        (started, keys.started_key(call_id, "a")),
+        (ToolProgress(call_id=call_id, progress=1, total=1), keys.progress_key(call_id, "a", 1)),
+        (ToolSucceeded(call_id=call_id, result={"pong": True}, duration_ms=0.4), keys.outcome_key(call_id)),
     ):
         store.append(make_event(agg, data), key)
 

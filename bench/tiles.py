@@ -34,7 +34,7 @@ from rasterio.warp import calculate_default_transform, reproject
 from rasterio.windows import Window
 from tiles_model import TiledCall, knee, predict, scaled, simulate
 
-from geogate.eventlog.store import EventStore
+from geogate.calls.store import EventStore
 from geogate.settings import Settings
 from schemas.events import ToolFanInStarted, ToolFannedOut, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate

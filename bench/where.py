@@ -25,8 +25,8 @@ from _stack import geogate_stack, percentile
 from hop import hop_stack
 from mcp import Client
 
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import CALLS
+from geogate.calls.keys import CALLS
+from geogate.calls.store import EventStore
 from geogate.settings import Settings
 
 SPANS = ("client → requested", "requested → started", "started → succeeded", "succeeded → client")

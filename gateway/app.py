@@ -12,7 +12,7 @@ from starlette.types import ASGIApp
 from gateway.security.request_state import request_state_security
 from gateway.security.wiring import auth_setup, check_exposure, secure
 from gateway.server import build_server
-from geogate.eventlog import ops_feed
+from geogate.calls import ops_feed
 from geogate.eventlog.store import async_client
 from geogate.process.memory import settle_memory
 from geogate.settings import Settings

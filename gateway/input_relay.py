@@ -29,10 +29,10 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from gateway.identity import caller
 from gateway.preflight.sampling import is_modern
-from geogate.eventlog import streams
-from geogate.eventlog.projections.tasks import inputs
-from geogate.eventlog.publish import new_event
-from geogate.eventlog.store import AsyncEventStore
+from geogate.calls import keys
+from geogate.calls.projections.tasks import inputs
+from geogate.calls.publish import new_event
+from geogate.calls.store import AsyncEventStore
 from schemas.events import Event, ToolCancelRequested, ToolInputProvided
 from schemas.events.base import EventData
 from schemas.events.tool import ClientCapability, ToolLogged
@@ -165,12 +165,12 @@ class InputRelay:
     async def _record(self, call_id: str, trace_id: str | None, key: str, answer: BaseModel) -> None:
         response = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
         data = ToolInputProvided(call_id=call_id, key=key, response=response)
-        await self.store.append(self._event(call_id, trace_id, data), streams.input_answer_key(call_id, key))
+        await self.store.append(self._event(call_id, trace_id, data), keys.input_answer_key(call_id, key))
 
     async def _cancel(self, call_id: str, trace_id: str | None, reason: str) -> None:
         logger.warning("call %s: %s", call_id, reason)
         data = ToolCancelRequested(call_id=call_id, reason=reason[:500])
-        await self.store.append(self._event(call_id, trace_id, data), streams.cancel_key(call_id))
+        await self.store.append(self._event(call_id, trace_id, data), keys.cancel_key(call_id))
 
     def _event(self, call_id: str, trace_id: str | None, data: EventData) -> Event:
         return new_event(call_aggregate(call_id), data, actor=caller(), trace_id=trace_id)

@@ -13,8 +13,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.ops.figures import histograms
-from geogate.eventlog.projections.ops import BUCKETS_MS
-from geogate.eventlog.streams import all_categories, celery_queue_keys
+from geogate.calls.keys import celery_queue_keys
+from geogate.calls.projections.ops import BUCKETS_MS
+from geogate.eventlog.keys import all_categories
 from schemas import tasks
 
 if TYPE_CHECKING:

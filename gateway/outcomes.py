@@ -15,7 +15,8 @@ from collections.abc import Iterator
 import redis.asyncio as aredis
 from redis.exceptions import RedisError
 
-from geogate.eventlog import checkpoints, streams
+from geogate.calls import keys
+from geogate.eventlog import checkpoints
 from schemas.codec import decode
 from schemas.events import Event
 
@@ -45,7 +46,7 @@ class OutcomeReader:
         self._redis = client
         self._checkpoints = checkpoints
         """Where the reader registers its position, so trimming never passes it (`geogate.eventlog.checkpoints`)."""
-        self._consumer = streams.outcome_reader(socket.gethostname(), os.getpid())
+        self._consumer = keys.outcome_reader(socket.gethostname(), os.getpid())
         self._marked = 0.0
         self._calls = calls
         self._streams = (calls, *also)

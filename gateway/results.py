@@ -16,8 +16,8 @@ from mcp.types import (
 )
 from pydantic import JsonValue
 
-from geogate.eventlog.projections.call_state import CallState
-from geogate.eventlog.projections.handlers import HandlerState
+from geogate.calls.projections.call_state import CallState
+from geogate.calls.projections.handlers import HandlerState
 from geogate.eventlog.redaction import redact, redact_text
 from schemas.content import AudioBlock, ImageBlock, ResourceBlock
 from schemas.content import ContentBlock as Block

@@ -20,10 +20,11 @@ from gateway.outcomes import OutcomeReader
 from gateway.preflight.flow import preflight
 from gateway.preflight.gate import Gate
 from gateway.tasks.policy import became_task, synchronous, wait_before_task
-from geogate.eventlog import streams
-from geogate.eventlog.projections.handlers import HandlerState
-from geogate.eventlog.publish import follow, new_event, request_effects, request_event
-from geogate.eventlog.store import AsyncEventStore, async_client
+from geogate.calls import keys
+from geogate.calls.projections.handlers import HandlerState
+from geogate.calls.publish import follow, new_event, request_effects, request_event
+from geogate.calls.store import AsyncEventStore
+from geogate.eventlog.store import async_client
 from geogate.settings import Settings
 from schemas.call_plan import plan_call
 from schemas.events import (
@@ -70,8 +71,8 @@ class Gateway:
         reader_client = async_client(self.settings.require_redis_url())
         self.reader = OutcomeReader(
             reader_client,
-            self.store.keys.stream(streams.CALLS),
-            also=(self.store.keys.stream(streams.LLM),),
+            self.store.keys.stream(keys.CALLS),
+            also=(self.store.keys.stream(keys.LLM),),
             checkpoints=self.store.keys.checkpoints(),
             wakes=WAKE_TYPES,
         )
@@ -124,7 +125,7 @@ class Gateway:
         queue = self.reader.watch(call_id)
         try:
             effects = request_effects(event, plan.args, self.store.keys, self.store.dedupe_ttl_s)
-            appended = await self.store.append(event, streams.requested_key(call_id), effects=effects)
+            appended = await self.store.append(event, keys.requested_key(call_id), effects=effects)
             if not appended.new and (early := await self._so_far(wait)) is not None:
                 return early  # a retried idempotent call: its outcome, or the question it waits on
             return await self._answer(spec, queue, wait)
@@ -257,7 +258,7 @@ class Gateway:
         assert self.store is not None
         call_id = cancel.payload(ToolCancelRequested).call_id
         try:
-            await self.store.append(cancel, streams.cancel_key(call_id))
+            await self.store.append(cancel, keys.cancel_key(call_id))
         except Exception:  # the request is already gone; log, never raise from cancellation
             logger.exception("could not record cancellation of call %s", call_id)
 

@@ -16,7 +16,7 @@ from typing import Literal
 
 from redis.asyncio import Redis
 
-from geogate.eventlog.streams import Keys
+from geogate.calls.keys import Keys
 
 WINDOW_S = 60
 CONCURRENCY_RETRY_S = 1

@@ -22,7 +22,7 @@ from geogate.eventlog.redaction import register_secret
 from geogate.state_dir import default_data_dir
 
 if TYPE_CHECKING:
-    from geogate.eventlog.streams import Keys
+    from geogate.calls.keys import Keys
 
 
 class SettingsError(ValueError):
@@ -327,7 +327,7 @@ class Settings(BaseSettings):
 
     def keys(self) -> "Keys":
         """The key names of this deployment, with the retention of finished calls."""
-        from geogate.eventlog.streams import Keys
+        from geogate.calls.keys import Keys
 
         return Keys(self.prefix, self.retention.finished_ttl_s)
 

@@ -1,6 +1,6 @@
 """One call plan, pure: validate the arguments (and an optional result handler), then name the justifications the
 call needs. The gateway (async) and workers (sync: `ask`, handler chaining) plan every call here, then gate it,
-append its `tool.requested` with the queue message (`geogate.eventlog.publish`) and wait for the outcome.
+append its `tool.requested` with the queue message (`geogate.calls.publish`) and wait for the outcome.
 """
 
 from dataclasses import dataclass

@@ -193,8 +193,8 @@ def check_log(work: Path, port: int) -> list[str]:
     """
     import redis
 
+    from geogate.calls.store import EventStore
     from geogate.cli.local import recorded
-    from geogate.eventlog.store import EventStore
     from geogate.settings import Settings
     from tests.conformance.fixtures.specs.asking import ANSWER_WINDOW_S
     from tests.log_audit import audit

@@ -7,8 +7,8 @@ import pytest
 import redis
 from hypothesis import settings as hypothesis_settings
 
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import Keys
+from geogate.calls.keys import Keys
+from geogate.calls.store import EventStore
 from schemas.ids import new_id
 from tests.support import redis_server
 

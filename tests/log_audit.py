@@ -6,8 +6,8 @@
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from geogate.eventlog import streams
-from geogate.eventlog.store import EventStore
+from geogate.calls import keys
+from geogate.calls.store import EventStore
 from schemas.events import ToolRequested
 
 OUTCOMES = ("tool.succeeded", "tool.failed")
@@ -31,7 +31,7 @@ class Audit:
 def _types_by_call(store: EventStore) -> dict[str, list[str]]:
     by_call: dict[str, list[str]] = defaultdict(list)
     tools: dict[str, str] = {}
-    for stored in store.read(streams.CALLS):
+    for stored in store.read(keys.CALLS):
         event = stored.event
         if not event.aggregate.startswith("call:"):
             continue

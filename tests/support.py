@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import redis
 
-from geogate.eventlog.streams import all_categories
+from geogate.eventlog.keys import all_categories
 from geogate.process.lifetime import dies_with_this_process
 from schemas.events import Event, EventData
 from schemas.ids import new_id
@@ -23,7 +23,7 @@ from schemas.ids import new_id
 if TYPE_CHECKING:
     from mcp.types import CreateMessageResult
 
-    from geogate.eventlog.store import EventStore
+    from geogate.calls.store import EventStore
     from geogate.settings import Settings
 
 
@@ -174,7 +174,7 @@ def alive(pid: int) -> bool:
 def drain_queue(store: "EventStore", settings: "Settings", queue: str = "gdal", *, limit: int = 10_000) -> int:
     """Run every message on `queue` in this process, in the broker's order (kombu pops from the right), including
     what the runs enqueue; returns how many ran. The log and projections are real; Celery is left out."""
-    from geogate.eventlog.streams import celery_queue_keys
+    from geogate.calls.keys import celery_queue_keys
     from geogate.queue.message import message_args
     from workers.run.runner import run_call
 

@@ -7,7 +7,7 @@ from functools import cached_property
 from celery import Celery, Task
 from celery.signals import worker_init, worker_process_init, worker_ready, worker_shutdown
 
-from geogate.eventlog.store import EventStore
+from geogate.calls.store import EventStore
 from geogate.process.lifetime import die_with_parent
 from geogate.process.memory import settle_memory
 from geogate.queue.config import celery_config

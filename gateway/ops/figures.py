@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
-from geogate.eventlog.projections.ops import BUCKETS_MS, STAGES
+from geogate.calls.projections.ops import BUCKETS_MS, STAGES
 
 WINDOWS: dict[str, int | None] = {"5m": 300, "1h": 3600, "all": None}
 """Window name → seconds (None: since the log began)."""

@@ -8,8 +8,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from gateway.ops.reads import aggregate_events, hash_of, trace_aggregates
 from gateway.ops.timeline import Timeline, timeline
+from geogate.calls.keys import Keys
 from geogate.eventlog.errors import BlobMissing
-from geogate.eventlog.streams import Keys
 from schemas.events import OutputRef, WorkflowAdvanced, WorkflowCompleted, WorkflowStarted, WorkflowThoughtSubmitted
 from schemas.events.workflow import WorkflowExpired, workflow_aggregate
 from schemas.ids import call_aggregate
@@ -36,7 +36,7 @@ class CallPage(BaseModel):
 
 
 TILE_STATES = ("queued", "running", "redispatched", "done", "failed")
-"""What a tile's cell is coloured by (`geogate.eventlog.projections.tiles`)."""
+"""What a tile's cell is coloured by (`geogate.calls.projections.tiles`)."""
 
 
 class TileGrid(BaseModel):

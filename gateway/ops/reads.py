@@ -8,8 +8,9 @@ from typing import Any
 
 import redis.asyncio as aredis
 
+from geogate.calls.keys import Keys
+from geogate.eventlog.keys import all_categories
 from geogate.eventlog.store import StoredEvent, parse_entries
-from geogate.eventlog.streams import Keys, all_categories
 
 TRACE_LIMIT = 2000
 """Most events a page shows (a long LLM conversation's trace can be large)."""

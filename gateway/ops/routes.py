@@ -18,7 +18,7 @@ from gateway.ops.reads import TailFilter, ToolNames, follow, hash_of, newest
 from gateway.ops.render import render
 from gateway.ops.summary import LeaseFinder, read_summary
 from gateway.ops.timeline import rows
-from geogate.eventlog.streams import Keys
+from geogate.calls.keys import Keys
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer

@@ -14,9 +14,9 @@ from rich.text import Text
 from gateway.ops.figures import WINDOWS
 from gateway.ops.render import fmt_age, fmt_int, fmt_ms, fmt_pct, fmt_rate
 from gateway.ops.summary import OpsSummary, read_summary
-from geogate.eventlog import ops_feed
+from geogate.calls import ops_feed
+from geogate.calls.store import EventStore
 from geogate.eventlog.storage import StorageReport, storage_report
-from geogate.eventlog.store import EventStore
 from geogate.settings import Settings, SettingsError, process_settings
 
 WINDOW_NAMES = {"5m": "last 5 minutes", "1h": "last hour", "all": "since the log began"}

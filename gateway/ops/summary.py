@@ -15,8 +15,9 @@ import redis.asyncio as aredis
 from pydantic import BaseModel, Field, ValidationError
 
 from gateway.ops.figures import WINDOWS, Figures, figures
-from geogate.eventlog.projections.ops import KEEP_SLOTS, SLOT_S, Pending, field_calls, slot_of
-from geogate.eventlog.streams import Keys, all_categories, celery_queue_keys
+from geogate.calls.keys import Keys, celery_queue_keys
+from geogate.calls.projections.ops import KEEP_SLOTS, SLOT_S, Pending, field_calls, slot_of
+from geogate.eventlog.keys import all_categories
 from geogate.queue.message import message_event
 from schemas import tasks
 

@@ -15,9 +15,10 @@ from rich.text import Text
 
 from gateway.ops.describe import describe, worker_of
 from gateway.ops.render import fmt_ms
+from geogate.calls.store import EventStore
+from geogate.eventlog.keys import all_categories
 from geogate.eventlog.replay import iter_log
-from geogate.eventlog.store import EventStore, StoredEvent, parse_entries
-from geogate.eventlog.streams import all_categories
+from geogate.eventlog.store import StoredEvent, parse_entries
 from geogate.settings import SettingsError, process_settings
 from schemas.events import (
     Event,

@@ -4,9 +4,9 @@ import time
 
 from mcp.types import CallToolResult, TextContent
 
-from geogate.eventlog.projections.justifications import JustificationState
-from geogate.eventlog.publish import gate_events
-from geogate.eventlog.store import AsyncEventStore
+from geogate.calls.projections.justifications import JustificationState
+from geogate.calls.publish import gate_events
+from geogate.calls.store import AsyncEventStore
 from geogate.settings import Settings
 from schemas.preflight.gate import judge, required
 from schemas.preflight.keys import Needed

@@ -4,8 +4,8 @@ from collections.abc import Sequence
 from typing import Literal
 
 from gateway.preflight.gate import Gate
-from geogate.eventlog import streams
-from geogate.eventlog.publish import new_event
+from geogate.calls import keys
+from geogate.calls.publish import new_event
 from schemas.events.justification import JustificationPersisted, justification_aggregate
 from schemas.preflight.answers import justification_errors
 from schemas.preflight.justification import Justification, PersistItem
@@ -49,5 +49,5 @@ async def persist(
             source=source,
         )
         event = new_event(justification_aggregate(item.hash), data, actor=actor)
-        await gate.store.append(event, streams.justification_persisted_key(item.hash, event.id))
+        await gate.store.append(event, keys.justification_persisted_key(item.hash, event.id))
     return []

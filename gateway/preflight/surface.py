@@ -15,8 +15,8 @@ from gateway.preflight.gate import Gate
 from gateway.preflight.persist import persist
 from gateway.rawtool import raw_tool
 from gateway.results import error_result, invalid
-from geogate.eventlog import streams
-from geogate.eventlog.publish import new_event
+from geogate.calls import keys
+from geogate.calls.publish import new_event
 from schemas.events.justification import JustificationRevoked, justification_aggregate
 from schemas.preflight.justification import Persisted, PersistItem, PersistMany
 from schemas.preflight.prompts import PROMPTS, PromptTemplate
@@ -101,7 +101,7 @@ class PreflightTools:
         digest = args.hash.removeprefix("sha256:")
         data = JustificationRevoked(hash=digest, reason=args.reason)
         event = new_event(justification_aggregate(digest), data, actor=actor)
-        await self.gate().store.append(event, streams.justification_revoked_key(digest, event.id))
+        await self.gate().store.append(event, keys.justification_revoked_key(digest, event.id))
         return _ok(Revoked(hash=digest, revoked=True))
 
     def tools(self) -> list[Tool]:

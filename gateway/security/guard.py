@@ -20,9 +20,9 @@ from gateway.security import responses
 from gateway.security.frames import FrameError, check_body
 from gateway.security.jsonrpc import Need, chat_need, needs_of_frame, route_need
 from gateway.security.tokens import ClientLimits
-from geogate.eventlog import streams
-from geogate.eventlog.publish import new_event
-from geogate.eventlog.streams import rejected_key
+from geogate.calls import keys
+from geogate.calls.keys import rejected_key
+from geogate.calls.publish import new_event
 from geogate.ratelimit import Decision, Limiter, Limits
 from geogate.settings import SecuritySettings
 from schemas.events.security import CallRejected, RejectReason, client_aggregate
@@ -178,7 +178,7 @@ class Guard:
         if self._limiter is None:
             store = self.runtime.store
             assert store is not None, "gateway not started"
-            self._limiter = Limiter(store.redis, store.keys, streams.CALLS, stale_s=self.policy.stale_s)
+            self._limiter = Limiter(store.redis, store.keys, keys.CALLS, stale_s=self.policy.stale_s)
         return self._limiter
 
     async def _remember_scopes(self, who: Principal) -> None:

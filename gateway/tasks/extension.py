@@ -16,10 +16,10 @@ from pydantic import Field
 from gateway import results
 from gateway.identity import caller
 from gateway.tasks.policy import MODERN, SLOT, TASKS, TaskSlot
-from geogate.eventlog import streams
-from geogate.eventlog.projections.call_state import CallState
-from geogate.eventlog.projections.tasks import TaskView, task_view
-from geogate.eventlog.publish import new_event
+from geogate.calls import keys
+from geogate.calls.projections.call_state import CallState
+from geogate.calls.projections.tasks import TaskView, task_view
+from geogate.calls.publish import new_event
 from geogate.eventlog.redaction import redact_text
 from schemas.events import Event, ToolCancelRequested, ToolInputProvided
 from schemas.events.base import EventData
@@ -117,7 +117,7 @@ class TasksExtension(Extension):
             if key not in pending:
                 continue
             data = ToolInputProvided(call_id=state.call_id, key=key, response=response)
-            await store.append(self._event(state, data), streams.input_answer_key(state.call_id, key))
+            await store.append(self._event(state, data), keys.input_answer_key(state.call_id, key))
         return {"resultType": "complete"}
 
     async def cancel(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> dict[str, Any]:
@@ -127,7 +127,7 @@ class TasksExtension(Extension):
             store = self.runtime.store
             assert store is not None
             data = ToolCancelRequested(call_id=state.call_id, reason="tasks/cancel")
-            await store.append(self._event(state, data), streams.cancel_key(state.call_id))
+            await store.append(self._event(state, data), keys.cancel_key(state.call_id))
         return {"resultType": "complete"}
 
     def _event(self, state: CallState, data: EventData) -> Event:

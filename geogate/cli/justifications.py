@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from geogate.eventlog import streams
-from geogate.eventlog.projections.justifications import JustificationState
-from geogate.eventlog.publish import new_event
-from geogate.eventlog.store import EventStore
+from geogate.calls import keys
+from geogate.calls.projections.justifications import JustificationState
+from geogate.calls.publish import new_event
+from geogate.calls.store import EventStore
 from geogate.settings import process_settings
 from schemas.events.justification import JustificationRevoked, justification_aggregate
 
@@ -45,7 +45,7 @@ def revoke(
         raise typer.Exit(1)
     actor = f"cli:{os.environ.get('USER', 'unknown')}"
     event = new_event(justification_aggregate(digest), JustificationRevoked(hash=digest, reason=reason), actor=actor)
-    store.append(event, streams.justification_revoked_key(digest, event.id))
+    store.append(event, keys.justification_revoked_key(digest, event.id))
     typer.echo(f"revoked {digest}")
 
 

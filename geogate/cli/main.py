@@ -88,9 +88,9 @@ def replay(
     check: Annotated[bool, typer.Option("--check", help="compare only; leave the live projections alone")] = False,
 ) -> None:
     """Rebuild every projection from the log alone and compare it with the live one (progress on standard error)."""
+    from geogate.calls.store import EventStore
     from geogate.cli.replay_progress import ReplayProgress
     from geogate.eventlog.replay import replay as run_replay
-    from geogate.eventlog.store import EventStore
 
     store = EventStore.from_settings(_connected())
     with ReplayProgress() as progress:
@@ -108,8 +108,8 @@ def replay(
 def trim() -> None:
     """A retention pass now (GEOGATE_RETENTION_MAX_AGE_S / _MAXLEN): snapshot what goes, then trim, never past a
     live reader's checkpoint."""
+    from geogate.calls.store import EventStore
     from geogate.eventlog.retention import trim as run_trim
-    from geogate.eventlog.store import EventStore
 
     settings = _connected()
     store = EventStore.from_settings(settings)

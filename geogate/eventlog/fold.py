@@ -2,7 +2,7 @@
 then written once, pipelined.
 
 Replay and the snapshot a trim takes fold thousands of events per round trip here instead of one script call per
-event. The ops come from the same projectors as the live path (`geogate.eventlog.projections.ops_for`); only their
+event. The ops come from the same projectors as the live path (the store's `Projectors.ops`); only their
 application is done twice, once in Lua for the live append (atomic with the XADD) and once below, and
 `tests/unit/geogate/eventlog/test_fold.py` checks that both leave the same keys over random event sequences.
 
@@ -19,9 +19,9 @@ import redis
 
 from geogate.eventlog.append import ENTRY_ID, Arg, Expect, Op
 from geogate.eventlog.errors import EventLogError
-from geogate.eventlog.projections import ops_for
+from geogate.eventlog.keys import Namespace
+from geogate.eventlog.projectors import OpsFor
 from geogate.eventlog.store import StoredEvent
-from geogate.eventlog.streams import ProjectionKeys
 
 WRITE_CHUNK = 20_000
 """Arguments per script call when writing (Lua's `unpack` takes up to 8,000 at once: one command stays below)."""
@@ -100,7 +100,9 @@ class Keyspace:
     """The projection keys under `target` being folded, with the keys Redis already holds there (`stored`)."""
 
     client: redis.Redis
-    target: ProjectionKeys
+    target: Namespace
+    ops_for: OpsFor
+    """The projection writes of an event (the store's `Projectors.ops`)."""
     stored: set[str] = field(default_factory=set)
     held: dict[str, Held | None] = field(default_factory=dict)
     """Key → its content, or None for a key known absent (deleted, emptied, or expired)."""
@@ -108,14 +110,14 @@ class Keyspace:
     now_ms: int = 0
 
     @classmethod
-    def over(cls, client: redis.Redis, target: ProjectionKeys) -> "Keyspace":
-        """A keyspace over what `target` holds now (a snapshot copied there, or nothing)."""
+    def over(cls, client: redis.Redis, target: Namespace, ops_for: OpsFor) -> "Keyspace":
+        """A keyspace over what `target` holds now (a snapshot copied there, or nothing), folding `ops_for`."""
         stored = {k.decode() for k in client.scan_iter(match=target.pattern(), count=1000)}
-        return cls(client, target, stored)
+        return cls(client, target, ops_for, stored)
 
     def fold(self, events: Sequence[StoredEvent]) -> None:
         """Apply `events`' projection ops, in order, to the held keys (loading those Redis holds first)."""
-        planned = [(s, ops_for(s.event, self.target)) for s in events]
+        planned = [(s, self.ops_for(s.event, self.target)) for s in events]
         wanted = {self.target.index(s.event.aggregate) for s in events}
         wanted.update(op.key for _, ops in planned for op in ops)
         wanted.update(op.when.key for _, ops in planned for op in ops if op.when is not None)

@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 
 import redis
 
-from geogate.eventlog import ops_feed, snapshots
+from geogate.eventlog import snapshots
 from geogate.eventlog.fold import Keyspace, write_all
-from geogate.eventlog.store import EventStore, StoredEvent
-from geogate.eventlog.streams import ProjectionKeys, all_categories
+from geogate.eventlog.keys import Namespace, all_categories
+from geogate.eventlog.projectors import Batches
+from geogate.eventlog.storage import log_length
+from geogate.eventlog.store import LogStore, StoredEvent
 
 READ_BATCH = 10_000
 """Entries per XRANGE, and events folded in memory between two flushes of the changed keys."""
@@ -70,7 +72,7 @@ class ReplayReport:
 
 
 def iter_log(
-    store: EventStore, after: dict[str, str] | None = None, before: dict[str, str] | None = None
+    store: LogStore, after: dict[str, str] | None = None, before: dict[str, str] | None = None
 ) -> Iterator[StoredEvent]:
     """Every event of every stream after `after` and before `before` (per stream, both exclusive), merged into one
     order by entry id."""
@@ -82,7 +84,7 @@ def iter_log(
     yield from heapq.merge(*streams, key=lambda s: _sort_key(s.entry_id))
 
 
-def _iter_stream(store: EventStore, category: str, start: str, stop: str | None) -> Iterator[StoredEvent]:
+def _iter_stream(store: LogStore, category: str, start: str, stop: str | None) -> Iterator[StoredEvent]:
     cursor, end = (start if start == "-" else f"({start}"), ("+" if stop is None else f"({stop}")
     while True:
         batch = store.read(category, cursor, end, count=READ_BATCH)
@@ -92,7 +94,7 @@ def _iter_stream(store: EventStore, category: str, start: str, stop: str | None)
         cursor = f"({batch[-1].entry_id}"
 
 
-def ends_now(store: EventStore) -> dict[str, str]:
+def ends_now(store: LogStore) -> dict[str, str]:
     """Per stream, the position just after its newest entry (an exclusive bound for `iter_log`)."""
     pipe = store.redis.pipeline(transaction=False)
     names = [store.keys.stream(c) for c in all_categories()]
@@ -113,12 +115,13 @@ def _sort_key(entry_id: str) -> tuple[int, int]:
 
 @dataclass
 class Fold:
-    """Events folded into `target` so far: where each stream stands, and the ops summary's own fold."""
+    """Events folded into `target` so far: where each stream stands, and the consumers' own folds (`consumers`:
+    the store's consumers rebuilding into `target`)."""
 
-    store: EventStore
-    target: ProjectionKeys
+    store: LogStore
+    target: Namespace
     last: dict[str, str]
-    ops: ops_feed.Rebuild
+    consumers: list[Batches]
     events: int = 0
     expected: int = 0
     """The events the fold expects to go through (its progress' total), where it is known."""
@@ -129,7 +132,7 @@ class Fold:
     _writing: "Future[None] | None" = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        self.keyspace = Keyspace.over(self.store.redis, self.target)
+        self.keyspace = Keyspace.over(self.store.redis, self.target, self.store.projectors.ops)
 
     def _written(self) -> None:
         """Wait for the batch being written, if any (its error, if it failed, is raised here)."""
@@ -163,7 +166,8 @@ class Fold:
         commands = self.keyspace.changes()
         self._written()  # the batch before this one: its keys may be read back by the next fold
         self._writing = writer.submit(write_all, self.store.redis, commands)
-        self.ops.add(batch)
+        for consumer in self.consumers:
+            consumer.add(batch)
         for stored in batch:
             self.last[stored.stream] = stored.entry_id
         self.events += len(batch)
@@ -188,14 +192,25 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def rebuild(store: EventStore, target: ProjectionKeys, progress: Progress = quiet) -> Fold:
+def rebuilding(store: LogStore, target: Namespace, resume: bool) -> list[Batches]:
+    """The store's consumers, each starting a rebuild into `target` (`resume`: from the snapshot copied there)."""
+    return [c.rebuild(store.redis, store.keys, target, resume=resume) for c in store.projectors.consumers]
+
+
+def catch_up(store: LogStore) -> None:
+    """Bring each of the store's consumers near the log's end (bounded: appends arriving without pause cannot keep
+    it chasing the end)."""
+    for consumer in store.projectors.consumers:
+        consumer.catch_up(store.redis, store.keys, bounded=True)
+
+
+def rebuild(store: LogStore, target: Namespace, progress: Progress = quiet) -> Fold:
     """The snapshot copied into `target` (cleared first), then the log after it folded in."""
     _delete(store, target.pattern())
     last = snapshots.load_into(store, target)
-    ops = ops_feed.Rebuild.resume(store.redis, store.keys, target) if last else None
-    ops = ops or ops_feed.Rebuild(store.redis, store.keys, target)
-    expected = ops_feed.log_length(store.redis, store.keys)
-    fold = Fold(store, target, dict(last), ops, expected=expected, progress=progress)
+    consumers = rebuilding(store, target, resume=bool(last))
+    expected = log_length(store.redis, store.keys)
+    fold = Fold(store, target, dict(last), consumers, expected=expected, progress=progress)
     fold.advance()
     return fold
 
@@ -256,15 +271,15 @@ COMPARE_PAIRS = 500
 """Key pairs per script call: a call holds Redis for about a millisecond."""
 
 
-def family(keys: ProjectionKeys, key: str) -> str:
+def family(keys: Namespace, key: str) -> str:
     """The projection family of a key under `keys` (`call`, `idx`, `metrics`, `ops`, `workflow`, …)."""
     return key.removeprefix(keys.base + ":").split(":", 1)[0]
 
 
 def compare(
-    store: EventStore,
-    rebuilt: ProjectionKeys,
-    live: ProjectionKeys,
+    store: LogStore,
+    rebuilt: Namespace,
+    live: Namespace,
     only: list[str] | None = None,
     progress: Progress = quiet,
 ) -> ReplayReport:
@@ -291,7 +306,7 @@ def compare(
     return report
 
 
-def replay(store: EventStore, *, swap: bool = True, progress: Progress = quiet) -> ReplayReport:
+def replay(store: LogStore, *, swap: bool = True, progress: Progress = quiet) -> ReplayReport:
     """Rebuild all projections beside the live ones, compare, and (unless `swap` is false) replace the live ones;
     `progress` hears how far it is.
 
@@ -299,7 +314,7 @@ def replay(store: EventStore, *, swap: bool = True, progress: Progress = quiet) 
         ReplayBusy: with `swap`, the log kept moving through every try; nothing was swapped.
     """
     live, scratch = store.live, store.keys.projections("rebuild")
-    ops_feed.catch_up(store.redis, store.keys, bounded=True)  # the gateways keep it level; bring it near
+    catch_up(store)  # the gateways keep the consumers level; bring them near
     fold = rebuild(store, scratch, progress)
     report = _settled(store, fold, live)
     report.events, report.from_snapshot = fold.events, bool(snapshots.positions(store))
@@ -311,15 +326,16 @@ def replay(store: EventStore, *, swap: bool = True, progress: Progress = quiet) 
     return report
 
 
-def _settled(store: EventStore, fold: Fold, live: ProjectionKeys) -> ReplayReport:
+def _settled(store: LogStore, fold: Fold, live: Namespace) -> ReplayReport:
     """Compare; keys that differ are compared again after catching up with the log (calls may still arrive)."""
     report = compare(store, fold.target, live, progress=fold.progress)
     for _ in range(SETTLE_ROUNDS):
         if report.identical:
             break
-        for _step in range(SETTLE_STEPS):  # the live summary, a bounded way towards the log's end
-            if not ops_feed.step(store.redis, store.keys):
-                break
+        for consumer in store.projectors.consumers:  # the live consumers, a bounded way towards the log's end
+            for _step in range(SETTLE_STEPS):
+                if not consumer.step(store.redis, store.keys):
+                    break
         moved = fold.advance()
         again = compare(store, fold.target, live, only=report.suspects)
         again.keys = report.keys
@@ -329,19 +345,21 @@ def _settled(store: EventStore, fold: Fold, live: ProjectionKeys) -> ReplayRepor
     return report
 
 
-def _swap_fenced(store: EventStore, fold: Fold, live: ProjectionKeys) -> bool:
+def _swap_fenced(store: LogStore, fold: Fold, live: Namespace) -> bool:
     """Fence the log, fold its last events, and swap in one MULTI/EXEC; True when swapped.
 
     While `geogate:fence` is set, appends wait (the append script refuses them and the store retries), so the
-    rebuilt projections are complete when they replace the live ones. The gateways' ops summary writes no event:
-    its cursor is watched instead.
+    rebuilt projections are complete when they replace the live ones. The consumers (the gateways' ops summary)
+    write no event: their cursors are watched instead.
     """
     if not store.redis.set(store.keys.fence(), "replay", nx=True, px=FENCE_MS):
         return False  # another replay is swapping
     client = _patient(store.redis)
     try:
         with client.pipeline(transaction=True) as pipe:
-            pipe.watch(live.ops_cursor())
+            cursors = [c.cursor(live) for c in store.projectors.consumers]
+            if cursors:
+                pipe.watch(*cursors)
             fold.advance()  # complete: nothing can be appended from here until the fence goes
             source = _scan(store, fold.target.pattern())
             stale = set(_scan(store, live.pattern())) - {live.base + k.removeprefix(fold.target.base) for k in source}
@@ -364,18 +382,18 @@ def _patient(client: redis.Redis) -> redis.Redis:
     return redis.Redis(connection_pool=type(pool)(connection_class=pool.connection_class, **kwargs))
 
 
-def _scan(store: EventStore, pattern: str) -> list[str]:
+def _scan(store: LogStore, pattern: str) -> list[str]:
     return [k.decode() for k in store.redis.scan_iter(match=pattern, count=1000)]
 
 
-def _exists(store: EventStore, keys: list[str]) -> list[bool]:
+def _exists(store: LogStore, keys: list[str]) -> list[bool]:
     pipe = store.redis.pipeline(transaction=False)
     for key in keys:
         pipe.exists(key)
     return [bool(n) for n in pipe.execute()]
 
 
-def _delete(store: EventStore, pattern: str) -> None:
+def _delete(store: LogStore, pattern: str) -> None:
     keys = _scan(store, pattern)
     for i in range(0, len(keys), 500):
         store.redis.delete(*keys[i : i + 500])

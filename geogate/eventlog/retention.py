@@ -10,21 +10,16 @@ node runs one every `GEOGATE_RETENTION_INTERVAL_S` when a policy is set, and `ge
 import time
 import uuid
 
-from geogate.eventlog import checkpoints, ops_feed, snapshots
-from geogate.eventlog.replay import Fold, iter_log
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import all_categories
+from geogate.eventlog import checkpoints, snapshots
+from geogate.eventlog.keys import all_categories
+from geogate.eventlog.replay import Fold, catch_up, iter_log, rebuilding
+from geogate.eventlog.store import LogStore
 from geogate.settings import RetentionPolicy
 
 LOCK_S = 600
 
 
-def set_checkpoint(store: EventStore, consumer: str, stream: str, entry_id: str) -> None:
-    """Record that `consumer` has absorbed `stream` up to `entry_id` (trimming stops before it), and that it lives."""
-    store.redis.hset(store.keys.checkpoints(), mapping=_pairs(checkpoints.marks(consumer, {stream: entry_id})))
-
-
-def safe_minid(store: EventStore, stream: str, policy: RetentionPolicy, now_ms: int) -> str | None:
+def safe_minid(store: LogStore, stream: str, policy: RetentionPolicy, now_ms: int) -> str | None:
     """The oldest entry id to keep in `stream`, or None when nothing may be trimmed."""
     candidates: list[tuple[int, int]] = []
     if policy.max_age_s is not None:
@@ -43,7 +38,7 @@ def safe_minid(store: EventStore, stream: str, policy: RetentionPolicy, now_ms: 
     return f"{target[0]}-{target[1]}"
 
 
-def trim(store: EventStore, policy: RetentionPolicy, now_ms: int | None = None) -> dict[str, int]:
+def trim(store: LogStore, policy: RetentionPolicy, now_ms: int | None = None) -> dict[str, int]:
     """Snapshot, then trim every stream to the policy; returns the number of entries removed per stream.
 
     Returns {} without trimming when another pass holds the lock.
@@ -52,7 +47,7 @@ def trim(store: EventStore, policy: RetentionPolicy, now_ms: int | None = None) 
     if not store.redis.set(store.keys.retention_lock(), token, nx=True, ex=LOCK_S):
         return {}
     try:
-        ops_feed.catch_up(store.redis, store.keys, bounded=True)
+        catch_up(store)
         now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
         cut = {}
         for category in all_categories():
@@ -69,22 +64,17 @@ def trim(store: EventStore, policy: RetentionPolicy, now_ms: int | None = None) 
             store.redis.delete(store.keys.retention_lock())
 
 
-def snapshot(store: EventStore, cut: dict[str, str]) -> int:
+def snapshot(store: LogStore, cut: dict[str, str]) -> int:
     """Fold the events before `cut` (per stream) into the snapshot; returns how many were folded."""
     work = store.keys.projections("snapwork")
     keys = [k.decode() for k in store.redis.scan_iter(match=work.pattern(), count=1000)]
     if keys:
         store.redis.delete(*keys)
     start = snapshots.load_into(store, work)
-    resumed = ops_feed.Rebuild.resume if start else ops_feed.Rebuild
-    fold = Fold(store, work, dict(start), resumed(store.redis, store.keys, work))
+    fold = Fold(store, work, dict(start), rebuilding(store, work, resume=bool(start)))
     folded = fold.advance(iter_log(store, after=start, before=cut))
     snapshots.replace(store, work, fold.last)
     return folded
-
-
-def _pairs(flat: list[str]) -> dict[str, str]:
-    return dict(zip(flat[::2], flat[1::2], strict=True))
 
 
 def _split(entry_id: str) -> tuple[int, int]:

@@ -7,16 +7,16 @@ replay true (replay = the snapshot + the log after it).
 
 from typing import Any
 
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import ProjectionKeys
+from geogate.eventlog.keys import Namespace
+from geogate.eventlog.store import LogStore
 
 
-def positions(store: EventStore) -> dict[str, str]:
+def positions(store: LogStore) -> dict[str, str]:
     """Stream → the last entry id the snapshot holds; empty when there is no snapshot."""
     return {_text(k): _text(v) for k, v in store.redis.hgetall(store.keys.snapshot_positions()).items()}
 
 
-def load_into(store: EventStore, target: ProjectionKeys) -> dict[str, str]:
+def load_into(store: LogStore, target: Namespace) -> dict[str, str]:
     """Copy the snapshot's keys into `target` (its keys' expiry included); returns the snapshot's positions."""
     source = store.keys.snapshot()
     keys = [k.decode() for k in store.redis.scan_iter(match=source.pattern(), count=1000)]
@@ -46,7 +46,7 @@ def swap_in(client: Any, delete: list[str], moves: list[tuple[str, str]]) -> Non
     client.eval(SWAP, len(keys), *keys, len(delete))
 
 
-def replace(store: EventStore, work: ProjectionKeys, reached: dict[str, str]) -> None:
+def replace(store: LogStore, work: Namespace, reached: dict[str, str]) -> None:
     """Make `work` the snapshot, at positions `reached`, in one MULTI/EXEC."""
     snap = store.keys.snapshot()
     old = [k.decode() for k in store.redis.scan_iter(match=snap.pattern(), count=1000)]

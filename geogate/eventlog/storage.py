@@ -3,12 +3,26 @@ snapshot, the consumers holding trimming back. `geogate status` shows it; `/metr
 
 import time
 
+import redis
 from pydantic import BaseModel
 
 from geogate.eventlog import checkpoints, snapshots
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import all_categories
+from geogate.eventlog.keys import LogKeys, all_categories
+from geogate.eventlog.store import LogStore
 from geogate.settings import RetentionPolicy
+
+
+def streams_of(keys: LogKeys) -> list[str]:
+    """Every stream's name, in category order."""
+    return [keys.stream(c) for c in all_categories()]
+
+
+def log_length(client: redis.Redis, keys: LogKeys) -> int:
+    """Entries in all streams now (after a trim, exactly the events the snapshot does not hold)."""
+    pipe = client.pipeline(transaction=False)
+    for name in streams_of(keys):
+        pipe.xlen(name)
+    return sum(pipe.execute())
 
 
 class StreamUse(BaseModel):
@@ -30,7 +44,7 @@ class StorageReport(BaseModel):
     finished_ttl_s: int | None
 
 
-def storage_report(store: EventStore, policy: RetentionPolicy) -> StorageReport:
+def storage_report(store: LogStore, policy: RetentionPolicy) -> StorageReport:
     memory = store.redis.info("memory")
     now_ms = int(time.time() * 1000)
     streams = []

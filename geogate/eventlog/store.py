@@ -1,4 +1,8 @@
-"""EventStore (sync, for Celery prefork children) and AsyncEventStore (gateway): thin I/O over one shared core."""
+"""LogStore (sync, for Celery prefork children) and AsyncLogStore (gateway): thin I/O over one shared core.
+
+A store is handed the read models it keeps (`geogate.eventlog.projectors.Projectors`) and the key builders of its
+deployment; it knows none of them itself.
+"""
 
 import asyncio
 import hashlib
@@ -17,13 +21,10 @@ from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_result, s
 
 from geogate.eventlog.append import SCRIPT, Expect, Op, Readback, script_call, stream_fields
 from geogate.eventlog.errors import BlobMissing, EventLogError
-from geogate.eventlog.fan_in import fan_in_ops
+from geogate.eventlog.keys import LogKeys, Namespace
 from geogate.eventlog.packing import pack_with_hiredis
-from geogate.eventlog.projections import ops_for
-from geogate.eventlog.projections.call_state import CallState
+from geogate.eventlog.projectors import Projectors
 from geogate.eventlog.redaction import redact_event
-from geogate.eventlog.streams import Keys, ProjectionKeys
-from geogate.settings import Settings
 from schemas.codec import decode
 from schemas.events import Event, OutputRef
 
@@ -83,6 +84,15 @@ def async_client(url: str) -> aredis.Redis:
     return client
 
 
+def blocking_pool(url: str, max_connections: int) -> aredis.BlockingConnectionPool:
+    """A bounded pool that makes callers wait for a connection instead of failing under a burst of calls."""
+    pool = aredis.BlockingConnectionPool.from_url(
+        url, max_connections=max_connections, timeout=30, **reconnecting(asynchronous=True)
+    )
+    pack_with_hiredis(pool)
+    return pool
+
+
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -136,9 +146,10 @@ def parse_entries(stream: str, entries: list[Any]) -> list[StoredEvent]:
 class _Core:
     """Everything but I/O: key layout, script arguments, decoding."""
 
-    def __init__(self, keys: Keys, dedupe_ttl_s: int) -> None:
+    def __init__(self, keys: LogKeys, projectors: Projectors, dedupe_ttl_s: int) -> None:
         self.keys = keys
         self.live = keys.projections()
+        self.projectors = projectors
         self.dedupe_ttl_s = dedupe_ttl_s
 
     def _append_call(
@@ -153,37 +164,33 @@ class _Core:
             dedupe_field=dedupe_field,
             index=self.live.index(event.aggregate),
             fields=stream_fields(event, dedupe_key),
-            ops=[*ops_for(event, self.live), *effects, *fan_in_ops(event, self.live)],
+            ops=[*self.projectors.ops(event, self.live), *effects, *self.projectors.effects(event, self.live)],
             ttl=self.dedupe_ttl_s,
             expect=expect,
             readback=readback,
         )
         return call.keys, call.args
 
-    def _project_call(self, stored: StoredEvent, target: ProjectionKeys) -> tuple[list[str], list[Any]]:
+    def _project_call(self, stored: StoredEvent, target: Namespace) -> tuple[list[str], list[Any]]:
         call = script_call(
             mode="project",
             stream=stored.stream,
             dedupe=self.keys.dedupe("-"),
             index=target.index(stored.event.aggregate),
             fields=[],
-            ops=ops_for(stored.event, target),
+            ops=self.projectors.ops(stored.event, target),
             entry_id=stored.entry_id,
         )
         return call.keys, call.args
 
 
-class EventStore(_Core):
+class LogStore(_Core):
     """Synchronous store (Celery workers, CLI, replay)."""
 
-    def __init__(self, client: redis.Redis, keys: Keys | None = None, dedupe_ttl_s: int = 7 * 86400) -> None:
-        super().__init__(keys or Keys(), dedupe_ttl_s)
+    def __init__(self, client: redis.Redis, keys: LogKeys, projectors: Projectors, dedupe_ttl_s: int) -> None:
+        super().__init__(keys, projectors, dedupe_ttl_s)
         self.redis = client
         self._script = client.register_script(SCRIPT)
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> "EventStore":
-        return cls(sync_client(settings.require_redis_url()), settings.keys(), settings.dedupe_ttl_s)
 
     def append(
         self,
@@ -202,7 +209,7 @@ class EventStore(_Core):
             raw = _fence_retry(Retrying)(lambda: self._script(keys=keys, args=args))
         return _parse_result(raw)
 
-    def project(self, events: Sequence[StoredEvent], target: ProjectionKeys) -> None:
+    def project(self, events: Sequence[StoredEvent], target: Namespace) -> None:
         """Apply already-stored events to the projections under `target` (replay), pipelined."""
         pipe = self.redis.pipeline(transaction=False)
         for stored in events:
@@ -224,9 +231,6 @@ class EventStore(_Core):
         for entry_id in ids:
             pipe.xrange(stream, entry_id, entry_id)
         return [e.event for entries in pipe.execute() for e in parse_entries(stream, entries)]
-
-    def call_state(self, call_id: str) -> CallState | None:
-        return CallState.from_hash(call_id, self.redis.hgetall(self.live.call(call_id)))
 
     def hash_strings(self, key: str) -> dict[str, str]:
         """A projection hash with its fields and values decoded."""
@@ -252,25 +256,13 @@ class EventStore(_Core):
         return inline if ref is None else json.loads(self.get_blob(ref))
 
 
-class AsyncEventStore(_Core):
+class AsyncLogStore(_Core):
     """Asynchronous store for the gateway's event loop."""
 
-    def __init__(self, client: aredis.Redis, keys: Keys | None = None, dedupe_ttl_s: int = 7 * 86400) -> None:
-        super().__init__(keys or Keys(), dedupe_ttl_s)
+    def __init__(self, client: aredis.Redis, keys: LogKeys, projectors: Projectors, dedupe_ttl_s: int) -> None:
+        super().__init__(keys, projectors, dedupe_ttl_s)
         self.redis = client
         self._script = client.register_script(SCRIPT)
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> "AsyncEventStore":
-        # A bounded pool that makes callers wait for a connection instead of failing under a burst of calls.
-        pool = aredis.BlockingConnectionPool.from_url(
-            settings.require_redis_url(),
-            max_connections=settings.redis_max_connections,
-            timeout=30,
-            **reconnecting(asynchronous=True),
-        )
-        pack_with_hiredis(pool)
-        return cls(aredis.Redis(connection_pool=pool), settings.keys(), settings.dedupe_ttl_s)
 
     async def append(
         self,
@@ -292,9 +284,6 @@ class AsyncEventStore(_Core):
 
             raw = await _fence_retry(AsyncRetrying)(again)
         return _parse_result(raw)
-
-    async def call_state(self, call_id: str) -> CallState | None:
-        return CallState.from_hash(call_id, await self.redis.hgetall(self.live.call(call_id)))
 
     async def get_blob(self, ref: OutputRef) -> bytes:
         data = await self.redis.get(self.keys.blob(ref.sha256))

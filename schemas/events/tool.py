@@ -45,7 +45,7 @@ class ToolRequested(EventData):
     `workers.jobkit.inputs`); empty for the gateway's and the workers' own calls, which have no client to ask."""
     held_args: list[str] = Field(default_factory=list)
     """Arguments whose values redaction masked in `args` (a presigned URL's signature): their real values are held
-    beside the log for the worker, not in it (`geogate.eventlog.held`)."""
+    beside the log for the worker, not in it (`geogate.calls.held`)."""
 
 
 class ToolStarted(EventData):

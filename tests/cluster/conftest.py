@@ -22,8 +22,8 @@ import rasterio
 import redis
 from rasterio.transform import from_origin
 
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import Keys
+from geogate.calls.keys import Keys
+from geogate.calls.store import EventStore
 from tests.integration.conftest import start_gateway, stop
 from tests.support import free_port, wait_for
 

@@ -15,7 +15,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from geogate.eventlog.store import EventStore
+from geogate.calls.store import EventStore
 from schemas.ids import call_aggregate, new_id
 
 IDEMPOTENCY = "io.geogate/idempotency-key"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from geogate.eventlog.projections.running import RunningEntry
+from geogate.calls.projections.running import RunningEntry
 from schemas.events import ToolRedispatched, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate
 from tests.cluster.conftest import FULL, LOAD, Cluster, make_cluster, monotonic_ms, write_raster

@@ -17,7 +17,7 @@ import pytest
 import rasterio
 from mcp import Client
 
-from geogate.eventlog.projections.running import RunningEntry
+from geogate.calls.projections.running import RunningEntry
 from schemas.ids import call_aggregate
 from schemas.tools.tiling import tile_call_id, tile_of
 from tests.cluster.conftest import Cluster, running_cluster, write_raster

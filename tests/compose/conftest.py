@@ -19,8 +19,8 @@ import httpx
 import pytest
 import redis
 
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import Keys
+from geogate.calls.keys import Keys
+from geogate.calls.store import EventStore
 from tests.cluster.conftest import write_raster
 from tests.support import wait_for
 

@@ -15,7 +15,7 @@ import anyio
 import pytest
 import rasterio
 
-from geogate.eventlog.projections.running import RunningEntry
+from geogate.calls.projections.running import RunningEntry
 from schemas.events import ToolRedispatched
 from schemas.ids import call_aggregate
 from tests.cluster.load import Answer, Load, assert_log_is_whole, connect, during_faults, outcome_at_ms

@@ -17,8 +17,8 @@ import redis
 import shapely
 from rasterio.transform import from_origin
 
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import Keys, celery_queue_keys
+from geogate.calls.keys import Keys, celery_queue_keys
+from geogate.calls.store import EventStore
 from schemas.tasks import QUEUES
 from tests.llm_server import ScriptedServer, scripted_server
 from tests.support import free_port, wait_for

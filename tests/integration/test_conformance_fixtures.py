@@ -20,8 +20,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, CreateMessageResult, ElicitResult, TextContent
 
 from gateway.results import META_KEY
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import Keys
+from geogate.calls.keys import Keys
+from geogate.calls.store import EventStore
 from schemas.ids import call_aggregate
 from tests.conformance_suite import FIXTURES
 from tests.integration.conftest import start_gateway, start_worker, stop

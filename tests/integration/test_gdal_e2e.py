@@ -14,7 +14,7 @@ from affine import Affine
 from mcp import Client, MCPError
 from rasterio.warp import transform_bounds
 
-from geogate.eventlog.store import EventStore
+from geogate.calls.store import EventStore
 from schemas.ids import call_aggregate
 from tests.integration.conftest import Stack
 from tests.support import justify, wait_for_log

@@ -20,8 +20,8 @@ import rasterio
 import redis
 from rasterio.transform import from_origin
 
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import Keys
+from geogate.calls.keys import Keys
+from geogate.calls.store import EventStore
 from schemas.events import Event, ToolFailed
 from schemas.ids import call_aggregate, new_id
 from tests.integration.conftest import start_gateway, stop

@@ -10,12 +10,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import redis
 
-from geogate.eventlog import streams
+from geogate.calls import keys
+from geogate.calls.keys import Keys
+from geogate.calls.store import EventStore
 from geogate.eventlog.replay import replay
 from geogate.eventlog.retention import trim
 from geogate.eventlog.snapshots import positions
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import Keys
 from geogate.settings import RetentionPolicy
 from schemas.codec import decode
 from schemas.events import (
@@ -67,13 +67,13 @@ def other_families(store: EventStore, rng: random.Random) -> int:
         ToolRequested(
             call_id=call_id, tool="ping", queue="gdal", args={}, timeout_s=30, result_handler={"script": "1"}
         ),
-        streams.requested_key(call_id),
+        keys.requested_key(call_id),
     )
-    add(call, ToolSucceeded(call_id=call_id, output_ref=RAW, duration_ms=1.0), streams.outcome_key(call_id))
+    add(call, ToolSucceeded(call_id=call_id, output_ref=RAW, duration_ms=1.0), keys.outcome_key(call_id))
     add(
         call,
         HandlerStarted(call_id=call_id, language="python", worker="w", attempt="a"),
-        streams.handler_started_key(call_id, "a"),
+        keys.handler_started_key(call_id, "a"),
     )
     if rng.random() < 0.5:
         done = HandlerSucceeded(
@@ -81,67 +81,67 @@ def other_families(store: EventStore, rng: random.Random) -> int:
         )
     else:
         done = HandlerFailed(call_id=call_id, code="handler.exception", message="x", language="python")
-    add(call, done, streams.handler_outcome_key(call_id))
+    add(call, done, keys.handler_outcome_key(call_id))
     wf, later = workflow_aggregate(state_id), datetime.now(UTC) + timedelta(hours=1)
     add(
         wf,
         WorkflowStarted(state_id=state_id, workflow="w", step="a", instruction="i", ttl_s=60, expires_at=later),
-        streams.workflow_version_key(state_id, 1),
+        keys.workflow_version_key(state_id, 1),
     )
     add(
         wf,
         WorkflowThoughtSubmitted(state_id=state_id, version=2, step="a", text="t"),
-        streams.workflow_version_key(state_id, 2),
+        keys.workflow_version_key(state_id, 2),
     )
     add(
         wf,
         WorkflowAdvanced(
             state_id=state_id, version=3, from_step="a", step="b", step_number=2, instruction="j", expires_at=later
         ),
-        streams.workflow_version_key(state_id, 3),
+        keys.workflow_version_key(state_id, 3),
     )
-    add(wf, WorkflowCompleted(state_id=state_id, version=4, step="b"), streams.workflow_version_key(state_id, 4))
+    add(wf, WorkflowCompleted(state_id=state_id, version=4, step="b"), keys.workflow_version_key(state_id, 4))
     jf, args = justification_aggregate(digest), {"dst": "EPSG:3857"}
     add(
         jf,
         PreflightRequired(hash=digest, domain="crs_datum", prompt="p", prompt_args=args, tool="raster_reproject"),
-        streams.justification_required_key(digest, "r"),
+        keys.justification_required_key(digest, "r"),
     )
     add(
         jf,
         JustificationPersisted(
             hash=digest, domain="crs_datum", prompt="p", prompt_args=args, justification=JUSTIFICATION
         ),
-        streams.justification_persisted_key(digest, "p"),
+        keys.justification_persisted_key(digest, "p"),
     )
     add(
         jf,
         rng.choice([JustificationRevoked(hash=digest), JustificationExpired(hash=digest)]),
-        streams.justification_revoked_key(digest, "x"),
+        keys.justification_revoked_key(digest, "x"),
     )
     conv = conversation_aggregate(call_id)
     add(
         conv,
         LLMConversationStarted(conversation_id=call_id, model="m", provider="openai", mode="prompt"),
-        streams.conversation_step_key(call_id, "0", "started"),
+        keys.conversation_step_key(call_id, "0", "started"),
     )
     add(
         conv,
         LLMAttempted(
             conversation_id=call_id, turn=1, attempt=1, model="m", provider="openai", temperature=0.7, outcome="answer"
         ),
-        streams.conversation_step_key(call_id, "0", "attempt"),
+        keys.conversation_step_key(call_id, "0", "attempt"),
     )
     add(
         conv,
         LLMConversationFinished(conversation_id=call_id, outcome="answered", attempts=1, tool_calls=0, total_ms=3.0),
-        streams.conversation_step_key(call_id, "0", "finished"),
+        keys.conversation_step_key(call_id, "0", "finished"),
     )
     client = rng.choice(["alice", "bob", "carol"])
     add(
         client_aggregate(client),
         CallRejected(client_id=client, method="tools/call", reason="rate_limit"),
-        streams.rejected_key(client, "rate_limit", rng.randint(0, 10**9)),
+        keys.rejected_key(client, "rate_limit", rng.randint(0, 10**9)),
     )
     return n  # fmt: skip
 
@@ -156,7 +156,7 @@ def log_says(store: EventStore) -> dict[str, object]:
     per_aggregate: Counter[str] = Counter()
     outcome: dict[str, str] = {}
     types: Counter[str] = Counter()
-    for category in streams.all_categories():
+    for category in keys.all_categories():
         for _id, fields in store.redis.xrange(store.keys.stream(category)):
             event = decode(fields[b"event"])
             per_aggregate[event.aggregate] += 1
@@ -240,7 +240,7 @@ def test_every_event_type_replays_to_the_projections_built_live(store: EventStor
     for _ in range(40):
         lifecycle(store, rng)
         other_families(store, rng)
-    types = {e.event.type for c in streams.all_categories() for e in store.read(c)}
+    types = {e.event.type for c in keys.all_categories() for e in store.read(c)}
 
     report = replay(store, swap=False)
 
@@ -257,9 +257,9 @@ def test_finished_calls_expire_and_a_rebuild_expires_the_same_ones(redis_url: st
         for data, key in (
             (
                 ToolRequested(call_id=call_id, tool="ping", queue="gdal", args={}, timeout_s=30),
-                streams.requested_key(call_id),
+                keys.requested_key(call_id),
             ),
-            (ToolSucceeded(call_id=call_id, result=1), streams.outcome_key(call_id)),
+            (ToolSucceeded(call_id=call_id, result=1), keys.outcome_key(call_id)),
         ):
             event = make_event(call_aggregate(call_id), data).model_copy(update={"ts": when})
             store.append(event, key)

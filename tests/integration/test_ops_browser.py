@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
-from geogate.eventlog.store import EventStore
+from geogate.calls.store import EventStore
 from schemas.events import ToolFailed, ToolRequested, ToolSucceeded
 from schemas.ids import call_aggregate
 from tests.integration.conftest import Stack

@@ -13,9 +13,9 @@ import pytest
 import redis
 import redis.asyncio as aredis
 
-from geogate.eventlog import ops_feed
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import Keys
+from geogate.calls import ops_feed
+from geogate.calls.keys import Keys
+from geogate.calls.store import EventStore
 from tests.support import redis_server, wait_for_key
 from tests.unit.geogate.eventlog.ops_samples import call
 

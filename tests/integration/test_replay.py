@@ -8,11 +8,11 @@ import sys
 import pytest
 import redis
 
-from geogate.eventlog import ops_feed, streams
+from geogate.calls import keys, ops_feed
+from geogate.calls.keys import Keys
+from geogate.calls.store import EventStore
 from geogate.eventlog import replay as replay_module
 from geogate.eventlog.replay import COMPARE_PAIRS, replay
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import Keys
 from schemas.events import (
     ToolCancelRequested,
     ToolFailed,
@@ -41,7 +41,7 @@ def lifecycle(store: EventStore, rng: random.Random) -> int:
                 args={"n": rng.randint(0, 9)},
                 timeout_s=30,
             ),
-            streams.requested_key(call_id),
+            keys.requested_key(call_id),
         )
     ]
     for attempt in range(rng.choice([1, 1, 1, 2])):
@@ -54,7 +54,7 @@ def lifecycle(store: EventStore, rng: random.Random) -> int:
                     queue_wait_ms=rng.random() * 5,
                     lease=f"l{attempt}",
                 ),
-                streams.started_key(call_id, str(attempt)),
+                keys.started_key(call_id, str(attempt)),
             )
         )
         events += [(ToolProgress(call_id=call_id, progress=p, total=3), f"{call_id}:p{attempt}{p}") for p in (1, 2)]
@@ -62,9 +62,9 @@ def lifecycle(store: EventStore, rng: random.Random) -> int:
             lost = ToolRedispatched(
                 call_id=call_id, dispatch=2, lost_worker="w:0", lost_lease="l0", lost_attempt="0", reason="lapsed"
             )
-            events.append((lost, streams.redispatch_key(call_id, "0")))
+            events.append((lost, keys.redispatch_key(call_id, "0")))
     if rng.random() < 0.1:
-        events.append((ToolCancelRequested(call_id=call_id), streams.cancel_key(call_id)))
+        events.append((ToolCancelRequested(call_id=call_id), keys.cancel_key(call_id)))
     if rng.random() < 0.2:
         outcome = ToolFailed(
             call_id=call_id,
@@ -74,7 +74,7 @@ def lifecycle(store: EventStore, rng: random.Random) -> int:
         )
     else:
         outcome = ToolSucceeded(call_id=call_id, result={"v": rng.random()}, text="ok", duration_ms=rng.random() * 9)
-    events.append((outcome, streams.outcome_key(call_id)))
+    events.append((outcome, keys.outcome_key(call_id)))
     for data, key in events:
         store.append(make_event(agg, data, actor=rng.choice(["alice", "bob"])), key)
     return len(events)

@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 import redis
 
-from geogate.eventlog import ops_feed
+from geogate.calls import ops_feed
+from geogate.calls.keys import Keys
+from geogate.calls.store import EventStore
 from geogate.eventlog.replay import replay
 from geogate.eventlog.retention import trim
-from geogate.eventlog.store import AppendResult, EventStore
-from geogate.eventlog.streams import Keys
+from geogate.eventlog.store import AppendResult
 from geogate.settings import RetentionPolicy
 from schemas.events import Event, ToolFailed, ToolStarted, ToolSucceeded
 from schemas.ids import new_id

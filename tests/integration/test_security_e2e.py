@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from geogate.eventlog.store import EventStore
+from geogate.calls.store import EventStore
 from schemas.events.security import CallRejected, client_aggregate
 from tests.integration.conftest import Stack, start_gateway, stop
 from tests.mcp_http import call_tool, frame, headers, read_resource

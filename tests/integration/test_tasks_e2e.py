@@ -22,9 +22,9 @@ import rasterio
 from rasterio.transform import from_origin
 
 from gateway.results import META_KEY
-from geogate.eventlog.projections.call_state import CallState
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import Keys
+from geogate.calls.keys import Keys
+from geogate.calls.projections.call_state import CallState
+from geogate.calls.store import EventStore
 from schemas.ids import call_aggregate
 from tests.conformance_suite import FIXTURES
 from tests.integration.conftest import start_gateway, start_worker, stop

@@ -17,9 +17,9 @@ import pytest
 import rasterio
 from rasterio.transform import from_origin
 
-from geogate.eventlog import streams
-from geogate.eventlog.publish import request_event
-from geogate.eventlog.store import EventStore
+from geogate.calls import keys
+from geogate.calls.publish import request_event
+from geogate.calls.store import EventStore
 from geogate.settings import Settings
 from schemas.codec import encode
 from schemas.ids import new_id
@@ -42,7 +42,7 @@ def convert(store: EventStore, settings: Settings, output: str) -> str:
     """Publish a `raster_convert` of `src.tif` to `output`; its call id (the payload is run by `run_as_nobody`)."""
     call_id = new_id()
     event = request_event(TOOLS["raster_convert"], {"uri": "src.tif", "output": output}, call_id=call_id, actor="t")
-    store.append(event, streams.requested_key(call_id))
+    store.append(event, keys.requested_key(call_id))
     return call_id
 
 

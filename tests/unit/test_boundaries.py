@@ -102,7 +102,7 @@ OUTCOME_READERS = {"gateway/outcomes.py", "workers/run/outcomes.py"}
 LOG_VIEWS = {
     "gateway/ops/tail.py": "`geogate tail`, its own process: prints every stream",
     "gateway/ops/reads.py": "the /ops live log: shows every stream to an operator, answers no call",
-    "geogate/eventlog/ops_feed.py": "folds every stream into the ops projections",
+    "geogate/calls/ops_feed.py": "folds every stream into the ops projections",
 }
 
 
@@ -256,3 +256,46 @@ def test_bench_imports_nothing_from_the_tests() -> None:
         if any(name == "tests" or name.startswith("tests.") for name in imported_modules(path))
     }
     assert not offenders
+
+
+DOMAIN = "geogate.calls"
+"""The read models the event store is handed; the store names them nowhere."""
+
+
+def names_in(path: Path) -> set[str]:
+    """Every module `path` imports at any depth (inside functions and `TYPE_CHECKING` blocks too) and every string
+    constant it holds (what `importlib.import_module` or a lazy path would name)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.add(node.value)
+    return found
+
+
+def names_domain(name: str) -> bool:
+    return DOMAIN in name or DOMAIN.replace(".", "/") in name
+
+
+def test_the_event_store_imports_nothing_from_the_read_models_it_is_handed() -> None:
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(n for n in names_in(path) if names_domain(n))
+        for path in (ROOT / "geogate" / "eventlog").rglob("*.py")
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_the_domain_check_sees_a_lazy_import_and_a_string(tmp_path: Path) -> None:
+    lazy = tmp_path / "lazy.py"
+    lazy.write_text("def f():\n    from geogate.calls.store import EventStore\n")
+    named = tmp_path / "named.py"
+    named.write_text("import importlib\nMODULE = importlib.import_module('geogate.calls.ops_feed')\n")
+    via_parent = tmp_path / "parent.py"
+    via_parent.write_text("from geogate import calls\n")
+
+    assert any(names_domain(n) for n in names_in(lazy))
+    assert any(names_domain(n) for n in names_in(named))
+    assert any(names_domain(n) for n in names_in(via_parent))

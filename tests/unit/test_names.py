@@ -1,4 +1,4 @@
-"""Keys and names live in one module (`geogate/eventlog/streams.py`): nobody else spells a dedupe or projection key."""
+"""Keys and names live in one module (`geogate/calls/keys.py`): nobody else spells a dedupe or projection key."""
 
 import ast
 import re

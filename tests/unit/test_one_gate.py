@@ -16,8 +16,8 @@ import redis.asyncio as aredis
 
 from gateway.preflight.flow import preflight
 from gateway.preflight.gate import Gate
-from geogate.eventlog.store import AsyncEventStore, EventStore
-from geogate.eventlog.streams import Keys, celery_queue_key
+from geogate.calls.keys import Keys, celery_queue_key
+from geogate.calls.store import AsyncEventStore, EventStore
 from geogate.queue.message import message_args
 from geogate.settings import Settings
 from schemas.call_plan import plan_call

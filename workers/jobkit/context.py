@@ -9,7 +9,7 @@ from geogate.settings import Settings
 from workers.jobkit.errors import JobCancelled, JobSuperseded
 
 if TYPE_CHECKING:
-    from geogate.eventlog.store import EventStore
+    from geogate.calls.store import EventStore
 
 _DEFAULTS = Settings.defaults()
 """Field defaults only (no environment read): for contexts built without settings, as in unit tests."""

@@ -11,10 +11,10 @@ import itertools
 import time
 from typing import Any
 
-from geogate.eventlog import streams
+from geogate.calls import keys
+from geogate.calls.projections.tasks import inputs
+from geogate.calls.publish import new_event
 from geogate.eventlog.append import Expect
-from geogate.eventlog.projections.tasks import inputs
-from geogate.eventlog.publish import new_event
 from schemas.events.task import ToolInputRequested
 from schemas.events.tool import LogLevel, ToolLogged
 from schemas.ids import call_aggregate
@@ -47,7 +47,7 @@ def ask_client(ctx: JobContext, requests: dict[str, dict[str, Any]], timeout_s: 
         actor=ctx.actor,
         trace_id=ctx.trace_id or None,
     )
-    dedupe = streams.input_request_key(ctx.call_id, ",".join(sorted(requests)))
+    dedupe = keys.input_request_key(ctx.call_id, ",".join(sorted(requests)))
     if store.append(event, dedupe, expect=_current(ctx, call_key)).refused:
         raise JobSuperseded(ctx.call_id, ctx.fence.attempt)
     return _wait_for_answers(ctx, call_key, requests, timeout_s)
@@ -98,7 +98,7 @@ def tell(ctx: JobContext, message: str, level: LogLevel = "info") -> None:
         actor=ctx.actor,
         trace_id=ctx.trace_id or None,
     )
-    key = streams.logged_key(ctx.call_id, ctx.fence.attempt, seq)
+    key = keys.logged_key(ctx.call_id, ctx.fence.attempt, seq)
     if store.append(event, key, expect=_current(ctx, store.live.call(ctx.call_id))).refused:
         raise JobSuperseded(ctx.call_id, ctx.fence.attempt)
 

@@ -5,7 +5,7 @@ import sys
 from collections.abc import Iterator
 from typing import TextIO
 
-from geogate.eventlog.store import EventStore
+from geogate.calls.store import EventStore
 from geogate.settings import SettingsError, process_settings
 from schemas.events.llm import LLMAttempted
 from schemas.llm import LLMStats, ModelStats

@@ -9,8 +9,8 @@ import anyio
 import redis.asyncio as aredis
 from pydantic import JsonValue
 
-from geogate.eventlog import streams
-from geogate.eventlog.store import EventStore
+from geogate.calls import keys
+from geogate.calls.store import EventStore
 from geogate.ratelimit import Limiter, Limits
 from geogate.settings import LLMSettings
 from schemas.events import Event, EventData, ToolStarted, ToolSucceeded
@@ -95,7 +95,7 @@ async def _check_rate(store: EventStore, ctx: JobContext, llm: LLMSettings) -> N
     client = aredis.Redis.from_url(ctx.settings.require_redis_url())
     limit = llm.rate_limit_per_minute
     try:
-        decision = await Limiter(client, store.keys, streams.LLM, count_refused=True).acquire(ctx.actor, Limits(limit))
+        decision = await Limiter(client, store.keys, keys.LLM, count_refused=True).acquire(ctx.actor, Limits(limit))
     finally:
         await client.aclose()
     if not decision.allowed:
@@ -134,13 +134,13 @@ class ConversationLog:
             actor=self.ctx.actor,
             data=data,  # type: ignore[arg-type]
         )
-        self.store.append(event, streams.conversation_step_key(self.ctx.call_id, self.run, step))
+        self.store.append(event, keys.conversation_step_key(self.ctx.call_id, self.run, step))
         self.cause = event.id
         return event
 
     def attempted(self, data: LLMAttempted) -> None:
         """Record one model attempt and report it as progress (which stops the job if the call was cancelled)."""
-        self.append(data, streams.attempt_step(data.turn, data.attempt))
+        self.append(data, keys.attempt_step(data.turn, data.attempt))
         self.attempts += 1
         kind = f" ({data.error_kind})" if data.error_kind else ""
         self.ctx.progress(self.attempts, None, f"turn {data.turn}, model attempt {data.attempt}: {data.outcome}{kind}")

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from pydantic import JsonValue
 
-from geogate.eventlog.store import EventStore
+from geogate.calls.store import EventStore
 from schemas.events import Event, ToolFailed, ToolRequested, ToolStarted, ToolSucceeded
 from schemas.events.llm import LLMAttempted, LLMConversationFinished, LLMConversationStarted, conversation_aggregate
 from schemas.ids import call_aggregate

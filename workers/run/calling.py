@@ -12,10 +12,10 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from geogate.eventlog import streams
-from geogate.eventlog.projections.justifications import JustificationState
-from geogate.eventlog.publish import gate_events, new_event, request_effects, request_event
-from geogate.eventlog.store import EventStore
+from geogate.calls import keys
+from geogate.calls.projections.justifications import JustificationState
+from geogate.calls.publish import gate_events, new_event, request_effects, request_event
+from geogate.calls.store import EventStore
 from schemas.call_plan import CallPlan, plan_call
 from schemas.events import Event, ToolFailed
 from schemas.ids import call_aggregate, new_id
@@ -70,10 +70,10 @@ def call_tool(
         timeout_s=timeout_s,
         justified_by=justified_by,
     )
-    waiter = waiter_for(store.redis, store.keys.stream(streams.CALLS))
+    waiter = waiter_for(store.redis, store.keys.stream(keys.CALLS))
     with waiter.watch(call_id) as inbox:
         effects = request_effects(event, plan.args, store.keys, store.dedupe_ttl_s)
-        store.append(event, streams.requested_key(call_id), effects=effects)
+        store.append(event, keys.requested_key(call_id), effects=effects)
         try:
             return inbox.get(timeout=timeout_s)
         except queue.Empty:  # a missed wake-up still finds the outcome in the log

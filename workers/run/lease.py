@@ -19,7 +19,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 from redis.retry import Retry
 
-from geogate.eventlog.store import EventStore
+from geogate.calls.store import EventStore
 from geogate.settings import Settings
 from schemas.ids import new_id
 from workers.run.reaper import Reaper

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from geogate.calls.store import EventStore
 from geogate.eventlog.append import Expect, Op, Readback
-from geogate.eventlog.store import EventStore
 from geogate.settings import Settings
 from schemas.events import Event, OutputRef
 

@@ -23,11 +23,11 @@ from billiard.exceptions import WorkerLostError
 from celery.worker.request import Request
 from redis.exceptions import RedisError
 
-from geogate.eventlog import streams
+from geogate.calls import keys
+from geogate.calls.publish import follow
+from geogate.calls.store import EventStore
 from geogate.eventlog.append import Expect
 from geogate.eventlog.errors import EventLogError
-from geogate.eventlog.publish import follow
-from geogate.eventlog.store import EventStore
 from geogate.settings import Settings
 from schemas.codec import decode
 from schemas.events import ToolFailed, ToolRequested
@@ -71,7 +71,7 @@ def fail_killed_call(store: EventStore, settings: Settings, payload: bytes, work
         worker=worker,
     )
     fenced = Expect(store.live.call(data.call_id), "attempt", "in", (state.attempt,))
-    landed = not store.append(follow(requested, failed), streams.outcome_key(data.call_id), expect=[fenced]).refused
+    landed = not store.append(follow(requested, failed), keys.outcome_key(data.call_id), expect=[fenced]).refused
     if landed:
         logger.warning("call %s failed: the OOM killer ended its worker process %s", data.call_id, worker)
     return landed

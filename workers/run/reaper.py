@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from geogate.eventlog import streams
+from geogate.calls import keys
+from geogate.calls.projections.running import RunningEntry
+from geogate.calls.publish import enqueue_op, fan_in_op, follow, handler_job_op
+from geogate.calls.store import EventStore
 from geogate.eventlog.append import Expect
-from geogate.eventlog.projections.running import RunningEntry
-from geogate.eventlog.publish import enqueue_op, fan_in_op, follow, handler_job_op
-from geogate.eventlog.store import EventStore
 from geogate.queue.unacked import delivered_before
 from geogate.settings import Settings
 from schemas.codec import decode
@@ -97,7 +97,7 @@ class Reaper:
         )
         logger.warning("call %s was delivered and never started: re-dispatching it", data.call_id)
         message = enqueue_op(requested, again.dispatch)
-        dedupe = streams.redispatch_key(data.call_id, streams.stranded_attempt(dispatch))
+        dedupe = keys.redispatch_key(data.call_id, keys.stranded_attempt(dispatch))
         appended = self.store.append(follow(requested, again), dedupe, expect=fenced, effects=[message])
         return Reaped(data.call_id, "tool", "redispatched", "") if appended.new else None
 
@@ -113,7 +113,7 @@ class Reaper:
         again = ToolRedispatched(
             call_id=call_id, stage="fan_in", dispatch=2, lost_worker="", lost_lease="", lost_attempt="", reason=reason
         )
-        dedupe = streams.redispatch_key(call_id, f"fan-in-push-{command.id}")
+        dedupe = keys.redispatch_key(call_id, f"fan-in-push-{command.id}")
         push = fan_in_op(command, call_id, again.dispatch)
         appended = self.store.append(follow(command, again), dedupe, expect=waiting, effects=[push])
         return Reaped(call_id, "fan_in", "redispatched", "") if appended.new else None
@@ -147,10 +147,10 @@ class Reaper:
         fenced = Expect(self.store.live.call(entry.call_id), "attempt", "in", (entry.attempt,))
         if state.attempts >= self.settings.max_attempts:
             failed = attempts_exhausted(entry.call_id, events, self.settings.max_attempts)
-            self.store.append(follow(requested, failed), streams.outcome_key(entry.call_id), expect=fenced)
+            self.store.append(follow(requested, failed), keys.outcome_key(entry.call_id), expect=fenced)
             return Reaped(entry.call_id, "tool", "failed", entry.worker)
         again = self._redispatched(entry, "tool", state.dispatch + 1)
-        key = streams.redispatch_key(entry.call_id, entry.attempt)
+        key = keys.redispatch_key(entry.call_id, entry.attempt)
         appended = self.store.append(
             follow(requested, again), key, expect=fenced, effects=[enqueue_op(requested, again.dispatch)]
         )
@@ -166,10 +166,10 @@ class Reaper:
         fenced = Expect(self.store.live.handler(entry.call_id), "attempt", "in", (entry.attempt,))
         if int(raw.get("attempts", "0")) >= self.settings.max_attempts:
             failed = handler_attempts_exhausted(entry.call_id, raw, self.settings.max_attempts)
-            self.store.append(follow(succeeded, failed), streams.handler_outcome_key(entry.call_id), expect=fenced)
+            self.store.append(follow(succeeded, failed), keys.handler_outcome_key(entry.call_id), expect=fenced)
             return Reaped(entry.call_id, "handler", "failed", entry.worker)
         again = self._redispatched(entry, "handler", int(raw.get("attempts", "0")) + 1)
-        key = streams.redispatch_key(entry.call_id, entry.attempt)
+        key = keys.redispatch_key(entry.call_id, entry.attempt)
         appended = self.store.append(
             follow(succeeded, again), key, expect=fenced, effects=[handler_job_op(succeeded, again.dispatch)]
         )
@@ -185,10 +185,10 @@ class Reaper:
         attempts = int(self.store.redis.hget(self.store.live.call(entry.call_id), "fan_in_attempts") or 0)
         if attempts >= self.settings.max_attempts:
             failed = fan_in_attempts_exhausted(entry.call_id, attempts, self.settings.max_attempts)
-            self.store.append(follow(requested, failed), streams.outcome_key(entry.call_id), expect=fenced)
+            self.store.append(follow(requested, failed), keys.outcome_key(entry.call_id), expect=fenced)
             return Reaped(entry.call_id, "fan_in", "failed", entry.worker)
         again = self._redispatched(entry, "fan_in", attempts + 1)
-        key = streams.redispatch_key(entry.call_id, entry.attempt)
+        key = keys.redispatch_key(entry.call_id, entry.attempt)
         push = fan_in_op(requested, entry.call_id, again.dispatch)
         appended = self.store.append(follow(requested, again), key, expect=fenced, effects=[push])
         return Reaped(entry.call_id, "fan_in", "redispatched", entry.worker) if appended.new else None

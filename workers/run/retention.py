@@ -10,8 +10,8 @@ import threading
 
 from redis.exceptions import RedisError
 
+from geogate.calls.store import EventStore
 from geogate.eventlog.retention import trim
-from geogate.eventlog.store import EventStore
 from geogate.settings import Settings
 from workers.tiling import leftovers
 

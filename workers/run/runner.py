@@ -8,12 +8,12 @@ from typing import Any
 from celery.exceptions import SoftTimeLimitExceeded
 from pydantic import BaseModel, ValidationError
 
-from geogate.eventlog import streams
+from geogate.calls import keys
+from geogate.calls.held import release_ops, restored
+from geogate.calls.projections.call_state import TERMINAL
+from geogate.calls.publish import follow
+from geogate.calls.store import EventStore
 from geogate.eventlog.append import Expect, Op, Readback
-from geogate.eventlog.held import release_ops, restored
-from geogate.eventlog.projections.call_state import TERMINAL
-from geogate.eventlog.publish import follow
-from geogate.eventlog.store import EventStore
 from geogate.settings import Settings
 from schemas.codec import decode
 from schemas.events import Event, EventData, ToolFailed, ToolProgress, ToolRequested, ToolStarted, ToolSucceeded
@@ -148,8 +148,8 @@ def _call_run(store: EventStore, settings: Settings, requested: Event, worker: s
     return Run(
         state=call_key,
         started=started,
-        started_key=streams.started_key(data.call_id, attempt),
-        outcome_key=streams.outcome_key(data.call_id),
+        started_key=keys.started_key(data.call_id, attempt),
+        outcome_key=keys.outcome_key(data.call_id),
         attempt=attempt,
         may_start=_may_start(call_key, dispatch, settings.max_attempts),
         exhausted=exhausted,
@@ -313,7 +313,7 @@ def _progress_sink(store: EventStore, settings: Settings, requested: Event, star
         state["seq"] += 1
         state["last"] = now
         event = follow(requested, ToolProgress(call_id=data.call_id, progress=progress, total=total, message=message))
-        key = streams.progress_key(data.call_id, attempt, int(state["seq"]))
+        key = keys.progress_key(data.call_id, attempt, int(state["seq"]))
         appended = store.append(event, key, expect=current, effects=renew, readback=_cancel_flag(store, data.call_id))
         if appended.refused:
             raise JobSuperseded(data.call_id, attempt)

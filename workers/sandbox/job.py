@@ -20,12 +20,12 @@ from typing import Any
 
 from celery.signals import worker_process_init
 
-from geogate.eventlog import streams
+from geogate.calls import keys
+from geogate.calls.projections.handlers import TERMINAL
+from geogate.calls.publish import follow, handler_job_op
+from geogate.calls.store import EventStore
 from geogate.eventlog.append import Expect
 from geogate.eventlog.errors import BlobMissing
-from geogate.eventlog.projections.handlers import TERMINAL
-from geogate.eventlog.publish import follow, handler_job_op
-from geogate.eventlog.store import EventStore
 from geogate.settings import process_settings
 from schemas.events import (
     Event,
@@ -164,8 +164,8 @@ def _handler_run(store: EventStore, max_attempts: int, call: _Call, ctx: JobCont
     return Run(
         state=state,
         started=follow(call.succeeded, data),
-        started_key=streams.handler_started_key(call_id, data.attempt),
-        outcome_key=streams.handler_outcome_key(call_id),
+        started_key=keys.handler_started_key(call_id, data.attempt),
+        outcome_key=keys.handler_outcome_key(call_id),
         attempt=data.attempt,
         may_start=[
             Expect(state, "status", "not_in", TERMINAL),

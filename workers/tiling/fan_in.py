@@ -1,5 +1,5 @@
 """The fan-in of a tiled call (`tiles.fan_in`): assemble the output from its tiles, or fail the call naming the
-failed tile, then remove the parts. It runs once per push (`geogate.eventlog.fan_in`), as its own fenced run of the
+failed tile, then remove the parts. It runs once per push (`geogate.calls.fan_in`), as its own fenced run of the
 parent: `tool.fan_in_started` makes it the parent's current attempt, so a re-dispatch supersedes a lost one and its
 outcome lands through the same fence as any call's."""
 
@@ -11,12 +11,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from geogate.eventlog import streams
+from geogate.calls import keys
+from geogate.calls.held import restored
+from geogate.calls.projections.call_state import TERMINAL
+from geogate.calls.publish import follow
+from geogate.calls.store import EventStore
 from geogate.eventlog.append import Expect, Readback
-from geogate.eventlog.held import restored
-from geogate.eventlog.projections.call_state import TERMINAL
-from geogate.eventlog.publish import follow
-from geogate.eventlog.store import EventStore
 from schemas.events import Event, EventData, ToolFanInStarted, ToolFannedOut, ToolRequested
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import SPECS
@@ -145,8 +145,8 @@ def _run(store: EventStore, ctx: JobContext, requested: Event) -> Run:
     return Run(
         state=key,
         started=started,
-        started_key=streams.fan_in_started_key(data.call_id, attempt),
-        outcome_key=streams.outcome_key(data.call_id),
+        started_key=keys.fan_in_started_key(data.call_id, attempt),
+        outcome_key=keys.outcome_key(data.call_id),
         attempt=attempt,
         may_start=[
             Expect(key, "status", "not_in", TERMINAL),

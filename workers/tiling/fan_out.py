@@ -8,10 +8,10 @@ import logging
 
 from pydantic import JsonValue, ValidationError
 
-from geogate.eventlog import streams
+from geogate.calls import keys
+from geogate.calls.publish import follow, request_effects, request_event
+from geogate.calls.store import EventStore
 from geogate.eventlog.append import Expect
-from geogate.eventlog.publish import follow, request_effects, request_event
-from geogate.eventlog.store import EventStore
 from schemas.events import Event, ToolFannedOut, ToolRequested, ToolStarted
 from schemas.tools import SPECS
 from schemas.tools.tiling import TileArgs, tile_call_id, tile_tool
@@ -45,7 +45,7 @@ def fanned_out(started: Started) -> bool:
 
 
 def tile_events(requested: Event, started: Event, plan: Plan) -> list[tuple[Event, dict[str, JsonValue]]]:
-    """The `tool.requested` of every tile with its arguments before redaction (`geogate.eventlog.held`): the
+    """The `tool.requested` of every tile with its arguments before redaction (`geogate.calls.held`): the
     parent's actor and trace, caused by the parent's start; in row-major
     order, the order of a staging file's bytes, so that its digest follows the rows of tiles as they end
     (`workers.gdal.staging_digest`); the grid's last row, often the shortest, ends the call."""
@@ -72,7 +72,7 @@ def fan_out(store: EventStore, requested: Event, started: Event, plan: Plan) -> 
     data = requested.payload(ToolRequested)
     current = Expect(store.live.call(data.call_id), "attempt", "in", (started.payload(ToolStarted).attempt,))
     for tile, args in tile_events(requested, started, plan):
-        key = streams.requested_key(tile.payload(ToolRequested).call_id)
+        key = keys.requested_key(tile.payload(ToolRequested).call_id)
         effects = request_effects(tile, args, store.keys, store.dedupe_ttl_s)
         if store.append(tile, key, expect=current, effects=effects).refused:
             return False
@@ -86,4 +86,4 @@ def fan_out(store: EventStore, requested: Event, started: Event, plan: Plan) -> 
         height=plan.height,
         folder=str(plan.folder),
     )
-    return not store.append(follow(started, fanned), streams.fanned_out_key(data.call_id), expect=current).refused
+    return not store.append(follow(started, fanned), keys.fanned_out_key(data.call_id), expect=current).refused

@@ -6,7 +6,7 @@ import logging
 import time
 from pathlib import Path
 
-from geogate.eventlog.store import EventStore
+from geogate.calls.store import EventStore
 from workers.tiling.grid import PARTS, remove_parts
 
 logger = logging.getLogger(__name__)

@@ -3,11 +3,11 @@
 Reports only ever raise the count (`lt` on the parent's progress), whichever tile's report lands first.
 """
 
-from geogate.eventlog import streams
+from geogate.calls import keys
+from geogate.calls.projections.tiles import DONE
+from geogate.calls.publish import new_event
+from geogate.calls.store import EventStore
 from geogate.eventlog.append import Expect
-from geogate.eventlog.projections.tiles import DONE
-from geogate.eventlog.publish import new_event
-from geogate.eventlog.store import EventStore
 from schemas.events import Event, ToolProgress
 from schemas.ids import call_aggregate
 from schemas.tools.tiling import tile_of
@@ -23,7 +23,7 @@ def report_tiles_done(store: EventStore, parent: str, cause: Event) -> None:
     count, tiles = int(done), int(total)
     progress = ToolProgress(call_id=parent, progress=count, total=tiles, message=f"{count}/{tiles} tiles done")
     event = new_event(call_aggregate(parent), progress, actor=cause.actor, trace_id=cause.trace_id)
-    store.append(event, streams.tiles_progress_key(parent, count), expect=Expect(key, "progress", "lt", (str(count),)))
+    store.append(event, keys.tiles_progress_key(parent, count), expect=Expect(key, "progress", "lt", (str(count),)))
 
 
 def tile_ended(finished: Finished) -> Next | None:

@@ -12,9 +12,10 @@ from datetime import UTC, datetime
 
 from pydantic import JsonValue
 
-from geogate.eventlog import streams
+from geogate.calls import keys
+from geogate.calls.store import EventStore
 from geogate.eventlog.append import Expect
-from geogate.eventlog.store import AppendResult, EventStore
+from geogate.eventlog.store import AppendResult
 from schemas.events import (
     Event,
     WorkflowAdvanced,
@@ -174,7 +175,7 @@ class WorkflowService:
         data = event.payload(WorkflowEventData)
         current = "" if state is None else str(state.version)
         expect = Expect(self.store.live.workflow(data.state_id), "version", "in", (current,))
-        return self.store.append(event, streams.workflow_version_key(data.state_id, data.version), expect=expect)
+        return self.store.append(event, keys.workflow_version_key(data.state_id, data.version), expect=expect)
 
 
 def _info(workflow: Workflow) -> WorkflowInfo:

@@ -7,8 +7,8 @@ import fakeredis
 
 from gateway.outcomes import OutcomeReader
 from gateway.runtime import WAKE_TYPES
+from geogate.calls.publish import new_event
 from geogate.eventlog.append import stream_fields
-from geogate.eventlog.publish import new_event
 from schemas.events import Event, EventData, ToolFailed, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate
 

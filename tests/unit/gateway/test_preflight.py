@@ -8,9 +8,9 @@ from pyproj import CRS
 
 from gateway.preflight.gate import Gate
 from gateway.preflight.persist import persist
+from geogate.calls.keys import Keys
+from geogate.calls.store import AsyncEventStore, EventStore
 from geogate.eventlog.replay import replay
-from geogate.eventlog.store import AsyncEventStore, EventStore
-from geogate.eventlog.streams import Keys
 from geogate.settings import Settings
 from schemas.ids import new_id
 from schemas.preflight.answers import parse_answer

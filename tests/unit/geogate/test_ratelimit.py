@@ -3,7 +3,7 @@
 import fakeredis
 import pytest
 
-from geogate.eventlog.streams import Keys
+from geogate.calls.keys import Keys
 from geogate.ratelimit import Limiter, Limits
 
 pytestmark = pytest.mark.anyio

@@ -13,9 +13,9 @@ import pytest
 from pydantic import SecretStr
 
 from geogate import settings as settings_module
-from geogate.eventlog import streams
-from geogate.eventlog.publish import request_event
-from geogate.eventlog.store import EventStore
+from geogate.calls import keys
+from geogate.calls.publish import request_event
+from geogate.calls.store import EventStore
 from geogate.settings import LLMSettings, Settings, SettingsError, process_settings, read_settings
 from geogate.state_dir import default_data_dir
 from schemas.codec import encode
@@ -230,7 +230,7 @@ def justify(store: EventStore, settings: Settings) -> str:
     args = {"domain": "crs_datum", "prompt": "justify_crs_selection", "prompt_args": {"dst_crs": "EPSG:3035"}}
     call_id = new_id()
     event = request_event(JUSTIFY_CHOICE, args, call_id=call_id, actor="tester")
-    store.append(event, streams.requested_key(call_id))
+    store.append(event, keys.requested_key(call_id))
     runner.run_call(store, settings, "host:1", encode(event))
     return call_id
 

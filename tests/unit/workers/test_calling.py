@@ -2,7 +2,7 @@
 
 import pytest
 
-from geogate.eventlog.store import EventStore
+from geogate.calls.store import EventStore
 from geogate.settings import Settings
 from schemas.events import ToolFailed
 from schemas.events.justification import JustificationPersisted, justification_aggregate

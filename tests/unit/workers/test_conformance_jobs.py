@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from gateway.results import from_state
-from geogate.eventlog import streams
-from geogate.eventlog.publish import request_event
-from geogate.eventlog.store import EventStore
+from geogate.calls import keys
+from geogate.calls.publish import request_event
+from geogate.calls.store import EventStore
 from geogate.settings import Settings
 from schemas.codec import encode
 from schemas.events import ToolInputProvided, ToolLogged, ToolSucceeded
@@ -37,7 +37,7 @@ def publish(
     valid = spec.args.model_validate(args).model_dump(mode="json")
     call_id = new_id()
     event = request_event(spec, valid, call_id=call_id, actor="tester", client_capabilities=can)
-    store.append(event, streams.requested_key(call_id))
+    store.append(event, keys.requested_key(call_id))
     return call_id, encode(event)
 
 
@@ -93,7 +93,7 @@ def test_a_job_asks_only_what_the_client_declared(fake_store: EventStore, settin
     call_id, payload = publish(fake_store, "test_input_required_result_capabilities", can=["sampling"])
     answer = {"role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"}
     early = make_event(call_aggregate(call_id), ToolInputProvided(call_id=call_id, key="hello", response=answer))
-    fake_store.append(early, streams.input_answer_key(call_id, "hello"))  # the answer is in before the job asks
+    fake_store.append(early, keys.input_answer_key(call_id, "hello"))  # the answer is in before the job asks
 
     runner.run_call(fake_store, settings, "host:1", payload)
 

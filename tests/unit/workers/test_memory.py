@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from rasterio.errors import RasterioIOError
 
-from geogate.eventlog import streams
-from geogate.eventlog.publish import request_event
-from geogate.eventlog.store import EventStore
+from geogate.calls import keys
+from geogate.calls.publish import request_event
+from geogate.calls.store import EventStore
 from geogate.settings import Settings
 from schemas.codec import encode
 from schemas.events import ToolFailed
@@ -62,7 +62,7 @@ def test_a_job_that_runs_out_of_memory_fails_its_call_with_out_of_memory_naming_
     monkeypatch.setitem(JOBS, "ping", past_the_cap)
     call_id = new_id()
     requested = request_event(TOOLS["ping"], {}, call_id=call_id, actor="tester")
-    fake_store.append(requested, streams.requested_key(call_id))
+    fake_store.append(requested, keys.requested_key(call_id))
 
     run_call(fake_store, Settings(redis_url="redis://unused", job_memory_mb=512), "host:1", encode(requested))
 

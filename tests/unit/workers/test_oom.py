@@ -3,9 +3,9 @@ else."""
 
 from pathlib import Path
 
-from geogate.eventlog import streams
-from geogate.eventlog.publish import follow, request_event
-from geogate.eventlog.store import EventStore
+from geogate.calls import keys
+from geogate.calls.publish import follow, request_event
+from geogate.calls.store import EventStore
 from geogate.settings import Settings
 from schemas.codec import encode
 from schemas.events import Event, ToolFailed, ToolRequested, ToolStarted
@@ -19,10 +19,10 @@ SETTINGS = Settings(redis_url="redis://unused", job_memory_mb=0)
 def started_on(store: EventStore, worker: str) -> Event:
     requested = request_event(TOOLS["raster_stats"], {"uri": "huge.tif"}, call_id=new_id(), actor="tester")
     call_id = requested.payload(ToolRequested).call_id
-    store.append(requested, streams.requested_key(call_id))
+    store.append(requested, keys.requested_key(call_id))
     attempt = new_id()
     started = ToolStarted(call_id=call_id, worker=worker, attempt=attempt, queue_wait_ms=1.0)
-    store.append(follow(requested, started), streams.started_key(call_id, attempt))
+    store.append(follow(requested, started), keys.started_key(call_id, attempt))
     return requested
 
 

@@ -16,10 +16,10 @@ import pytest
 import redis
 from pydantic import BaseModel
 
-from geogate.eventlog import streams
-from geogate.eventlog.publish import enqueue_op, follow, request_event
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import Keys
+from geogate.calls import keys
+from geogate.calls.keys import Keys
+from geogate.calls.publish import enqueue_op, follow, request_event
+from geogate.calls.store import EventStore
 from geogate.queue.unacked import UNACKED, UNACKED_INDEX
 from geogate.settings import Settings
 from schemas.codec import decode, encode
@@ -63,7 +63,7 @@ def publish(store: EventStore, handler: dict | None = None, **args: object) -> t
     call_id = new_id()
     valid = spec.args.model_validate(args).model_dump(mode="json")
     event = request_event(spec, valid, call_id=call_id, actor="t", result_handler=handler)
-    store.append(event, streams.requested_key(call_id))
+    store.append(event, keys.requested_key(call_id))
     return call_id, encode(event)
 
 
@@ -80,7 +80,7 @@ def queued(store: EventStore, queue: str = "gdal") -> list[tuple[str, int]]:
 def messages(store: EventStore, queue: str) -> list[tuple[bytes, int]]:
     """(payload, dispatch) of every message waiting on `queue`: what a worker's task would be called with."""
     found = []
-    for raw in store.redis.lrange(streams.celery_queue_key(queue), 0, -1):
+    for raw in store.redis.lrange(keys.celery_queue_key(queue), 0, -1):
         args = msgpack.unpackb(base64.b64decode(json.loads(raw)["body"]), raw=False)[0]
         found.append((args[0], args[1] if len(args) > 1 else 1))
     return found
@@ -302,7 +302,7 @@ def test_a_job_that_kills_its_pool_process_every_time_fails_after_max_attempts(
     call_id, payload = publish(store, delay_ms=0)
     for n in range(settings.max_attempts):  # each start 'dies': no outcome follows it
         data = ToolStarted(call_id=call_id, worker=f"w:{n}", attempt=f"a{n}", queue_wait_ms=0)
-        store.append(follow(decode(payload), data), streams.started_key(call_id, f"a{n}"))
+        store.append(follow(decode(payload), data), keys.started_key(call_id, f"a{n}"))
 
     runner.run_call(store, settings, "w:last", payload)
 

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from geogate.eventlog import streams
-from geogate.eventlog.publish import request_event
-from geogate.eventlog.store import EventStore
+from geogate.calls import keys
+from geogate.calls.publish import request_event
+from geogate.calls.store import EventStore
 from geogate.settings import Settings
 from schemas.codec import encode
 from schemas.events import ToolCancelRequested
@@ -28,7 +28,7 @@ def publish(store: EventStore, tool: str = "ping", **args: object) -> tuple[str,
     valid = spec.args.model_validate(args).model_dump(mode="json")
     call_id = new_id()
     event = request_event(spec, valid, call_id=call_id, actor="tester")
-    store.append(event, streams.requested_key(call_id))
+    store.append(event, keys.requested_key(call_id))
     return call_id, encode(event)
 
 

@@ -4,7 +4,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from gateway.metrics import Snapshot
 from gateway.ops.figures import figures, quantile
-from geogate.eventlog.projections.ops import BUCKETS_MS, bucket_of, field_bucket, field_calls, field_error, field_sum
+from geogate.calls.projections.ops import BUCKETS_MS, bucket_of, field_bucket, field_calls, field_error, field_sum
 
 
 def buckets(*values_ms: float) -> list[int]:

@@ -13,9 +13,9 @@ from starlette.routing import Route
 
 from gateway.ops.reads import TailFilter
 from gateway.ops.routes import OpsRoutes
-from geogate.eventlog import ops_feed
-from geogate.eventlog.store import AsyncEventStore, EventStore
-from geogate.eventlog.streams import Keys
+from geogate.calls import ops_feed
+from geogate.calls.keys import Keys
+from geogate.calls.store import AsyncEventStore, EventStore
 from geogate.settings import Settings
 from schemas.events import ToolFailed, ToolRequested, ToolSucceeded, WorkflowStarted, WorkflowThoughtSubmitted
 from schemas.ids import new_id

@@ -7,10 +7,10 @@ import fakeredis
 import pytest
 
 from gateway.ops.summary import read_summary
-from geogate.eventlog import ops_feed
-from geogate.eventlog.publish import enqueue_op, request_event
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import Keys, celery_queue_key
+from geogate.calls import ops_feed
+from geogate.calls.keys import Keys, celery_queue_key
+from geogate.calls.publish import enqueue_op, request_event
+from geogate.calls.store import EventStore
 from schemas.ids import new_id
 from schemas.tools import TOOLS
 from tests.unit.geogate.eventlog.ops_samples import T0, call

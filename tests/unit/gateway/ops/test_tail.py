@@ -4,8 +4,8 @@ import json
 from itertools import islice
 
 from gateway.ops.tail import as_json, follow, last_events, select
-from geogate.eventlog import streams
-from geogate.eventlog.store import EventStore
+from geogate.calls import keys
+from geogate.calls.store import EventStore
 from schemas.events import ToolRequested, WorkflowExpired
 from schemas.events.workflow import workflow_aggregate
 from schemas.ids import call_aggregate, new_id
@@ -15,7 +15,7 @@ from tests.support import make_event
 def request(store: EventStore) -> str:
     call_id = new_id()
     data = ToolRequested(call_id=call_id, tool="ping", queue="gdal", args={}, timeout_s=1)
-    store.append(make_event(call_aggregate(call_id), data), streams.requested_key(call_id))
+    store.append(make_event(call_aggregate(call_id), data), keys.requested_key(call_id))
     return call_id
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 import redis
 
+from geogate.calls import keys
+from geogate.calls.store import EventStore
 from geogate.cli import dev
-from geogate.eventlog import streams
-from geogate.eventlog.store import EventStore
 from geogate.settings import Settings
 from schemas.events import ToolRequested
 from schemas.ids import call_aggregate, new_id
@@ -27,7 +27,7 @@ def test_without_redis_server_dev_mode_serves_fakeredis_that_runs_the_append_scr
     store = EventStore(redis.Redis.from_url(url))
     call_id = new_id()
     data = ToolRequested(call_id=call_id, tool="ping", queue="gdal", args={}, timeout_s=1)
-    assert store.append(make_event(call_aggregate(call_id), data), streams.requested_key(call_id)).new
+    assert store.append(make_event(call_aggregate(call_id), data), keys.requested_key(call_id)).new
     assert store.call_state(call_id).status == "requested"
 
 

@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime, timedelta
 
-from geogate.eventlog.store import EventStore
+from geogate.calls.store import EventStore
 from schemas.events import (
     Event,
     EventData,

@@ -6,10 +6,11 @@ import anyio
 import fakeredis
 import pytest
 
+from geogate.calls import keys
+from geogate.calls.keys import Keys
+from geogate.calls.store import AsyncEventStore, EventStore
 from geogate.eventlog import store as store_module
-from geogate.eventlog import streams
-from geogate.eventlog.store import AsyncEventStore, EventStore, LogFenced
-from geogate.eventlog.streams import Keys
+from geogate.eventlog.store import LogFenced
 from schemas.events import Event, ToolRequested
 from schemas.ids import call_aggregate, new_id
 from tests.support import make_event
@@ -18,7 +19,7 @@ from tests.support import make_event
 def requested() -> tuple[Event, str]:
     call_id = new_id()
     data = ToolRequested(call_id=call_id, tool="ping", queue="gdal", args={"delay_ms": 0}, timeout_s=5)
-    return make_event(call_aggregate(call_id), data), streams.requested_key(call_id)
+    return make_event(call_aggregate(call_id), data), keys.requested_key(call_id)
 
 
 def test_an_append_waits_for_the_fence_to_lift_and_gives_up_when_it_stays(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,11 +15,11 @@ import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from geogate.calls.keys import Keys, ProjectionKeys
+from geogate.calls.store import EventStore
 from geogate.eventlog.append import Op
 from geogate.eventlog.fold import Keyspace, UnfoldableOp, write_all
 from geogate.eventlog.replay import iter_log
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import Keys, ProjectionKeys
 from schemas.events import (
     CallRejected,
     EventData,
@@ -165,7 +165,7 @@ def test_the_python_fold_leaves_the_keys_the_append_script_leaves(
         event = make_event(aggregate, data, actor=f"a{n % 3}").model_copy(update={"ts": ts})
         store.append(event, f"k{n}")  # a key each: every event lands, whatever its order
     target = store.keys.projections("folded")
-    keyspace = Keyspace.over(store.redis, target)
+    keyspace = Keyspace.over(store.redis, target, store.projectors.ops)
     events = list(iter_log(store))
 
     for i in range(0, len(events), batch):  # flushed between batches: keys are read back, as in a long replay
@@ -178,7 +178,7 @@ def test_the_python_fold_leaves_the_keys_the_append_script_leaves(
 
 
 def test_an_op_the_fold_cannot_apply_is_refused_by_name(real_store: EventStore) -> None:
-    keyspace = Keyspace.over(real_store.redis, real_store.keys.projections("folded"))
+    keyspace = Keyspace.over(real_store.redis, real_store.keys.projections("folded"), real_store.projectors.ops)
 
     with pytest.raises(UnfoldableOp, match="ZADD"):
         keyspace.apply(Op("ZADD", "k", (1, "m")), b"1-0")

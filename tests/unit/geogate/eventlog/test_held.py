@@ -1,11 +1,11 @@
 """Arguments redaction would corrupt are held beside the log: named in the event, written with its append, merged
 back for the worker, and never in a stream, a projection or the queue message."""
 
-from geogate.eventlog import streams
-from geogate.eventlog.held import restored
-from geogate.eventlog.publish import enqueue_op, request_effects, request_event
+from geogate.calls import keys
+from geogate.calls.held import restored
+from geogate.calls.publish import enqueue_op, request_effects, request_event
+from geogate.calls.store import EventStore
 from geogate.eventlog.redaction import MASK
-from geogate.eventlog.store import EventStore
 from schemas.events import ToolRequested
 from schemas.ids import new_id
 from schemas.tools import TOOLS
@@ -18,7 +18,7 @@ def _published(store: EventStore, uri: str) -> tuple[ToolRequested, list[bytes]]
     event = request_event(TOOLS["raster_info"], args, call_id=new_id(), actor="tester")
     store.append(event, "call:x:requested", effects=request_effects(event, args, store.keys, store.dedupe_ttl_s))
     data = event.payload(ToolRequested)
-    return data, store.redis.lrange(streams.celery_queue_key(data.queue), 0, -1)
+    return data, store.redis.lrange(keys.celery_queue_key(data.queue), 0, -1)
 
 
 def test_a_presigned_url_is_masked_in_the_event_and_message_and_restored_for_the_worker(

@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
-from geogate.eventlog import ops_feed
-from geogate.eventlog.projections.ops import (
+from geogate.calls import ops_feed
+from geogate.calls.projections.ops import (
     KEEP_SLOTS,
     MAX_US,
     SLOT_S,
@@ -21,8 +21,8 @@ from geogate.eventlog.projections.ops import (
     slot_of,
     whole_us,
 )
+from geogate.calls.store import EventStore
 from geogate.eventlog.replay import replay
-from geogate.eventlog.store import EventStore
 from schemas.events import Event, ToolRequested, ToolStarted, ToolSucceeded
 from schemas.ids import new_id
 from tests.unit.geogate.eventlog.ops_samples import T0, at, call, put

@@ -4,8 +4,8 @@ from collections import Counter
 
 import pytest
 
-from geogate.eventlog.projections import ops_for
-from geogate.eventlog.streams import Keys
+from geogate.calls.keys import Keys
+from geogate.calls.projections import ops_for
 from schemas.events import EventData, ToolFailed, ToolSucceeded
 from schemas.ids import call_aggregate, new_id
 from tests.support import make_event

@@ -9,8 +9,9 @@ from redis.asyncio.connection import Connection as AsyncConnection
 from redis.asyncio.connection import UnixDomainSocketConnection as AsyncUnixConnection
 from redis.connection import Connection, HiredisRespSerializer, PythonRespSerializer
 
+from geogate.calls.store import AsyncEventStore
 from geogate.eventlog.packing import HiredisPacking, pack_with_hiredis, packed
-from geogate.eventlog.store import AsyncEventStore, async_client, sync_client
+from geogate.eventlog.store import async_client, sync_client
 from geogate.settings import Settings
 
 ARGS = ("EVALSHA", "3a3b", 2, "stream", "dédupe", b"\x93\xa5bytes\x00", -7, 2**70, 0.1, 1e20, 1 / 3, "")

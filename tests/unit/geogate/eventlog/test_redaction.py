@@ -2,10 +2,10 @@
 
 import pytest
 
-from geogate.eventlog import streams
-from geogate.eventlog.publish import enqueue_op, request_event
+from geogate.calls import keys
+from geogate.calls.publish import enqueue_op, request_event
+from geogate.calls.store import EventStore
 from geogate.eventlog.redaction import MASK, redact, redact_text, register_secret
-from geogate.eventlog.store import EventStore
 from schemas.tools import TOOLS
 
 SECRETS = [
@@ -72,7 +72,7 @@ def test_a_key_in_the_arguments_never_reaches_the_log_or_the_queue_message(fake_
     handler = {"language": "python", "script": f"# api_key={key}\nresult = 1"}
     event = request_event(TOOLS["ping"], {"queue": "gdal"}, call_id="c1", actor="a", result_handler=handler)
 
-    fake_store.append(event, streams.requested_key("c1"), effects=[enqueue_op(event)])
+    fake_store.append(event, keys.requested_key("c1"), effects=[enqueue_op(event)])
 
     redis = fake_store.redis
     dump = b"".join(

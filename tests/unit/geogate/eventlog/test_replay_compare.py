@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
+from geogate.calls.store import EventStore
 from geogate.eventlog.replay import compare, iter_log, rebuild, replay
-from geogate.eventlog.store import EventStore
 from schemas.events import ToolRequested, ToolStarted, ToolSucceeded
 from schemas.ids import call_aggregate, new_id
 from tests.support import make_event

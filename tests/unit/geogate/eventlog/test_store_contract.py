@@ -4,12 +4,13 @@ import time
 
 import pytest
 
-from geogate.eventlog import ops_feed, streams
+from geogate.calls import keys, ops_feed
+from geogate.calls.store import EventStore
+from geogate.eventlog import checkpoints
 from geogate.eventlog.append import Expect, Op, Readback
 from geogate.eventlog.errors import BlobMissing
 from geogate.eventlog.replay import replay
-from geogate.eventlog.retention import set_checkpoint, trim
-from geogate.eventlog.store import EventStore
+from geogate.eventlog.retention import trim
 from geogate.settings import RetentionPolicy
 from schemas.events import (
     OutputRef,
@@ -27,7 +28,7 @@ from tests.support import make_event
 def request(store: EventStore, call_id: str | None = None) -> str:
     call_id = call_id or new_id()
     data = ToolRequested(call_id=call_id, tool="ping", queue="gdal", args={"delay_ms": 0}, timeout_s=5)
-    store.append(make_event(call_aggregate(call_id), data), streams.requested_key(call_id))
+    store.append(make_event(call_aggregate(call_id), data), keys.requested_key(call_id))
     return call_id
 
 
@@ -36,8 +37,8 @@ def test_append_with_a_seen_dedupe_key_returns_the_first_entry_and_appends_nothi
     first = make_event(call_aggregate(call_id), ToolSucceeded(call_id=call_id, result={"n": 1}))
     second = make_event(call_aggregate(call_id), ToolFailed(call_id=call_id, code="x", message="late"))
 
-    a = store.append(first, streams.outcome_key(call_id))
-    b = store.append(second, streams.outcome_key(call_id))
+    a = store.append(first, keys.outcome_key(call_id))
+    b = store.append(second, keys.outcome_key(call_id))
 
     assert a.new and not b.new and b.entry_id == a.entry_id
     assert [e.type for e in store.read_aggregate(call_aggregate(call_id))] == ["tool.succeeded"]
@@ -48,7 +49,7 @@ def test_aggregate_reads_return_events_in_append_order(store: EventStore) -> Non
     agg = call_aggregate(call_id)
     store.append(make_event(agg, ToolStarted(call_id=call_id, worker="w", attempt="a", queue_wait_ms=1)), "s")
     store.append(make_event(agg, ToolProgress(call_id=call_id, progress=1, total=2)), "p")
-    store.append(make_event(agg, ToolSucceeded(call_id=call_id, result=None)), streams.outcome_key(call_id))
+    store.append(make_event(agg, ToolSucceeded(call_id=call_id, result=None)), keys.outcome_key(call_id))
 
     types = [e.type for e in store.read_aggregate(agg)]
 
@@ -77,12 +78,12 @@ def test_call_projection_follows_the_lifecycle_and_ignores_progress_after_the_ou
 def test_an_unmet_expectation_refuses_the_append_and_reports_the_current_value(store: EventStore) -> None:
     call_id = request(store)
     agg = call_aggregate(call_id)
-    store.append(make_event(agg, ToolFailed(call_id=call_id, code="c", message="m")), streams.outcome_key(call_id))
+    store.append(make_event(agg, ToolFailed(call_id=call_id, code="c", message="m")), keys.outcome_key(call_id))
     key = store.live.call(call_id)
 
     result = store.append(
         make_event(agg, ToolStarted(call_id=call_id, worker="w", attempt="b", queue_wait_ms=0)),
-        streams.started_key(call_id, "b"),
+        keys.started_key(call_id, "b"),
         expect=Expect(key, "status", "not_in", ("succeeded", "failed")),
     )
 
@@ -93,7 +94,7 @@ def test_an_unmet_expectation_refuses_the_append_and_reports_the_current_value(s
 def test_readback_returns_the_cancel_flag_in_the_same_round_trip(store: EventStore) -> None:
     call_id = request(store)
     agg = call_aggregate(call_id)
-    store.append(make_event(agg, ToolCancelRequested(call_id=call_id)), streams.cancel_key(call_id))
+    store.append(make_event(agg, ToolCancelRequested(call_id=call_id)), keys.cancel_key(call_id))
 
     result = store.append(
         make_event(agg, ToolProgress(call_id=call_id, progress=1)),
@@ -111,8 +112,8 @@ def test_effects_run_only_when_the_event_is_new(store: EventStore) -> None:
     )
     effect = Op("LPUSH", store.keys.prefix + ":q", ("message",))
 
-    store.append(event, streams.requested_key(call_id), effects=[effect])
-    store.append(event, streams.requested_key(call_id), effects=[effect])
+    store.append(event, keys.requested_key(call_id), effects=[effect])
+    store.append(event, keys.requested_key(call_id), effects=[effect])
 
     assert store.redis.llen(store.keys.prefix + ":q") == 1
 
@@ -140,7 +141,7 @@ def test_replay_rebuilds_projections_identical_to_the_live_ones(store: EventStor
             if n % 3
             else ToolFailed(call_id=call_id, code=f"e{n % 2}", message="no", duration_ms=n / 7)
         )
-        store.append(make_event(agg, outcome), streams.outcome_key(call_id))
+        store.append(make_event(agg, outcome), keys.outcome_key(call_id))
     ops_feed.catch_up(store.redis, store.keys)  # the live ops summary, which the gateways keep level with the log
     before = {
         k: store.redis.hgetall(k)
@@ -173,7 +174,8 @@ def test_trimming_by_age_never_passes_a_consumer_checkpoint(store: EventStore) -
     ids = [request(store) for _ in range(5)]
     stream = store.keys.stream("calls")
     entries = store.read("calls")
-    set_checkpoint(store, "exporter", stream, entries[1].entry_id)  # absorbed the first two only
+    marks = checkpoints.marks("exporter", {stream: entries[1].entry_id})  # absorbed the first two only
+    store.redis.hset(store.keys.checkpoints(), items=marks)
 
     removed = trim(store, RetentionPolicy(max_age_s=0), now_ms=10**13)
 
@@ -201,11 +203,11 @@ def test_expectations_are_checked_in_order_and_the_first_unmet_one_is_reported(s
         Expect(key, "attempts", "lt", ("1",)),
     ]
 
-    first = store.append(started, streams.started_key(call_id, "a"), expect=checks)
+    first = store.append(started, keys.started_key(call_id, "a"), expect=checks)
     again = make_event(call_aggregate(call_id), ToolStarted(call_id=call_id, worker="w", attempt="b", queue_wait_ms=0))
-    second = store.append(again, streams.started_key(call_id, "b"), expect=checks)
+    second = store.append(again, keys.started_key(call_id, "b"), expect=checks)
     stale = store.append(
-        again, streams.started_key(call_id, "c"), expect=[checks[0], Expect(key, "dispatch", "in", ("2",))]
+        again, keys.started_key(call_id, "c"), expect=[checks[0], Expect(key, "dispatch", "in", ("2",))]
     )
 
     assert first.new and (second.refused, second.failed, second.entry_id) == (True, 3, "1")
@@ -229,11 +231,11 @@ def test_a_calls_dedupe_keys_are_one_hash_that_expires_and_still_dedupe(store: E
     call_id = request(store)
     agg = call_aggregate(call_id)
     started = ToolStarted(call_id=call_id, worker="w", attempt="a", queue_wait_ms=1)
-    first = store.append(make_event(agg, started), streams.started_key(call_id, "a"))
-    again = store.append(make_event(agg, started), streams.started_key(call_id, "a"))
+    first = store.append(make_event(agg, started), keys.started_key(call_id, "a"))
+    again = store.append(make_event(agg, started), keys.started_key(call_id, "a"))
     other = store.append(make_event(agg, ToolProgress(call_id=call_id, progress=1)), "progress-without-call-prefix")
 
-    key, field = store.keys.dedupe_slot(streams.started_key(call_id, "a"))
+    key, field = store.keys.dedupe_slot(keys.started_key(call_id, "a"))
     assert first.new and not again.new and again.entry_id == first.entry_id and other.new
     assert field == "started:a"
     assert sorted(store.redis.hkeys(key)) == [b"requested", b"started:a"]
@@ -244,11 +246,11 @@ def test_a_calls_dedupe_keys_are_one_hash_that_expires_and_still_dedupe(store: E
 
 def test_a_dedupe_key_written_before_the_per_call_hash_still_dedupes(store: EventStore) -> None:
     call_id = new_id()
-    before_upgrade = store.keys.dedupe(streams.requested_key(call_id))  # the string key the old layout wrote
+    before_upgrade = store.keys.dedupe(keys.requested_key(call_id))  # the string key the old layout wrote
     store.redis.set(before_upgrade, "1-1")
     data = ToolRequested(call_id=call_id, tool="ping", queue="gdal", args={}, timeout_s=5)
 
-    again = store.append(make_event(call_aggregate(call_id), data), streams.requested_key(call_id))
+    again = store.append(make_event(call_aggregate(call_id), data), keys.requested_key(call_id))
 
     assert not again.new and again.entry_id == "1-1"
     assert store.read_aggregate(call_aggregate(call_id)) == []

@@ -2,8 +2,8 @@
 
 import pytest
 
-from geogate.eventlog.projections.call_state import CallState
-from geogate.eventlog.projections.tasks import task_status, task_view
+from geogate.calls.projections.call_state import CallState
+from geogate.calls.projections.tasks import task_status, task_view
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,9 @@ import anyio
 import fakeredis
 import pytest
 
+from geogate.calls.keys import Keys
+from geogate.calls.store import AsyncEventStore, EventStore
 from geogate.eventlog.errors import BlobMissing
-from geogate.eventlog.store import AsyncEventStore, EventStore
-from geogate.eventlog.streams import Keys
 from schemas.events import OutputRef
 from schemas.ids import new_id
 

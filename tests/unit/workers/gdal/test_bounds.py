@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from geogate.eventlog import streams
-from geogate.eventlog.publish import request_event
-from geogate.eventlog.store import EventStore
+from geogate.calls import keys
+from geogate.calls.publish import request_event
+from geogate.calls.store import EventStore
 from geogate.settings import LimitSettings, Settings
 from schemas.codec import encode
 from schemas.ids import new_id
@@ -175,7 +175,7 @@ def call(store: EventStore, settings: Settings, tool: str, **args: object) -> tu
     valid = TOOLS[tool].args.model_validate(args).model_dump(mode="json")
     call_id = new_id()
     event = request_event(TOOLS[tool], valid, call_id=call_id, actor="tester")
-    store.append(event, streams.requested_key(call_id))
+    store.append(event, keys.requested_key(call_id))
     runner.run_call(store, settings, "host:p", encode(event))
     ran = drain_queue(store, settings)
     state = store.call_state(call_id)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import rasterio
 
-from geogate.eventlog.store import EventStore
+from geogate.calls.store import EventStore
 from schemas.tools.previews import CogValidateArgs
 from tests.unit.workers.gdal.conftest import RasterFactory
 from tests.unit.workers.gdal.test_tiled import both, tile_types

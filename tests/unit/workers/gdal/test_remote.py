@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import shapely
 
-from geogate.eventlog import streams
-from geogate.eventlog.publish import request_effects, request_event
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import celery_queue_key
+from geogate.calls import keys
+from geogate.calls.keys import celery_queue_key
+from geogate.calls.publish import request_effects, request_event
+from geogate.calls.store import EventStore
 from geogate.queue.message import message_args
 from geogate.settings import Settings
 from schemas.events import ToolRequested
@@ -269,7 +269,7 @@ def test_a_presigned_url_reaches_the_server_intact_and_no_stream_projection_or_m
     call_id, args = new_id(), TOOLS["raster_info"].args(uri=url).model_dump(mode="json")
     event = request_event(TOOLS["raster_info"], args, call_id=call_id, actor="tester")
     effects = request_effects(event, args, real_store.keys, real_store.dedupe_ttl_s)
-    real_store.append(event, streams.requested_key(call_id), effects=effects)
+    real_store.append(event, keys.requested_key(call_id), effects=effects)
     queue = celery_queue_key(event.payload(ToolRequested).queue)
     queued = real_store.redis.lrange(queue, 0, -1)
     real_store.redis.delete(queue)  # taken, as a worker takes it: the session's Redis serves later tests

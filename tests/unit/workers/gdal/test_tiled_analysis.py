@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import rasterio
 
-from geogate.eventlog.store import EventStore
+from geogate.calls.store import EventStore
 from tests.unit.workers.gdal.conftest import RasterFactory
 from tests.unit.workers.gdal.test_tiled import SIZE, both, call, digested, settings_for, tile_types
 

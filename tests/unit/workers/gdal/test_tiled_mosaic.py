@@ -11,7 +11,7 @@ import rasterio
 from affine import Affine
 from pyproj import Transformer
 
-from geogate.eventlog.store import EventStore
+from geogate.calls.store import EventStore
 from tests.unit.workers.gdal.test_tiled import both, digested, pixels, tile_types
 from tests.unit.workers.gdal.test_tiled_analysis import same_file
 

@@ -10,9 +10,9 @@ import pyogrio.raw
 import pytest
 import shapely
 
-from geogate.eventlog import streams
-from geogate.eventlog.publish import request_event
-from geogate.eventlog.store import EventStore
+from geogate.calls import keys
+from geogate.calls.publish import request_event
+from geogate.calls.store import EventStore
 from geogate.settings import Settings
 from schemas.codec import encode
 from schemas.ids import call_aggregate, new_id
@@ -96,7 +96,7 @@ def failed(store: EventStore, settings: Settings, tool: str, **args: object) -> 
     call_id = new_id()
     event = request_event(TOOLS[tool], TOOLS[tool].args.model_validate(args).model_dump(mode="json"),
                           call_id=call_id, actor="tester")  # fmt: skip
-    store.append(event, streams.requested_key(call_id))
+    store.append(event, keys.requested_key(call_id))
     runner.run_call(store, settings, "host:p", encode(event))
     drain_queue(store, settings)
     state = store.call_state(call_id)

@@ -8,10 +8,10 @@ from typing import Any
 import msgpack
 import pytest
 
-from geogate.eventlog import streams
-from geogate.eventlog.projections.handlers import HandlerState
-from geogate.eventlog.publish import request_event
-from geogate.eventlog.store import EventStore
+from geogate.calls import keys
+from geogate.calls.projections.handlers import HandlerState
+from geogate.calls.publish import request_event
+from geogate.calls.store import EventStore
 from geogate.settings import Settings
 from schemas.codec import decode, encode
 from schemas.ids import call_aggregate, new_id
@@ -31,14 +31,14 @@ def settings(tmp_path: Path) -> Settings:
 def publish(store: EventStore, handler: dict[str, Any] | None) -> tuple[str, bytes]:
     call_id = new_id()
     event = request_event(TOOLS["ping"], {"queue": "gdal"}, call_id=call_id, actor="tester", result_handler=handler)
-    store.append(event, streams.requested_key(call_id))
+    store.append(event, keys.requested_key(call_id))
     return call_id, encode(event)
 
 
 def sandbox_payloads(store: EventStore) -> list[bytes]:
     """The `run_call` payloads waiting on the sandbox queue, decoded from kombu's Redis envelope."""
     payloads = []
-    for raw in store.redis.lrange(streams.celery_queue_key("sandbox"), 0, -1):
+    for raw in store.redis.lrange(keys.celery_queue_key("sandbox"), 0, -1):
         envelope = json.loads(raw)
         body = base64.b64decode(envelope["body"])
         args, _kwargs, _embed = msgpack.unpackb(body)

@@ -13,11 +13,11 @@ import pytest
 import rasterio
 from affine import Affine
 
-from geogate.eventlog import streams
-from geogate.eventlog.publish import enqueue_op, request_event
+from geogate.calls import keys
+from geogate.calls.keys import celery_queue_key, celery_queue_keys
+from geogate.calls.publish import enqueue_op, request_event
+from geogate.calls.store import EventStore
 from geogate.eventlog.replay import replay
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import celery_queue_key, celery_queue_keys
 from geogate.queue.message import message_args
 from geogate.queue.unacked import UNACKED, UNACKED_INDEX
 from geogate.settings import Settings
@@ -53,7 +53,7 @@ def settings(tmp_path: Path) -> Settings:
 def publish(store: EventStore) -> Event:
     call_id = new_id()
     event = request_event(TOOLS["raster_stats"], {"uri": "src.tif"}, call_id=call_id, actor="tester", trace_id="t1")
-    store.append(event, streams.requested_key(call_id))
+    store.append(event, keys.requested_key(call_id))
     return event
 
 
@@ -95,7 +95,7 @@ def test_a_call_published_after_a_fan_out_is_taken_before_every_tile(
     parent = publish(fake_store)
     runner.run_call(fake_store, settings, "host:1", encode(parent))
     ping = request_event(TOOLS["ping"], {}, call_id=new_id(), actor="another client")
-    fake_store.append(ping, streams.requested_key(ping.payload(ToolRequested).call_id), effects=[enqueue_op(ping)])
+    fake_store.append(ping, keys.requested_key(ping.payload(ToolRequested).call_id), effects=[enqueue_op(ping)])
 
     order = [t.payload(ToolRequested).tool for t in queued(fake_store)]
 
@@ -112,7 +112,7 @@ def test_a_smaller_tiled_call_s_tiles_are_taken_before_a_larger_one_s_planned_ea
     with rasterio.open(tmp_path / "large.tif", "w", transform=Affine(0.01, 0, 10, 0, -0.01, 50), **profile):
         pass
     large = request_event(TOOLS["raster_stats"], {"uri": "large.tif"}, call_id=new_id(), actor="one client")
-    fake_store.append(large, streams.requested_key(large.payload(ToolRequested).call_id))
+    fake_store.append(large, keys.requested_key(large.payload(ToolRequested).call_id))
     runner.run_call(fake_store, settings, "host:1", encode(large))
     small = publish(fake_store)  # another client's, planned after
     runner.run_call(fake_store, settings, "host:1", encode(small))
@@ -199,7 +199,7 @@ def parts_seen_at_outcomes(monkeypatch: pytest.MonkeyPatch, folder: Path) -> dic
 
 
 def cancel(store: EventStore, call_id: str) -> None:
-    store.append(make_event(call_aggregate(call_id), ToolCancelRequested(call_id=call_id)), streams.cancel_key(call_id))
+    store.append(make_event(call_aggregate(call_id), ToolCancelRequested(call_id=call_id)), keys.cancel_key(call_id))
 
 
 def test_a_cancelled_tiled_call_has_no_parts_left_when_its_outcome_lands(
@@ -225,7 +225,7 @@ def test_a_cancel_during_the_assembly_stops_it_before_the_output_is_published(
     call_id = new_id()
     args = {"uri": "src.tif", "output": "out.tif", "compression": "deflate", "blockxsize": 256, "blockysize": 256}
     event = request_event(TOOLS["raster_convert"], args, call_id=call_id, actor="tester")
-    fake_store.append(event, streams.requested_key(call_id))
+    fake_store.append(event, keys.requested_key(call_id))
     tiled = TILERS["raster_convert"]
 
     def cancelled_while_assembling(*args: Any) -> Any:
@@ -305,7 +305,7 @@ def test_a_tiled_calls_result_handler_runs_over_the_assembled_result(
     event = request_event(
         TOOLS["raster_stats"], {"uri": "src.tif"}, call_id=call_id, actor="tester", result_handler=handler
     )
-    fake_store.append(event, streams.requested_key(call_id))
+    fake_store.append(event, keys.requested_key(call_id))
 
     runner.run_call(fake_store, settings, "host:1", encode(event))
     drain_queue(fake_store, settings)

@@ -4,9 +4,9 @@ import os
 import time
 from pathlib import Path
 
-from geogate.eventlog import streams
-from geogate.eventlog.publish import request_event
-from geogate.eventlog.store import EventStore
+from geogate.calls import keys
+from geogate.calls.publish import request_event
+from geogate.calls.store import EventStore
 from schemas.events import ToolFailed
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
@@ -19,7 +19,7 @@ def requested(store: EventStore) -> str:
     call_id = new_id()
     args = {"uri": "a.tif", "output": "b.tif", "dst_crs": "EPSG:3857", "resampling": "nearest"}
     store.append(
-        request_event(TOOLS["raster_reproject"], args, call_id=call_id, actor="t"), streams.requested_key(call_id)
+        request_event(TOOLS["raster_reproject"], args, call_id=call_id, actor="t"), keys.requested_key(call_id)
     )
     return call_id
 
@@ -38,7 +38,7 @@ def test_parts_of_ended_and_unknown_calls_go_and_those_of_running_or_young_calls
 ) -> None:
     ended, running = requested(fake_store), requested(fake_store)
     failed = ToolFailed(call_id=ended, code="tile.failed", message="tile 3 failed")
-    fake_store.append(make_event(call_aggregate(ended), failed), streams.outcome_key(ended))
+    fake_store.append(make_event(call_aggregate(ended), failed), keys.outcome_key(ended))
     old = GRACE_S * 2
     folders = {
         "ended": parts_of(tmp_path, ended, old),

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 import fakeredis
 import pytest
 
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import Keys
+from geogate.calls.keys import Keys
+from geogate.calls.store import EventStore
 from schemas.ids import new_id
 from workers.jobkit.context import JobContext
 from workers.tools.workflows import definitions

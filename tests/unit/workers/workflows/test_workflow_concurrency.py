@@ -7,8 +7,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import redis
 
+from geogate.calls.store import EventStore
 from geogate.eventlog.append import Expect
-from geogate.eventlog.store import AppendResult, EventStore
+from geogate.eventlog.store import AppendResult
 from schemas.events import Event, WorkflowThoughtSubmitted
 from schemas.events.workflow import workflow_aggregate
 from schemas.tools.workflows import GetWorkflowStateArgs, StartChainOfThoughtArgs, SubmitThoughtArgs, WorkflowAnswer

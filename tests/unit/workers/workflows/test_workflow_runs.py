@@ -6,7 +6,7 @@ from collections.abc import Callable
 import pytest
 from pydantic import JsonValue
 
-from geogate.eventlog.store import EventStore
+from geogate.calls.store import EventStore
 from schemas.events.workflow import workflow_aggregate
 from schemas.tools.raster import RasterInfoArgs, RasterReprojectArgs, RasterStatsArgs
 from schemas.tools.workflows import (

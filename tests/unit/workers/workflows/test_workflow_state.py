@@ -5,8 +5,8 @@ from collections.abc import Callable
 import pytest
 from pydantic import JsonValue
 
-from geogate.eventlog.store import EventStore
-from geogate.eventlog.streams import ProjectionKeys
+from geogate.calls.keys import ProjectionKeys
+from geogate.calls.store import EventStore
 from schemas.events.workflow import workflow_aggregate
 from schemas.ids import new_id
 from schemas.tools.workflows import StartChainOfThoughtArgs, StartWorkflowArgs, SubmitThoughtArgs, WorkflowAnswer

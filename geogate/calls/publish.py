@@ -10,11 +10,10 @@ from datetime import UTC, datetime
 
 from pydantic import JsonValue
 
-from geogate.eventlog import streams
+from geogate.calls.held import held_names, hold_ops
+from geogate.calls.keys import Keys, celery_queue_key, justification_expired_key, justification_required_key
 from geogate.eventlog.append import Op
-from geogate.eventlog.held import held_names, hold_ops
 from geogate.eventlog.redaction import redact_event
-from geogate.eventlog.streams import Keys, celery_queue_key
 from geogate.queue.message import task_message
 from schemas import tasks
 from schemas.codec import encode
@@ -158,6 +157,6 @@ def gate_events(
     the `preflight.required` of one decision share a request stamp.
     """
     request = f"{time.time_ns()}"
-    keyed: list[tuple[EventData, str]] = [(d, streams.justification_expired_key(d.hash, ts)) for d, ts in expired]
-    keyed += [(d, streams.justification_required_key(d.hash, request)) for d in required]
+    keyed: list[tuple[EventData, str]] = [(d, justification_expired_key(d.hash, ts)) for d, ts in expired]
+    keyed += [(d, justification_required_key(d.hash, request)) for d in required]
     return [(new_event(justification_aggregate(d.hash), d, actor=actor), key) for d, key in keyed]

@@ -8,9 +8,9 @@ variable as JSON. Every value comes from the event, so replay rebuilds the same 
 import json
 from typing import Any
 
+from geogate.calls.keys import ProjectionKeys
+from geogate.calls.projections.registry import projector
 from geogate.eventlog.append import Arg, Op, hset
-from geogate.eventlog.projections.registry import projector
-from geogate.eventlog.streams import ProjectionKeys
 from schemas.events import (
     Event,
     WorkflowAdvanced,

@@ -4,9 +4,9 @@ A projector reads only the event (never the clock, never Redis), so applying the
 gives the same state: that is what lets `geogate replay` rebuild every read model from the log alone.
 """
 
+from geogate.calls.keys import ProjectionKeys
+from geogate.calls.projections.registry import _PROJECTORS, Projector, expire_finished, projector
 from geogate.eventlog.append import Op
-from geogate.eventlog.projections.registry import _PROJECTORS, Projector, expire_finished, projector
-from geogate.eventlog.streams import ProjectionKeys
 from schemas.events import Event
 
 __all__ = ["Projector", "expire_finished", "ops_for", "projector"]
@@ -22,7 +22,7 @@ def ops_for(event: Event, keys: ProjectionKeys) -> list[Op]:
 
 def _load_families() -> None:
     # Importing a family module registers its projectors.
-    from geogate.eventlog.projections import (  # noqa: F401
+    from geogate.calls.projections import (  # noqa: F401
         call_state,
         conversations,
         handlers,

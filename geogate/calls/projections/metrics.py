@@ -1,9 +1,9 @@
 """The metrics projection: counters folded from the log (events by type, outcomes, failure codes, run time)."""
 
+from geogate.calls.keys import ProjectionKeys
+from geogate.calls.projections.ops import whole_us
+from geogate.calls.projections.registry import projector
 from geogate.eventlog.append import Op
-from geogate.eventlog.projections.ops import whole_us
-from geogate.eventlog.projections.registry import projector
-from geogate.eventlog.streams import ProjectionKeys
 from schemas.events import Event, ToolFailed, ToolSucceeded
 
 COUNTED = (

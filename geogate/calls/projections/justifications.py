@@ -5,9 +5,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from geogate.calls.keys import ProjectionKeys
+from geogate.calls.projections.registry import projector
 from geogate.eventlog.append import Op, hset
-from geogate.eventlog.projections.registry import projector
-from geogate.eventlog.streams import ProjectionKeys
 from schemas.events import (
     Event,
     JustificationExpired,

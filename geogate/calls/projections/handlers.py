@@ -5,10 +5,10 @@ from typing import Any
 
 from pydantic import BaseModel, JsonValue
 
+from geogate.calls.keys import ProjectionKeys, handler_run
+from geogate.calls.projections.registry import expire_finished, projector
+from geogate.calls.projections.running import running_value
 from geogate.eventlog.append import Op, hset, hset_unless
-from geogate.eventlog.projections.registry import expire_finished, projector
-from geogate.eventlog.projections.running import running_value
-from geogate.eventlog.streams import ProjectionKeys, handler_run
 from schemas.events import Event, HandlerFailed, HandlerStarted, HandlerSucceeded, OutputRef, ToolSucceeded
 
 TERMINAL = ("succeeded", "failed")

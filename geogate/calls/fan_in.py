@@ -9,10 +9,10 @@ These ops are effects of a live append only: a replay rebuilds the counts and pu
 
 from dataclasses import replace
 
+from geogate.calls.keys import ProjectionKeys
+from geogate.calls.projections.tiles import DONE, FAILED
+from geogate.calls.publish import fan_in_op
 from geogate.eventlog.append import Expect, Op
-from geogate.eventlog.projections.tiles import DONE, FAILED
-from geogate.eventlog.publish import fan_in_op
-from geogate.eventlog.streams import ProjectionKeys
 from schemas.events import Event, ToolFailed, ToolFannedOut, ToolSucceeded
 from schemas.tools.tiling import tile_of
 

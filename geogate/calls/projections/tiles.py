@@ -1,11 +1,11 @@
 """The tiles of a tiled call: the parent's counts and fan-in run (`…:p:call:<id>`) and each tile's state
 (`…:p:tiles:<id>`), folded from the tiles' own `tool.*` events and the parent's `tool.fanned_out` /
-`tool.fan_in_started`. The fan-in's enqueue rides on these counts (`geogate.eventlog.fan_in`)."""
+`tool.fan_in_started`. The fan-in's enqueue rides on these counts (`geogate.calls.fan_in`)."""
 
+from geogate.calls.keys import ProjectionKeys, fan_in_run
+from geogate.calls.projections.registry import expire_finished, projector
+from geogate.calls.projections.running import running_value
 from geogate.eventlog.append import Op, hset, hset_unless
-from geogate.eventlog.projections.registry import expire_finished, projector
-from geogate.eventlog.projections.running import running_value
-from geogate.eventlog.streams import ProjectionKeys, fan_in_run
 from schemas.events import (
     Event,
     ToolFailed,

@@ -4,7 +4,7 @@ import json
 
 from pydantic import BaseModel
 
-from geogate.eventlog.streams import FAN_IN_RUN, HANDLER_RUN
+from geogate.calls.keys import FAN_IN_RUN, HANDLER_RUN
 from schemas.events import Event
 
 

@@ -15,11 +15,12 @@ import anyio
 import redis
 import redis.asyncio as aredis
 
+from geogate.calls.keys import Keys, ProjectionKeys
+from geogate.calls.projections.ops import OpsDelta, OpsFold, Pending, is_histogram
 from geogate.eventlog import checkpoints
 from geogate.eventlog.fold import one_key_each, write_all
-from geogate.eventlog.projections.ops import OpsDelta, OpsFold, Pending, is_histogram
+from geogate.eventlog.storage import log_length, streams_of
 from geogate.eventlog.store import StoredEvent, parse_entries
-from geogate.eventlog.streams import Keys, ProjectionKeys, all_categories
 from schemas.events import Event
 
 logger = logging.getLogger(__name__)
@@ -37,18 +38,6 @@ def _text(value: bytes | str) -> str:
 def _id_key(entry_id: str) -> tuple[int, int]:
     ms, seq = entry_id.split("-")
     return int(ms), int(seq)
-
-
-def streams_of(keys: Keys) -> list[str]:
-    return [keys.stream(c) for c in all_categories()]
-
-
-def log_length(client: redis.Redis, keys: Keys) -> int:
-    """Entries in all streams now (after a trim, exactly the events the snapshot does not hold)."""
-    pipe = client.pipeline(transaction=False)
-    for name in streams_of(keys):
-        pipe.xlen(name)
-    return sum(pipe.execute())
 
 
 def cursors_of(keys: Keys, raw: dict[Any, Any]) -> dict[str, str]:
@@ -289,3 +278,20 @@ async def follow(
         except Exception:  # top of a background task: the gateway keeps serving calls whatever the summary does
             logger.exception("ops summary: following the log failed; retrying in 5 s")
             await anyio.sleep(5)
+
+
+class OpsSummary:
+    """The ops summary as a consumer the store is handed (`geogate.eventlog.projectors.Consumer`): replay and
+    retention bring it level with the log and rebuild it beside the other projections."""
+
+    def catch_up(self, client: redis.Redis, keys: Keys, *, bounded: bool = False) -> int:
+        return catch_up(client, keys, bounded=bounded)
+
+    def step(self, client: redis.Redis, keys: Keys) -> int:
+        return step(client, keys)
+
+    def cursor(self, target: ProjectionKeys) -> str:
+        return target.ops_cursor()
+
+    def rebuild(self, client: redis.Redis, keys: Keys, target: ProjectionKeys, *, resume: bool) -> Rebuild:
+        return Rebuild.resume(client, keys, target) if resume else Rebuild(client, keys, target)

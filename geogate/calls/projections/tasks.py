@@ -11,10 +11,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from geogate.calls.keys import ProjectionKeys
+from geogate.calls.projections.call_state import TERMINAL, CallState
+from geogate.calls.projections.registry import projector
 from geogate.eventlog.append import Op, hset_unless
-from geogate.eventlog.projections.call_state import TERMINAL, CallState
-from geogate.eventlog.projections.registry import projector
-from geogate.eventlog.streams import ProjectionKeys
 from schemas.events import Event, ToolInputProvided, ToolInputRequested
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]

@@ -1,13 +1,13 @@
 """Which projectors exist: `projector` registers a fold for event types; `expire_finished` is the expiry they share.
 
-Its own module so that the projector families import it and not their package (`geogate.eventlog.projections`
+Its own module so that the projector families import it and not their package (`geogate.calls.projections`
 imports the families to register them): no import circle (tests/unit/test_boundaries.py).
 """
 
 from collections.abc import Callable
 
+from geogate.calls.keys import ProjectionKeys
 from geogate.eventlog.append import Op
-from geogate.eventlog.streams import ProjectionKeys
 from schemas.events import Event
 
 Projector = Callable[[Event, ProjectionKeys], list[Op]]

@@ -14,8 +14,8 @@ from typing import Protocol
 
 from pydantic import JsonValue
 
+from geogate.calls.keys import Keys
 from geogate.eventlog.append import Op
-from geogate.eventlog.streams import Keys
 from schemas.events import Event, ToolRequested
 
 

@@ -1,25 +1,13 @@
-"""Every Redis key and stream name Geogate owns, and every dedupe-key builder. No other module spells a key.
-
-Streams are per category (`calls`, `justifications`, `workflows`, `llm`); moving to one stream per aggregate
-(the Redis Cluster path) is a change to `stream_for` alone.
+"""The calls' Redis keys: the read models' keys under a projection namespace, the run machinery's keys (leases,
+locks, rate windows, held arguments) under the deployment prefix, and every dedupe-key builder. No other module
+spells a key; the store's own keys are `geogate.eventlog.keys`, which these extend.
 """
 
 from dataclasses import dataclass
 
+from geogate.eventlog.keys import LogKeys, Namespace
 from schemas.ids import CallId
 from schemas.tasks import CALL_PRIORITY, PRIORITY_SEP, PRIORITY_STEPS
-
-CATEGORIES: dict[str, str] = {
-    "call": "calls",
-    "justification": "justifications",
-    "workflow": "workflows",
-    "conversation": "llm",
-    "client": "security",
-}
-"""Aggregate kind (the part before the first colon) → stream category. All events of one aggregate share a
-stream, so an aggregate's order is its stream's order."""
-
-DEFAULT_CATEGORY = "events"
 
 CALLS = "calls"
 """The calls stream's category: the one the outcome readers tail (`gateway/outcomes.py`, `workers/run/outcomes.py`)."""
@@ -27,120 +15,9 @@ LLM = "llm"
 """The conversations' stream category (the chat routes follow an `ask`'s trace on it)."""
 
 
-def category_of(aggregate: str) -> str:
-    return CATEGORIES.get(aggregate.split(":", 1)[0], DEFAULT_CATEGORY)
-
-
-def all_categories() -> list[str]:
-    return sorted({*CATEGORIES.values(), DEFAULT_CATEGORY})
-
-
 @dataclass(frozen=True)
-class Keys:
-    """Key builders for one deployment prefix."""
-
-    prefix: str = "geogate"
-    finished_ttl_s: int | None = None
-    """How long a finished call's projections stay (`GEOGATE_RETENTION_FINISHED_TTL_S`); None keeps them."""
-
-    def stream(self, category: str) -> str:
-        return f"{self.prefix}:log:{category}"
-
-    def stream_prefix(self) -> str:
-        """What every stream name begins with (strip it to get the category)."""
-        return self.stream("")
-
-    def stream_for(self, aggregate: str) -> str:
-        return self.stream(category_of(aggregate))
-
-    def dedupe(self, dedupe_key: str) -> str:
-        return f"{self.prefix}:dedupe:{dedupe_key}"
-
-    def dedupe_slot(self, dedupe_key: str) -> tuple[str, str]:
-        """Where an append records `dedupe_key`: (key, hash field), or (key, "") for a string key of its own.
-
-        A call's dedupe keys (`call:<id>:…`) are the fields of one hash per call, which expires the dedupe TTL
-        after the call's last append: one key per call instead of one per event. Other keys (a client's rejections,
-        a justification's decisions) keep a key each, so no hash grows for as long as its aggregate lives."""
-        head, _, rest = dedupe_key.partition(":")
-        call_id, _, field = rest.partition(":")
-        if head == "call" and call_id and field:
-            return self.dedupe(f"call:{call_id}"), field
-        return self.dedupe(dedupe_key), ""
-
-    def blob(self, sha256: str) -> str:
-        return f"{self.prefix}:blob:{sha256}"
-
-    def snapshot(self) -> "ProjectionKeys":
-        """The projections as they stood at the snapshot's positions (`geogate trim` takes one before trimming)."""
-        return self.projections("snap")
-
-    def snapshot_positions(self) -> str:
-        """Hash `stream → the last entry id the snapshot holds`; the log after it, added to the snapshot, is replay."""
-        return f"{self.prefix}:snap-positions"
-
-    def fence(self) -> str:
-        """Set while a replay swaps its rebuilt projections in: appends wait (the append script spells it too)."""
-        return f"{self.prefix}:fence"
-
-    def retention_lock(self) -> str:
-        """Held while a snapshot is taken and the log trimmed: one retention pass at a time."""
-        return f"{self.prefix}:lock:retention"
-
-    def checkpoints(self) -> str:
-        """Hash `consumer → last absorbed entry id per stream`, consulted before trimming."""
-        return f"{self.prefix}:checkpoints"
-
-    def projections(self, namespace: str = "p") -> "ProjectionKeys":
-        return ProjectionKeys(f"{self.prefix}:{namespace}", self.finished_ttl_s)
-
-    def rate(self, scope: str, subject: str, window: int) -> str:
-        return f"{self.prefix}:rate:{scope}:{subject}:{window}"
-
-    def lease(self, lease_id: str) -> str:
-        """The liveness key of one worker node (a string with a TTL, renewed by its heartbeat)."""
-        return f"{self.prefix}:lease:{lease_id}"
-
-    def lease_pattern(self) -> str:
-        return f"{self.prefix}:lease:*"
-
-    def request_state_secret(self) -> str:
-        """The key sealing MCP's `requestState` that every gateway on this log shares (`gateway.security`)."""
-        return f"{self.prefix}:secret:request-state"
-
-    def reaper_lock(self) -> str:
-        """Held (with a TTL) by the one process whose reaper acts at a time."""
-        return f"{self.prefix}:lock:reaper"
-
-    def in_flight(self, client_id: str) -> str:
-        """Sorted set of a client's calls in progress (member: slot id, score: start time in ms), for its limit."""
-        return f"{self.prefix}:inflight:{client_id}"
-
-    def held_args(self, call_id: CallId) -> str:
-        """Hash `argument → JSON value` of a call's arguments that redaction masked in its events
-        (`geogate.eventlog.held`); written with the call's request, deleted with its outcome."""
-        return f"{self.prefix}:held:{call_id}"
-
-    def client_scopes(self, client_id: str) -> str:
-        """The scopes a client's token carries, kept for workers that call tools on its behalf (LLM host, handlers)."""
-        return f"{self.prefix}:scopes:{client_id}"
-
-
-@dataclass(frozen=True)
-class ProjectionKeys:
-    """Keys of the read models, under one namespace so that replay can rebuild them beside the live ones."""
-
-    base: str
-    finished_ttl_s: int | None = None
-    """Finished calls' keys expire this long after their outcome (projectors add a PEXPIREAT from the event's
-    time, so a rebuild expires exactly what the live projection expired)."""
-
-    def pattern(self) -> str:
-        return f"{self.base}:*"
-
-    def index(self, aggregate: str) -> str:
-        """List of the entry ids of one aggregate's events, in order."""
-        return f"{self.base}:idx:{aggregate}"
+class ProjectionKeys(Namespace):
+    """The read models' keys under one namespace (the live one, a replay's scratch one, the snapshot)."""
 
     def call(self, call_id: CallId) -> str:
         return f"{self.base}:call:{call_id}"
@@ -153,10 +30,6 @@ class ProjectionKeys:
 
         A run is a call id (the tool's job) or `handler:<call id>` (its result handler)."""
         return f"{self.base}:running"
-
-    def key(self, *parts: str) -> str:
-        """A key under this namespace; the named builders below are the only callers."""
-        return ":".join((self.base, *parts))
 
     def handler(self, call_id: CallId) -> str:
         """Hash: the state of a call's result-handler run."""
@@ -214,6 +87,49 @@ class ProjectionKeys:
         """Hash `trace id → the aggregates with events in that trace` (space-separated, sorted): one key, not one
         per trace, so replay compares and swaps it at once."""
         return self.key("ops", "traces")
+
+
+@dataclass(frozen=True)
+class Keys(LogKeys):
+    """Key builders for one deployment prefix: the store's, and those of the calls' read models and run machinery."""
+
+    def projections(self, namespace: str = "p") -> ProjectionKeys:
+        return ProjectionKeys(f"{self.prefix}:{namespace}", self.finished_ttl_s)
+
+    def snapshot(self) -> ProjectionKeys:
+        """The projections as they stood at the snapshot's positions (`geogate trim` takes one before trimming)."""
+        return self.projections("snap")
+
+    def rate(self, scope: str, subject: str, window: int) -> str:
+        return f"{self.prefix}:rate:{scope}:{subject}:{window}"
+
+    def lease(self, lease_id: str) -> str:
+        """The liveness key of one worker node (a string with a TTL, renewed by its heartbeat)."""
+        return f"{self.prefix}:lease:{lease_id}"
+
+    def lease_pattern(self) -> str:
+        return f"{self.prefix}:lease:*"
+
+    def request_state_secret(self) -> str:
+        """The key sealing MCP's `requestState` that every gateway on this log shares (`gateway.security`)."""
+        return f"{self.prefix}:secret:request-state"
+
+    def reaper_lock(self) -> str:
+        """Held (with a TTL) by the one process whose reaper acts at a time."""
+        return f"{self.prefix}:lock:reaper"
+
+    def in_flight(self, client_id: str) -> str:
+        """Sorted set of a client's calls in progress (member: slot id, score: start time in ms), for its limit."""
+        return f"{self.prefix}:inflight:{client_id}"
+
+    def held_args(self, call_id: CallId) -> str:
+        """Hash `argument → JSON value` of a call's arguments that redaction masked in its events
+        (`geogate.calls.held`); written with the call's request, deleted with its outcome."""
+        return f"{self.prefix}:held:{call_id}"
+
+    def client_scopes(self, client_id: str) -> str:
+        """The scopes a client's token carries, kept for workers that call tools on its behalf (LLM host, handlers)."""
+        return f"{self.prefix}:scopes:{client_id}"
 
 
 def requested_key(call_id: CallId) -> str:

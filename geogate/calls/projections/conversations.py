@@ -1,8 +1,8 @@
 """LLM conversations keep no projection of their own but their event index, which expires with the conversation."""
 
+from geogate.calls.keys import ProjectionKeys
+from geogate.calls.projections.registry import expire_finished, projector
 from geogate.eventlog.append import Op
-from geogate.eventlog.projections.registry import expire_finished, projector
-from geogate.eventlog.streams import ProjectionKeys
 from schemas.events import Event
 
 

@@ -1,7 +1,7 @@
 """The ops summary: the log folded into counters and latency histograms per tool and stage, in total and per slot.
 
 An outcome event names its call, not the call's tool, so this fold keeps a little state: `Pending`, the tool and
-request time of each unfinished call. It therefore runs in a checkpointed consumer (`geogate/eventlog/ops_feed.py`),
+request time of each unfinished call. It therefore runs in a checkpointed consumer (`geogate/calls/ops_feed.py`),
 not in the append script. Like every projection it reads only events (never the clock), so replay rebuilds the same
 keys.
 
