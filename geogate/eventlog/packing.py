@@ -6,23 +6,22 @@ carries 55 arguments (the event's fields, the projections' operations, its queue
 redis-py packs it in 69 µs on an asyncio connection and in 22 µs on a sync one; `hiredis.pack_command` on the whole
 tuple, as here, in 9–12 µs.
 
-The two clients pack in different places: an asyncio connection through its `pack_command`, a sync one through the
-packer object it builds at construction (`_command_packer`, used by `send_command` and by pipelines alike; its
-`pack_command` is only a wrapper). Both are replaced here.
+The two clients pack in different places, and redis-py lets each be replaced through its public interface:
+- a sync connection packs with the packer object it is given as `command_packer` (a connection argument, passed
+  through the client's and the pool's keyword arguments; `send_command` and pipelines both use it): the sync
+  clients are given a `HiredisPacker`;
+- an asyncio connection takes no packer: it packs in its `pack_command` method, so its pool is given a connection
+  class (`connection_class`, a pool attribute) whose `pack_command` packs with hiredis (`HiredisPacking`).
 """
 
 from functools import cache
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import hiredis
 from redis.asyncio.connection import ConnectionPool as AsyncPool
-from redis.connection import ConnectionPool
+from redis.connection import HiredisRespSerializer
 
 C = TypeVar("C", bound=type)
-
-
-class Packer(Protocol):
-    def pack(self, *args: Any) -> list[bytes]: ...
 
 
 def hiredis_packed(args: tuple[Any, ...]) -> list[bytes] | None:
@@ -39,24 +38,27 @@ def hiredis_packed(args: tuple[Any, ...]) -> list[bytes] | None:
 
 
 class HiredisPacker:
-    """A sync connection's packer: hiredis first, else the packer redis-py chose."""
+    """A sync connection's `command_packer`: hiredis first, else redis-py's own hiredis serializer (the packer it
+    chooses itself when hiredis is installed), which splits a command name of several words and raises its
+    `DataError` for what hiredis does not take."""
 
-    def __init__(self, fallback: Packer) -> None:
-        self.fallback = fallback
+    def __init__(self) -> None:
+        self.fallback = HiredisRespSerializer()
 
     def pack(self, *args: Any) -> list[bytes]:
         return hiredis_packed(args) or self.fallback.pack(*args)
 
 
+def sync_packing() -> dict[str, Any]:
+    """The client (or pool) keyword arguments that make a sync client's connections pack with hiredis."""
+    return {"command_packer": HiredisPacker()}
+
+
 class HiredisPacking:
-    """A connection mix-in: commands packed through `hiredis.pack_command`, else redis-py's own way."""
+    """An asyncio connection mix-in: commands packed through `hiredis.pack_command`, else redis-py's own way."""
 
     def pack_command(self, *args: Any) -> list[bytes]:
         return hiredis_packed(args) or super().pack_command(*args)  # type: ignore[misc]
-
-    def _construct_command_packer(self, packer: Packer | None) -> Packer:
-        """Sync connections only: what `send_command`, `pack_command` and pipelines pack with."""
-        return HiredisPacker(super()._construct_command_packer(packer))  # type: ignore[misc]
 
 
 @cache
@@ -65,7 +67,7 @@ def packed(connection_class: C) -> C:
     return type(connection_class.__name__, (HiredisPacking, connection_class), {})  # type: ignore[return-value]
 
 
-def pack_with_hiredis(pool: ConnectionPool | AsyncPool) -> None:
-    """Make `pool`'s new connections pack with hiredis, whatever connection class its URL chose."""
+def pack_with_hiredis(pool: AsyncPool) -> None:
+    """Make an asyncio `pool`'s new connections pack with hiredis, whatever connection class its URL chose."""
     if not issubclass(pool.connection_class, HiredisPacking):
         pool.connection_class = packed(pool.connection_class)

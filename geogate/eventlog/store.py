@@ -22,7 +22,7 @@ from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_result, s
 from geogate.eventlog.append import SCRIPT, Expect, Op, Readback, script_call, stream_fields
 from geogate.eventlog.errors import BlobMissing, EventLogError
 from geogate.eventlog.keys import LogKeys, Namespace
-from geogate.eventlog.packing import pack_with_hiredis
+from geogate.eventlog.packing import pack_with_hiredis, sync_packing
 from geogate.eventlog.projectors import Projectors
 from geogate.eventlog.redaction import redact_event
 from schemas.codec import decode
@@ -73,9 +73,7 @@ def reconnecting(*, asynchronous: bool = False, **kwargs: Any) -> dict[str, Any]
 
 
 def sync_client(url: str) -> redis.Redis:
-    client = redis.Redis.from_url(url, **reconnecting(decode_responses=False))
-    pack_with_hiredis(client.connection_pool)
-    return client
+    return redis.Redis.from_url(url, **reconnecting(decode_responses=False, **sync_packing()))
 
 
 def async_client(url: str) -> aredis.Redis:

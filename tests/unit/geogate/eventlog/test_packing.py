@@ -10,7 +10,7 @@ from redis.asyncio.connection import UnixDomainSocketConnection as AsyncUnixConn
 from redis.connection import Connection, HiredisRespSerializer, PythonRespSerializer
 
 from geogate.calls.store import AsyncEventStore
-from geogate.eventlog.packing import HiredisPacking, pack_with_hiredis, packed
+from geogate.eventlog.packing import HiredisPacker, HiredisPacking, pack_with_hiredis, packed
 from geogate.eventlog.store import async_client, sync_client
 from geogate.settings import Settings
 
@@ -21,9 +21,15 @@ def python_packing(*args: object) -> bytes:
     return b"".join(PythonRespSerializer(6000, Connection().encoder.encode).pack(*args))
 
 
+def packing(connection_class: type) -> Connection | AsyncConnection:
+    """A connection packing as the store's clients make theirs pack: a sync one given the packer, an asyncio one
+    of the packing class."""
+    return Connection(command_packer=HiredisPacker()) if connection_class is Connection else packed(connection_class)()
+
+
 @pytest.mark.parametrize("connection_class", [Connection, AsyncConnection])
 def test_a_command_is_packed_as_redis_py_packs_it_but_in_one_piece(connection_class: type) -> None:
-    connection = packed(connection_class)()
+    connection = packing(connection_class)
     assert b"".join(connection.pack_command(*ARGS)) == python_packing(*ARGS)
     big = ("SET", "key", b"x" * 10_000)  # redis-py's Python packing sends a value this big as a piece of its own
     assert len(AsyncConnection().pack_command(*big)) > 1
@@ -32,7 +38,7 @@ def test_a_command_is_packed_as_redis_py_packs_it_but_in_one_piece(connection_cl
 
 @pytest.mark.parametrize("connection_class", [Connection, AsyncConnection])
 def test_what_hiredis_does_not_take_goes_redis_pys_way(connection_class: type) -> None:
-    connection = packed(connection_class)()
+    connection = packing(connection_class)
     assert connection.pack_command("CONFIG GET", "maxmemory") == connection_class().pack_command(
         "CONFIG GET", "maxmemory"
     )
@@ -43,7 +49,7 @@ def test_what_hiredis_does_not_take_goes_redis_pys_way(connection_class: type) -
 
 def test_the_clients_pack_with_hiredis_and_talk_to_a_real_redis(redis_url: str) -> None:
     client = sync_client(redis_url)
-    assert issubclass(client.connection_pool.connection_class, HiredisPacking)
+    assert isinstance(client.connection_pool.connection_kwargs["command_packer"], HiredisPacker)
     assert client.eval("return ARGV", 0, *ARGS[3:]) == [b"stream", "dédupe".encode(), *python_values()]
     assert client.config_get("maxmemory") == {"maxmemory": "0"}
 
