@@ -175,7 +175,7 @@ def drain_queue(store: "EventStore", settings: "Settings", queue: str = "gdal", 
     """Run every message on `queue` in this process, in the broker's order (kombu pops from the right), including
     what the runs enqueue; returns how many ran. The log and projections are real; Celery is left out."""
     from geogate.calls.keys import celery_queue_keys
-    from geogate.queue.message import message_args
+    from geogate.queue.message import envelope_args
     from workers.run.runner import run_call
 
     def take() -> bytes | None:  # as a worker's BRPOP over the queue's priority lists
@@ -183,7 +183,7 @@ def drain_queue(store: "EventStore", settings: "Settings", queue: str = "gdal", 
 
     ran = 0
     while ran < limit and (raw := take()) is not None:
-        args = message_args(raw) or ()
+        args = envelope_args(json.loads(raw)) or ()
         run_call(store, settings, f"host:{ran % 2}", args[0], dispatch=int(args[1]))  # type: ignore[arg-type]
         ran += 1
     return ran

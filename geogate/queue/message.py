@@ -59,14 +59,6 @@ def message_event(raw: bytes) -> Event | None:
         return None
 
 
-def message_args(raw: bytes) -> tuple[object, ...] | None:
-    """The positional arguments of a message as it waits on its queue; None for anything not of ours."""
-    try:
-        return envelope_args(json.loads(raw))
-    except ValueError:
-        return None
-
-
 def envelope_args(envelope: object) -> tuple[object, ...] | None:
     """The task arguments in an envelope `task_message` built (msgpack body: args, kwargs, embed)."""
     try:

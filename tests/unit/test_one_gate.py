@@ -6,6 +6,7 @@ Real Redis; the three paths are the production entry points, not the gate called
 """
 
 import asyncio
+import json
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,7 +19,7 @@ from gateway.preflight.flow import preflight
 from gateway.preflight.gate import Gate
 from geogate.calls.keys import Keys, celery_queue_key
 from geogate.calls.store import AsyncEventStore, EventStore
-from geogate.queue.message import message_args
+from geogate.queue.message import envelope_args
 from geogate.settings import Settings
 from schemas.call_plan import plan_call
 from schemas.codec import decode
@@ -125,7 +126,7 @@ def unqueue(store: EventStore) -> None:
     mine = {e.event.data.call_id for e in store.read("calls") if isinstance(e.event.data, ToolRequested)}
     queue = celery_queue_key(SPEC.queue)
     for raw in store.redis.lrange(queue, 0, -1):
-        if decode(message_args(raw)[0]).data.call_id in mine:  # type: ignore[index, arg-type, union-attr]
+        if decode(envelope_args(json.loads(raw))[0]).data.call_id in mine:  # type: ignore[index, arg-type, union-attr]
             store.redis.lrem(queue, 1, raw)
 
 

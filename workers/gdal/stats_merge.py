@@ -67,10 +67,6 @@ def coarse(values: np.ndarray) -> np.ndarray:
     return top ^ np.uint16(0x8000) if values.dtype.kind == "i" else top
 
 
-def coarse_counts(values: np.ndarray) -> np.ndarray:
-    return np.bincount(coarse(values), minlength=1 << COARSE_BITS)
-
-
 CHUNK = 1 << 18
 """Values summarised at a time: their float64 copies and bin indexes stay in the CPU's cache. One pass over a 2048²
 float32 tile in chunks took 40% less time than whole-array passes, and two tiles at once on this machine's two

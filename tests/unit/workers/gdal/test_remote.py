@@ -5,6 +5,7 @@ one answers `Range` with 206 and the bytes asked for, one ignores `Range` and se
 redirects (all requests, or those after the first few: GDAL's own), each port standing for a host.
 """
 
+import json
 import ssl
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from geogate.calls import keys
 from geogate.calls.keys import celery_queue_key
 from geogate.calls.publish import request_effects, request_event
 from geogate.calls.store import EventStore
-from geogate.queue.message import message_args
+from geogate.queue.message import envelope_args
 from geogate.settings import Settings
 from schemas.events import ToolRequested
 from schemas.ids import new_id
@@ -275,7 +276,7 @@ def test_a_presigned_url_reaches_the_server_intact_and_no_stream_projection_or_m
     real_store.redis.delete(queue)  # taken, as a worker takes it: the session's Redis serves later tests
     waiting = _everything_stored(real_store)
 
-    runner.run_call(real_store, settings, "host:1", message_args(queued[0])[0])
+    runner.run_call(real_store, settings, "host:1", envelope_args(json.loads(queued[0]))[0])
 
     state = real_store.call_state(call_id)
     assert state is not None and state.status == "succeeded", state

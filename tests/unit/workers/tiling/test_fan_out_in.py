@@ -18,7 +18,7 @@ from geogate.calls.keys import celery_queue_key, celery_queue_keys
 from geogate.calls.publish import enqueue_op, request_event
 from geogate.calls.store import EventStore
 from geogate.eventlog.replay import replay
-from geogate.queue.message import message_args
+from geogate.queue.message import envelope_args
 from geogate.queue.unacked import UNACKED, UNACKED_INDEX
 from geogate.settings import Settings
 from schemas.codec import decode, encode
@@ -60,7 +60,7 @@ def publish(store: EventStore) -> Event:
 def queued(store: EventStore) -> list[Event]:
     """The queue's messages in the order workers take them: list by list (calls, then tiles), each from the right."""
     raws = [raw for key in celery_queue_keys("gdal") for raw in reversed(store.redis.lrange(key, 0, -1))]
-    return [decode(message_args(raw)[0]) for raw in raws]  # type: ignore[index, arg-type]
+    return [decode(envelope_args(json.loads(raw))[0]) for raw in raws]  # type: ignore[index, arg-type]
 
 
 def types(store: EventStore, call_id: str) -> list[str]:
