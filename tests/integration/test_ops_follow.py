@@ -17,7 +17,7 @@ from geogate.calls import ops_feed
 from geogate.calls.keys import Keys
 from geogate.calls.store import EventStore
 from tests.support import redis_server, wait_for_key
-from tests.unit.geogate.eventlog.ops_samples import call
+from tests.unit.geogate.calls.ops_samples import call
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 CALLS = 300

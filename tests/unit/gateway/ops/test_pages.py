@@ -20,7 +20,7 @@ from geogate.settings import Settings
 from schemas.events import ToolFailed, ToolRequested, ToolSucceeded, WorkflowStarted, WorkflowThoughtSubmitted
 from schemas.ids import new_id
 from tests.support import make_event
-from tests.unit.geogate.eventlog.ops_samples import call, put
+from tests.unit.geogate.calls.ops_samples import call, put
 
 if TYPE_CHECKING:
     from gateway.runtime import Gateway

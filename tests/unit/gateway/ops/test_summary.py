@@ -13,7 +13,7 @@ from geogate.calls.publish import enqueue_op, request_event
 from geogate.calls.store import EventStore
 from schemas.ids import new_id
 from schemas.tools import TOOLS
-from tests.unit.geogate.eventlog.ops_samples import T0, call
+from tests.unit.geogate.calls.ops_samples import T0, call
 
 pytestmark = pytest.mark.anyio
 NOW = datetime(2026, 11, 22, 12, 0, 30, tzinfo=UTC)

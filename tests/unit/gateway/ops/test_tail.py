@@ -54,7 +54,7 @@ def test_follow_sees_events_that_arrive_on_other_streams_meanwhile(fake_store: E
 def test_an_outcome_line_carries_the_calls_stage_durations() -> None:
     from gateway.ops.tail import Stages
     from schemas.events import HandlerSucceeded, OutputRef, ToolStarted, ToolSucceeded
-    from tests.unit.geogate.eventlog.ops_samples import at
+    from tests.unit.geogate.calls.ops_samples import at
 
     call_id, stages = new_id(), Stages()
     agg = call_aggregate(call_id)

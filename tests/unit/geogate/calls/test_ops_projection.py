@@ -25,7 +25,7 @@ from geogate.calls.store import EventStore
 from geogate.eventlog.replay import replay
 from schemas.events import Event, ToolRequested, ToolStarted, ToolSucceeded
 from schemas.ids import new_id
-from tests.unit.geogate.eventlog.ops_samples import T0, at, call, put
+from tests.unit.geogate.calls.ops_samples import T0, at, call, put
 
 
 def totals(store: EventStore) -> dict[str, int]:
