@@ -13,6 +13,7 @@ import redis
 from geogate.calls import keys
 from geogate.calls.keys import Keys
 from geogate.calls.store import EventStore
+from geogate.eventlog.keys import all_categories
 from geogate.eventlog.replay import replay
 from geogate.eventlog.retention import trim
 from geogate.eventlog.snapshots import positions
@@ -156,7 +157,7 @@ def log_says(store: EventStore) -> dict[str, object]:
     per_aggregate: Counter[str] = Counter()
     outcome: dict[str, str] = {}
     types: Counter[str] = Counter()
-    for category in keys.all_categories():
+    for category in all_categories():
         for _id, fields in store.redis.xrange(store.keys.stream(category)):
             event = decode(fields[b"event"])
             per_aggregate[event.aggregate] += 1
@@ -240,7 +241,7 @@ def test_every_event_type_replays_to_the_projections_built_live(store: EventStor
     for _ in range(40):
         lifecycle(store, rng)
         other_families(store, rng)
-    types = {e.event.type for c in keys.all_categories() for e in store.read(c)}
+    types = {e.event.type for c in all_categories() for e in store.read(c)}
 
     report = replay(store, swap=False)
 
