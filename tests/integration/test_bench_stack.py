@@ -27,7 +27,7 @@ def _other_tree(at: Path) -> Path:
     """A copy of the roles' code whose gateway and worker both say they are the copy."""
     for package in ("geogate", "gateway", "schemas", "workers"):
         shutil.copytree(ROOT / package, at / package, ignore=shutil.ignore_patterns("__pycache__", "node_modules"))
-    ping = at / "workers" / "ping.py"
+    ping = at / "workers" / "tools" / "core.py"
     ping.write_text(ping.read_text().replace("PingResult(worker=ctx.worker,", f"PingResult(worker={MARK!r},"))
     health = at / "gateway" / "health.py"
     marked = f'JSONResponse({{"tree": {MARK!r}, "ok": ok,'
@@ -43,7 +43,7 @@ def test_a_stack_of_another_tree_runs_that_trees_gateway_and_workers(tmp_path: P
         return result.structured_content or {}
 
     tree = _other_tree(tmp_path / "other")
-    assert MARK in (tree / "workers" / "ping.py").read_text() and MARK in (tree / "gateway" / "health.py").read_text()
+    assert MARK in (tree / "workers" / "tools" / "core.py").read_text() and MARK in (tree / "gateway" / "health.py").read_text()
     with geogate_stack(workers=1, tree=tree) as urls:
         health = httpx.get(urls[0].removesuffix("/mcp") + "/health", timeout=10).json()
         answer = anyio.run(ping, urls[0])
