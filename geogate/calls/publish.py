@@ -61,7 +61,7 @@ def request_event(
         actor=actor,
         data=data,
     )
-    redacted = redact_event(event)  # issue 14: the queue message carries no secret either
+    redacted = redact_event(event)  # the queue message carries no secret either
     held = held_names(args, redacted.payload(ToolRequested).args)
     if not held:
         return redacted

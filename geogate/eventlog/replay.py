@@ -179,7 +179,7 @@ class Fold:
 def gc_paused() -> Iterator[None]:
     """Python's cyclic garbage collector off while a fold runs, on again after (as it was found).
 
-    Measured reason (`bench/ops.py`'s 1M-event log, `replay --check`, 2026-11-26): the collector ran 41,301 times
+    Measured reason (`bench/ops.py`'s 1M-event log, `replay --check`): the collector ran 41,301 times
     and took 47 s of the 147 s, for no garbage: with it off the replay took 100 s and the same peak memory (499 MB,
     as with a 100k-object threshold), since a fold's objects are freed by their reference counts and make no cycles.
     """
@@ -264,7 +264,7 @@ would need both, and a second pass over the families whose digest differs).
 
 Equal `DUMP`s (type, encoding and content, serialized) mean equal keys, and a rebuilt key nearly always serializes
 as its live twin (same writes in the same order); only a pair whose `DUMP`s differ (a hash's fields in another order,
-another encoding, a real difference) is compared by content. Measured reason (2026-11-26, a 1M-event log's rebuild,
+another encoding, a real difference) is compared by content. Measured reason (a 1M-event log's rebuild,
 100,000 pairs): 1.8 s of Redis CPU against 3.5 s comparing every pair by content; one of those pairs, and none of
 20,000 sampled ones (`call`, `idx`, `ops`), had `DUMP`s that differ."""
 COMPARE_PAIRS = 500

@@ -153,7 +153,7 @@ class _Core:
     def _append_call(
         self, event: Event, dedupe_key: str, effects: Sequence[Op], expect: Sequence[Expect], readback: Readback | None
     ) -> tuple[list[str], list[Any]]:
-        event = redact_event(event)  # issue 14: no secret reaches the log or a projection
+        event = redact_event(event)  # no secret reaches the log or a projection
         dedupe, dedupe_field = self.keys.dedupe_slot(dedupe_key)
         call = script_call(
             mode="append",

@@ -43,7 +43,10 @@ def test_a_stack_of_another_tree_runs_that_trees_gateway_and_workers(tmp_path: P
         return result.structured_content or {}
 
     tree = _other_tree(tmp_path / "other")
-    assert MARK in (tree / "workers" / "tools" / "core.py").read_text() and MARK in (tree / "gateway" / "health.py").read_text()
+    assert (
+        MARK in (tree / "workers" / "tools" / "core.py").read_text()
+        and MARK in (tree / "gateway" / "health.py").read_text()
+    )
     with geogate_stack(workers=1, tree=tree) as urls:
         health = httpx.get(urls[0].removesuffix("/mcp") + "/health", timeout=10).json()
         answer = anyio.run(ping, urls[0])

@@ -108,7 +108,7 @@ def _logged_outcome(store: EventStore, call_id: str) -> Event | None:
 
 
 def _outside_scopes(store: EventStore, spec: ToolSpec, actor: str) -> Event | None:
-    """A `tool.failed` (never appended) when the actor's token could not make this call itself (issue 14).
+    """A `tool.failed` (never appended) when the actor's token could not make this call itself.
 
     The gateway records the scopes of a client whose call delegates tool calls (`ask`, result handlers); without
     a record (authentication off) nothing is restricted.
