@@ -3,6 +3,7 @@ shared runtime (geogate); inside geogate, process plumbing imports none of it an
 product module imports the tests or names the conformance fixtures; the product and bench form no import circle."""
 
 import ast
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -299,3 +300,15 @@ def test_the_domain_check_sees_a_lazy_import_and_a_string(tmp_path: Path) -> Non
     assert any(names_domain(n) for n in names_in(lazy))
     assert any(names_domain(n) for n in names_in(named))
     assert any(names_domain(n) for n in names_in(via_parent))
+
+
+SCHEMAS_THIRD_PARTY = {"pydantic", "msgpack", "pyproj", "ulid"}
+"""What the contract may import beside the standard library (docs/layout.md): models, the codec, CRS validation, ids."""
+
+
+def test_the_contract_imports_only_what_the_layout_page_says() -> None:
+    found = set()
+    for path in (ROOT / "schemas").rglob("*.py"):
+        found |= imported_packages(path)
+    outside = found - set(sys.stdlib_module_names) - {"schemas", "__future__"}
+    assert outside == SCHEMAS_THIRD_PARTY
