@@ -1,9 +1,10 @@
 """Argument validation shared by gateway and tool-calling workers: aliases normalised, errors named field by field."""
 
+import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import JsonValue, ValidationError
+from pydantic import BaseModel, JsonValue, ValidationError
 
 from schemas.tools import ToolSpec
 
@@ -59,11 +60,28 @@ def validate(spec: ToolSpec, raw: dict[str, Any], *, extra_allowed: frozenset[st
     try:
         model = spec.args.model_validate(args)
     except ValidationError as exc:
-        raise ArgumentsInvalid(spec.name, [_field_error(e) for e in exc.errors()]) from exc
+        raise ArgumentsInvalid(spec.name, [_field_error(spec, e) for e in exc.errors()]) from exc
     return Validated(model.model_dump(mode="json"), used)
 
 
-def _field_error(error: Any) -> FieldError:
+def _field_error(spec: ToolSpec, error: Any) -> FieldError:
     loc = ".".join(str(part) for part in error["loc"]) or "(arguments)"
-    reason = "unknown argument" if error["type"] == "extra_forbidden" else error["msg"]
+    if error["type"] != "extra_forbidden":
+        return FieldError(loc, error["msg"], error.get("input"))
+    known = _known_names(spec, tuple(error["loc"][:-1]))
+    close = difflib.get_close_matches(str(error["loc"][-1]), known, n=1, cutoff=0.6)
+    reason = f"unknown argument; did you mean {close[0]!r}?" if close else "unknown argument"
     return FieldError(loc, reason, error.get("input"))
+
+
+def _known_names(spec: ToolSpec, parent: tuple[Any, ...]) -> list[str]:
+    """The argument names accepted where an unknown one was found: the tool's own (and its aliases) at the top,
+    a nested model's fields below it; none when the place is not a model's field."""
+    model: Any = spec.args
+    for part in parent:
+        field_info = model.model_fields.get(part) if isinstance(part, str) else None
+        model = field_info.annotation if field_info else None
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return []
+    names = [info.alias or name for name, info in model.model_fields.items()]
+    return names + (list(spec.aliases) if not parent else [])

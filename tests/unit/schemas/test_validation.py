@@ -26,3 +26,17 @@ def test_every_invalid_field_is_listed_with_its_reason() -> None:
 
 def test_defaults_are_filled_in_before_publishing() -> None:
     assert validate(TOOLS["ping"], {}).args == {"queue": "gdal", "delay_ms": 0}
+
+
+def test_an_unknown_argument_close_to_a_known_one_is_suggested() -> None:
+    with pytest.raises(ArgumentsInvalid) as info:
+        validate(TOOLS["raster_convert"], {"uri": "a.tif", "output": "b.tif", "compress": "deflate"})
+    errors = {e.field: e.reason for e in info.value.errors}
+    assert errors["compress"] == "unknown argument; did you mean 'compression'?"
+    assert "did you mean 'compression'" in str(info.value)
+
+
+def test_an_unknown_argument_like_no_known_one_suggests_nothing() -> None:
+    with pytest.raises(ArgumentsInvalid) as info:
+        validate(TOOLS["ping"], {"colour": "red"})
+    assert {e.field: e.reason for e in info.value.errors} == {"colour": "unknown argument"}
