@@ -7,32 +7,41 @@ SYSTEM_PACKAGES := redis-server bubblewrap chromium npm wrk gdal-bin
 OPS_ASSETS := gateway/ops/assets
 OPS_VENDOR := gateway/ops/static/vendor
 
-.PHONY: run test docs bench chaos compose-test fuzz lint system-deps ops-assets conformance-deps conformance clean
+.PHONY: run test docs bench chaos compose-test fuzz lint run-deps system-deps ops-assets conformance-deps conformance clean
 
-$(BIN)/.installed: pyproject.toml
+# What running needs (`make run`): the package alone. The test and docs extras come on top of it for the other targets.
+$(BIN)/.installed-run: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(BIN)/.installed: $(BIN)/.installed-run
 	$(BIN)/pip install -q -e ".[test,docs]"
 	touch $@
 
 # Python result handlers run on a system Python under /usr with its whole standard library (the worker refuses to
 # start otherwise): Debian's python3, not python3.X-minimal alone, when the venv's own Python lives elsewhere (pyenv).
 SANDBOX_PYTHON_WHOLE = /usr/bin/python3 -I -S -c 'import json, ctypes, inspect, ast' 2>/dev/null
-system-deps:
-	@missing=""; \
-	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+# `run-deps`: what `make run` needs; `system-deps` adds what the tests and benches drive (chromium, wrk).
+RUN_CHECKS = command -v redis-server >/dev/null || missing="$$missing redis-server"; \
 	command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
-	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v npm >/dev/null || missing="$$missing npm"; \
-	command -v wrk >/dev/null || missing="$$missing wrk"; \
 	command -v gdaldem >/dev/null || missing="$$missing gdal-bin"; \
-	$(SANDBOX_PYTHON_WHOLE) || missing="$$missing python3"; \
-	if [ -n "$$missing" ]; then \
+	$(SANDBOX_PYTHON_WHOLE) || missing="$$missing python3";
+TEST_CHECKS = command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v wrk >/dev/null || missing="$$missing wrk";
+APT_MISSING = if [ -n "$$missing" ]; then \
 	  if command -v apt-get >/dev/null; then \
 	    echo "installing$$missing with apt"; \
 	    $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	  else echo "missing:$$missing (install them; redis-server is optional for make run)"; fi; \
 	fi
+run-deps:
+	@missing=""; $(RUN_CHECKS) $(APT_MISSING)
+
+system-deps:
+	@missing=""; $(RUN_CHECKS) $(TEST_CHECKS) $(APT_MISSING)
 
 # The /ops dashboard's front-end libraries, from the npm registry into ignored folders; the gateway serves them.
 $(OPS_VENDOR)/.installed: $(OPS_ASSETS)/package.json $(OPS_ASSETS)/package-lock.json
@@ -42,7 +51,7 @@ $(OPS_VENDOR)/.installed: $(OPS_ASSETS)/package.json $(OPS_ASSETS)/package-lock.
 	   $(OPS_ASSETS)/node_modules/uplot/dist/uPlot.iife.min.js $(OPS_ASSETS)/node_modules/uplot/dist/uPlot.min.css $(OPS_VENDOR)/
 	touch $@
 
-ops-assets: system-deps $(OPS_VENDOR)/.installed
+ops-assets: run-deps $(OPS_VENDOR)/.installed
 
 # Node 22 and the MCP conformance suite, from the npm registry into the ignored .conformance/ (the machine's Node may be older).
 CONFORMANCE := .conformance
@@ -56,7 +65,7 @@ conformance-deps: system-deps $(CONFORMANCE)/node_modules/.installed
 conformance: $(BIN)/.installed conformance-deps
 	$(BIN)/python -m tests.conformance_suite
 
-run: $(BIN)/.installed system-deps ops-assets
+run: $(BIN)/.installed-run run-deps ops-assets
 	$(BIN)/geogate dev
 
 test: $(BIN)/.installed system-deps ops-assets conformance-deps
