@@ -1,6 +1,7 @@
 """The ASGI app: the MCP endpoint at /mcp plus the routes of `gateway.surface`, behind `gateway.security`."""
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -50,6 +51,8 @@ def serve(settings: Settings) -> None:
     from uvicorn.config import STARTUP_FAILURE
 
     app = build_app(settings)
+    # The SDK's session manager says INFO when it starts and stops: lifecycle noise on the terminal of `geogate dev`.
+    logging.getLogger("mcp.server.streamable_http_manager").setLevel(logging.WARNING)
     settle_memory()
     server = uvicorn.Server(uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning"))
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises Ctrl-C again once it stopped, as `uvicorn.run` does

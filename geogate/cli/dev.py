@@ -16,6 +16,7 @@ from pathlib import Path
 import redis
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
+from geogate.cli.dev_checks import check_can_start, with_default_workspace
 from geogate.cli.dev_user import WorkerUser, worker_user
 from geogate.cli.local import LocalRun, forget, record
 from geogate.eventlog.append import SCRIPT
@@ -250,7 +251,10 @@ class StopRequest:
 def run_dev(settings: Settings, workers: int) -> None:
     """Start everything, serve until Ctrl-C, SIGTERM or SIGHUP, then stop every child: the gateway (`python -m gateway`,
     given `STOP_GRACE_S`), then the workers, then Redis. A gateway that ends by itself (its port in use) ends the run
-    with its exit status."""
+    with its exit status. Nothing is started or printed when the port is taken or another `geogate dev` uses the
+    data directory (`dev_checks`)."""
+    check_can_start(settings)
+    settings = with_default_workspace(settings)
     children = Children()
     data_dir = settings.data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -274,8 +278,11 @@ def run_dev(settings: Settings, workers: int) -> None:
         pass
     finally:
         forget(settings)
+        if ended is None:
+            print("stopping: the gateway, then the workers, then Redis", flush=True)
         if not children.stop(front_grace_s=STOP_GRACE_S):
             print(f"the gateway did not stop within {STOP_GRACE_S:.0f} s; it was killed", file=sys.stderr)
+        print("Geogate stopped" if not ended else f"Geogate stopped: the gateway ended with status {ended}", flush=True)
     if ended:
         raise SystemExit(ended)
 
@@ -286,6 +293,8 @@ def _announce(settings: Settings, url: str, workers: int, user: WorkerUser | Non
     run = LocalRun(redis_url=url, mcp_url=f"{base}/mcp", ops_url=f"{base}/ops", pid=os.getpid())
     recorded = record(settings, run)
     print(f"Geogate is up: MCP endpoint {run.mcp_url}  (Ctrl-C stops everything)")
+    roots = ", ".join(str(root) for root in settings.workspace_roots())
+    print(f"Workspace {roots}: tools read and write there only (GEOGATE_WORKSPACES sets others)")
     print(f"Ops dashboard {run.ops_url}; `geogate status` and `geogate events tail -f` from this directory find it")
     pools = ", ".join(n for n, _ in worker_pools(workers))
     print(f"Redis {url} (recorded in {recorded}); worker pools: {pools}" + (f", as {user.name}" if user else ""))

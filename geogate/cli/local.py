@@ -54,7 +54,7 @@ def recorded(settings: Settings) -> LocalRun | None:
         return None
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -79,7 +79,7 @@ def resolve(settings: Settings, quiet: bool = False) -> Settings:
             f"REDIS_URL is not set and no `geogate dev` runs from this directory ({run_file(settings)} is missing); "
             "start one with `make run`, or set REDIS_URL"
         )
-    if not _alive(run.pid):
+    if not alive(run.pid):
         raise SettingsError(f"`geogate dev` (pid {run.pid}) recorded in {run_file(settings)} is gone; start `make run`")
     _say(quiet, f"using Redis {run.redis_url} (started by `geogate dev`, pid {run.pid}; see {run_file(settings)})")
     return settings.model_copy(update={"redis_url": run.redis_url})
