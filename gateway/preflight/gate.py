@@ -1,5 +1,6 @@
 """The preflight gate: which justifications a call needs, which are missing, and the hint that lists them all."""
 
+import json
 import time
 
 from mcp.types import CallToolResult, TextContent
@@ -9,6 +10,7 @@ from geogate.calls.publish import gate_events
 from geogate.calls.store import AsyncEventStore
 from geogate.settings import Settings
 from schemas.preflight.gate import judge, required
+from schemas.preflight.justification import EXAMPLE
 from schemas.preflight.keys import Needed
 from schemas.tools import ToolSpec
 
@@ -46,17 +48,19 @@ class Gate:
 
 
 def hint_result(spec: ToolSpec, missing: list[Needed], note: str = "") -> CallToolResult:
-    """A tool error whose `structuredContent.preflight` lists every missing justification, prompt rendered."""
+    """A tool error whose `structuredContent.preflight` lists every missing justification, prompt rendered, with
+    an example of a justification's four keys (also in the text)."""
     domains = ", ".join(item.domain for item in missing)
     text = (
         f"{spec.name} needs {len(missing)} justification(s) before it runs ({domains}). For each item in "
         "structuredContent.preflight.required, answer its `messages` with the JSON they ask for, then call "
         "persist_justifications(items=[{hash, domain, justification}, ...]) once with all of them, and retry "
-        f"{spec.name} with the same arguments."
+        f"{spec.name} with the same arguments. A justification is a JSON object with four keys (intent, "
+        f"alternatives, choice, confidence), for example: {json.dumps(EXAMPLE)}"
     )
     if note:
         text = f"{text} ({note})"
-    preflight = {"tool": spec.name, "required": [item.as_hint() for item in missing]}
+    preflight = {"tool": spec.name, "required": [item.as_hint() for item in missing], "example": EXAMPLE}
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content={"preflight": preflight}, is_error=True
     )

@@ -50,6 +50,19 @@ class Justification(BaseModel):
     confidence: Literal["low", "medium", "high"]
 
 
+EXAMPLE: dict[str, JsonValue] = {
+    "intent": "compare the areas of land-cover classes across Europe in square metres",
+    "alternatives": [{"method": "EPSG:3857", "why_not": "Web Mercator inflates areas away from the equator"}],
+    "choice": {
+        "method": "EPSG:3035",
+        "rationale": "LAEA Europe is equal-area over the whole study region",
+        "tradeoffs": "shapes bend towards the edges of Europe; fine for area statistics",
+    },
+    "confidence": "high",
+}
+"""A justification of a CRS choice with its four keys: what docs/preflight.md shows and the gate's hint carries."""
+
+
 def _json_object(value: object) -> object:
     """Accept the justification as an object or as a JSON string (models often send a string)."""
     if isinstance(value, str):
