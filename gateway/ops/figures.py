@@ -13,6 +13,34 @@ from geogate.calls.projections.ops import BUCKETS_MS, STAGES
 WINDOWS: dict[str, int | None] = {"5m": 300, "1h": 3600, "all": None}
 """Window name → seconds (None: since the log began)."""
 
+CALLERS_KINDS = frozenset(
+    {
+        "invalid",
+        "not_found",
+        "exists",
+        "out_of_range",
+        "outside_workspace",
+        "not_a_folder",
+        "unknown",
+        "unsupported",
+        "no_overlap",
+        "missing",
+        "empty",
+        "too_large",
+        "required",
+        "cancelled",
+    }
+)
+"""The last part of an error code (`path.not_found` → `not_found`) that makes it the caller's error: an argument
+the call cannot run with, an input that is not there, an output that already is, a cancellation. Any other code is
+a failure: the server's, a worker's or GDAL's (`job.crashed`, `gdal.write_failed`, `llm.provider_error`, …)."""
+
+
+def callers_error(code: str) -> bool:
+    """Whether a call that ended with `code` failed through its caller's doing rather than the server's."""
+    kind = code.rsplit(".", 1)[-1]
+    return kind in CALLERS_KINDS or kind.startswith(("unknown_", "missing_"))
+
 
 class Stage(BaseModel):
     """Latency of one stage of one tool's calls; percentiles interpolated within fixed buckets."""
@@ -32,6 +60,8 @@ class ToolRow(BaseModel):
     cancel_requested: int = 0
     handler_succeeded: int = 0
     handler_failed: int = 0
+    caller_errors: int = 0
+    """Of `failed`, the calls that ended with an error of the caller's making (`callers_error`)."""
     per_s: float | None = None
     """Finished calls per second over the window (None for the whole log)."""
     stages: dict[str, Stage] = Field(default_factory=dict)
@@ -41,13 +71,21 @@ class ToolRow(BaseModel):
         return self.succeeded + self.failed
 
     @property
+    def failures(self) -> int:
+        """Failed calls that were not the caller's errors: the server's, a worker's or GDAL's."""
+        return self.failed - self.caller_errors
+
+    @property
     def error_rate(self) -> float | None:
-        return self.failed / self.finished if self.finished else None
+        """Failures (not the caller's errors) per finished call."""
+        return self.failures / self.finished if self.finished else None
 
 
 class Count(BaseModel):
     name: str
     count: int
+    caller: bool = False
+    """An error code of the caller's making (`callers_error`); counts of other kinds leave it False."""
 
 
 class LlmRow(BaseModel):
@@ -84,7 +122,17 @@ class Figures(BaseModel):
 
     @property
     def failed(self) -> int:
+        """Every failed call, the caller's errors included."""
         return sum(t.failed for t in self.tools)
+
+    @property
+    def caller_errors(self) -> int:
+        return sum(t.caller_errors for t in self.tools)
+
+    @property
+    def failures(self) -> int:
+        """Failed calls that were not the caller's errors."""
+        return sum(t.failures for t in self.tools)
 
 
 def quantile(q: float, buckets: list[int]) -> float | None:
@@ -153,11 +201,15 @@ def figures(counters: Mapping[str, int], seconds: int | None) -> Figures:
         row.stages = {name: row.stages[name] for name in STAGES if name in row.stages}
         row.per_s = row.finished / seconds if seconds else None
     errors: Counter[str] = Counter()
-    for (_tool, code), count in kinds["error"].items():
+    for (tool, code), count in kinds["error"].items():
         errors[code] += count
+        if callers_error(code) and tool in rows:
+            rows[tool].caller_errors += count
+    for row in rows.values():
+        row.caller_errors = min(row.caller_errors, row.failed)  # never more than the calls that failed
     return Figures(
         tools=sorted(rows.values(), key=lambda r: (-r.requested, r.tool)),
-        errors=_counts(errors),
+        errors=[e.model_copy(update={"caller": callers_error(e.name)}) for e in _counts(errors)],
         events=_counts(Counter({k[0]: v for k, v in kinds["event"].items()})),
         sandbox=_counts(Counter({k[0]: v for k, v in kinds["sandbox"].items()})),
         cache={k[0]: v for k, v in sorted(kinds["cache"].items())},

@@ -53,8 +53,9 @@ def headline(summary: OpsSummary) -> Text:
     line.append("Geogate ", style="bold")
     line.append(f"{WINDOW_NAMES[summary.window]} · ", style="dim")
     line.append(f"{fmt_int(f.finished)} calls finished, ")
-    line.append(f"{fmt_int(f.failed)} failed", style="red" if f.failed else "")
-    line.append(f" ({fmt_pct(f.failed / f.finished if f.finished else None)}) · {summary.in_flight} in flight · ")
+    line.append(f"{fmt_int(f.failures)} failures", style="red" if f.failures else "")
+    line.append(f" ({fmt_pct(f.failures / f.finished if f.finished else None)}), ")
+    line.append(f"{fmt_int(f.caller_errors)} caller errors · {summary.in_flight} in flight · ")
     line.append(f"{fmt_int(summary.events)} events absorbed, lag {summary.lag}", style="yellow" if summary.lag else "")
     return line
 
@@ -62,7 +63,7 @@ def headline(summary: OpsSummary) -> Text:
 def tools(summary: OpsSummary) -> Table:
     table = Table(title="Tools (latency p50 / p95 / p99)", title_justify="left", expand=True)
     table.add_column("tool", no_wrap=True)
-    for name in ("req", "ok", "failed", "calls/s"):
+    for name in ("req", "ok", "caller err", "failures", "calls/s"):
         table.add_column(name, justify="right")
     for stage in ("queue", "run", "handler", "answer"):
         table.add_column(stage, no_wrap=True)
@@ -71,8 +72,9 @@ def tools(summary: OpsSummary) -> Table:
         for name in ("queue", "run", "handler", "answer"):
             s = row.stages.get(name)
             stages.append(trio(s.p50_ms, s.p95_ms, s.p99_ms) if s and s.count else "–")
-        failed = Text(fmt_int(row.failed), style="red" if row.failed else "")
-        table.add_row(row.tool, fmt_int(row.requested), fmt_int(row.succeeded), failed, fmt_rate(row.per_s), *stages)
+        failures = Text(fmt_int(row.failures), style="red" if row.failures else "")
+        counts = (fmt_int(row.requested), fmt_int(row.succeeded), fmt_int(row.caller_errors), failures)
+        table.add_row(row.tool, *counts, fmt_rate(row.per_s), *stages)
     return table
 
 
@@ -122,11 +124,12 @@ def queues_and_workers(summary: OpsSummary) -> Table:
     for q in summary.queues:
         queues.add_row(q.queue, fmt_int(q.depth), fmt_age(q.oldest_age_s))
     workers = Table(title="Workers", title_justify="left")
-    for name in ("worker", "from", "queues", "last sign", "holds"):
+    for name in ("worker", "state", "queues", "last sign", "holds"):
         workers.add_column(name)
     for w in summary.workers:
         held = ", ".join(c[-8:] for c in w.holding[:3]) + (f" +{len(w.holding) - 3}" if len(w.holding) > 3 else "")
-        workers.add_row(w.name, w.source, ",".join(w.queues) or "–", fmt_age(w.age_s), held or "idle")
+        state = "running" if w.source == "lease" else "silent"
+        workers.add_row(w.name, state, ",".join(w.queues) or "–", fmt_age(w.age_s), held or "idle")
     grid.add_row(queues, workers)
     return grid
 
@@ -136,9 +139,12 @@ def errors(summary: OpsSummary) -> Table:
     grid = Table.grid(expand=True, padding=(0, 2))
     codes = Table(title="Errors by code", title_justify="left")
     codes.add_column("code")
+    codes.add_column("whose")
     codes.add_column("count", justify="right")
     for e in f.errors:
-        codes.add_row(Text(e.name, style="red"), fmt_int(e.count))
+        codes.add_row(
+            Text(e.name, style="" if e.caller else "red"), "caller" if e.caller else "failure", fmt_int(e.count)
+        )
     other = Table(title="Cache · sandbox · LLM", title_justify="left")
     other.add_column("what")
     other.add_column("value", justify="right")

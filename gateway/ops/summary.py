@@ -14,7 +14,7 @@ from typing import Any
 import redis.asyncio as aredis
 from pydantic import BaseModel, Field, ValidationError
 
-from gateway.ops.figures import WINDOWS, Figures, figures
+from gateway.ops.figures import WINDOWS, Figures, callers_error, figures
 from geogate.calls.keys import Keys, celery_queue_keys
 from geogate.calls.projections.ops import KEEP_SLOTS, SLOT_S, Pending, field_calls, slot_of
 from geogate.eventlog.keys import all_categories
@@ -62,7 +62,8 @@ class StreamRow(BaseModel):
 
 
 class Series(BaseModel):
-    """Finished calls per second per tool, and failures per second, one point per slot (`t`: slot start, epoch s)."""
+    """Finished calls per second per tool, then their failures and their caller errors per second (`failures`,
+    `caller errors`), one point per slot (`t`: slot start, epoch s)."""
 
     t: list[int] = Field(default_factory=list)
     lines: dict[str, list[float]] = Field(default_factory=dict)
@@ -139,6 +140,7 @@ async def read_summary(
     cursor, pending, seen, running, counted = await pipe.execute()
     counters = _ints(counted) if seconds is None else _ints(dict(zip(counted[::2], counted[1::2], strict=True)))
     found = figures(counters, seconds)
+    drawn = [t.tool for t in found.tools[:SERIES_TOOLS]]
     return OpsSummary(
         window=window,
         now=datetime.fromtimestamp(now, UTC).isoformat(),
@@ -148,27 +150,44 @@ async def read_summary(
         queues=await read_queues(client, now),
         workers=await read_workers(client, await leases.names_of(client, keys), now, _ints(seen), pending, running),
         streams=await read_streams(client, keys, {_text(k): _text(v) for k, v in cursor.items()}),
-        series=await read_series(client, keys, [t.tool for t in found.tools[:SERIES_TOOLS]], last, window),
+        series=await read_series(client, keys, drawn, last, window, _callers_fields(counters, drawn)),
     )
 
 
-async def read_series(client: aredis.Redis, keys: Keys, tools: list[str], last: int, window: str) -> Series:
-    """Finished calls per second of `tools`, and their failures, over the window's chart range."""
+def _callers_fields(counters: dict[str, int], tools: list[str]) -> list[str]:
+    """The window's error counters of `tools` whose code is the caller's (the chart's range is the window's)."""
+    found = []
+    for name in counters:
+        kind, *rest = name.split("|")
+        if kind == "error" and len(rest) == 2 and rest[0] in tools and callers_error(rest[1]):
+            found.append(name)
+    return sorted(found)
+
+
+async def read_series(
+    client: aredis.Redis, keys: Keys, tools: list[str], last: int, window: str, callers: list[str] | None = None
+) -> Series:
+    """Finished calls per second of `tools`, their failures and their caller errors (the `callers` error counters),
+    over the window's chart range."""
     slot_ids = list(range(last - SERIES_SLOTS[window] + 1, last + 1))
     fields = [field_calls(t, o) for t in tools for o in ("succeeded", "failed")]
     if not fields:
         return Series(t=[s * SLOT_S for s in slot_ids])
     pipe = client.pipeline(transaction=False)
     for slot in slot_ids:
-        pipe.hmget(keys.projections().ops_slot(slot), fields)
+        pipe.hmget(keys.projections().ops_slot(slot), [*fields, *(callers or [])])
     return series(slot_ids, tools, await pipe.execute())
 
 
 def series(slot_ids: list[int], tools: list[str], rows: list[list[Any]]) -> Series:
-    """Per slot: each tool's finished calls per second (succeeded + failed), and all their failures per second."""
+    """Per slot: each tool's finished calls per second (succeeded + failed), then their failures and their caller
+    errors per second (each row: succeeded and failed per tool, then the caller-error counters)."""
     counts = [[int(v) if v is not None else 0 for v in row] for row in rows]
+    width = 2 * len(tools)
     lines = {tool: [(c[2 * i] + c[2 * i + 1]) / SLOT_S for c in counts] for i, tool in enumerate(tools)}
-    lines["failed"] = [sum(c[1::2]) / SLOT_S for c in counts]
+    callers = [min(sum(c[width:]), sum(c[1:width:2])) for c in counts]
+    lines["failures"] = [(sum(c[1:width:2]) - mine) / SLOT_S for c, mine in zip(counts, callers, strict=True)]
+    lines["caller errors"] = [mine / SLOT_S for mine in callers]
     return Series(t=[s * SLOT_S for s in slot_ids], lines=lines)
 
 

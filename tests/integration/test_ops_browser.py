@@ -14,6 +14,7 @@ import pytest
 from mcp import Client
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
+from gateway.ops.figures import callers_error
 from geogate.calls.store import EventStore
 from schemas.events import ToolFailed, ToolRequested, ToolSucceeded
 from schemas.ids import call_aggregate
@@ -58,8 +59,8 @@ def log_figures(store: EventStore) -> tuple[Counter[tuple[str, str]], Counter[st
             tools[data.call_id] = data.tool
         elif isinstance(data, ToolSucceeded):
             outcomes[tools[data.call_id], "succeeded"] += 1
-        elif isinstance(data, ToolFailed):
-            outcomes[tools[data.call_id], "failed"] += 1
+        elif isinstance(data, ToolFailed):  # the caller's errors apart from failures, as the page counts them
+            outcomes[tools[data.call_id], "caller_errors" if callers_error(data.code) else "failures"] += 1
             codes[data.code] += 1
     return outcomes, codes
 
@@ -82,7 +83,8 @@ def test_the_dashboard_shows_the_logs_figures_live_and_a_call_page_its_events_in
     assert not calls.is_alive(), "the calls did not finish"
 
     outcomes, codes = log_figures(stack.store())
-    assert outcomes["ping", "succeeded"] >= 24 and outcomes["raster_info", "failed"] >= 6
+    raster_failed = outcomes["raster_info", "caller_errors"] + outcomes["raster_info", "failures"]
+    assert outcomes["ping", "succeeded"] >= 24 and raster_failed >= 6
     for (tool, outcome), count in outcomes.items():  # the page catches up by itself (SSE → panels refresh)
         expect(cell(page, tool, outcome)).to_have_text(f"{count:,}", timeout=15_000)
     for code, count in codes.items():

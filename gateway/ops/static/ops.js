@@ -18,9 +18,11 @@
     if (chart) chart.destroy();
     chartKeys = keys;
     var series = [{}].concat(names.map(function (name, i) {
-      var failed = name === "failed";
-      return { label: failed ? "failed" : name, stroke: failed ? "#c62f2f" : PALETTE[i % PALETTE.length],
-               width: failed ? 2 : 1.6, points: { show: false }, fill: failed ? "rgba(198,47,47,0.08)" : undefined, dash: failed ? [4, 3] : undefined,
+      // the server's failures in red; the caller's errors (invalid arguments, missing inputs) in grey: not failures
+      var failed = name === "failures", callers = name === "caller errors";
+      return { label: name, stroke: failed ? "#c62f2f" : callers ? "#9aa1ad" : PALETTE[i % PALETTE.length],
+               width: failed ? 2 : 1.6, points: { show: false }, fill: failed ? "rgba(198,47,47,0.08)" : undefined,
+               dash: failed ? [4, 3] : callers ? [1, 3] : undefined,
                value: function (u, v) { return v == null ? "–" : v.toFixed(2) + "/s"; } };
     }));
     chart = new uPlot({

@@ -1,9 +1,10 @@
 """Percentiles from fixed buckets, rows per tool, and the same histograms as Prometheus text."""
 
+import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
 from gateway.metrics import Snapshot
-from gateway.ops.figures import figures, quantile
+from gateway.ops.figures import callers_error, figures, quantile
 from geogate.calls.projections.ops import BUCKETS_MS, bucket_of, field_bucket, field_calls, field_error, field_sum
 
 
@@ -40,6 +41,45 @@ def test_rows_per_tool_add_failures_by_code_across_tools() -> None:
     assert ping is not None and (ping.finished, ping.error_rate, ping.per_s) == (4, 0.25, 0.4)
     assert ping.stages["run"].count == 4 and ping.stages["run"].mean_ms == 3.0
     assert [(e.name, e.count) for e in got.errors] == [("job.timeout", 3)]
+
+
+def test_the_callers_errors_are_told_from_failures() -> None:
+    counters = {
+        field_calls("raster_convert", "succeeded"): 6,
+        field_calls("raster_convert", "failed"): 4,
+        field_error("raster_convert", "output.exists"): 1,
+        field_error("raster_convert", "band.out_of_range"): 1,
+        field_error("raster_convert", "path.not_found"): 1,
+        field_error("raster_convert", "gdal.write_failed"): 1,
+    }
+    got = figures(counters, seconds=None)
+
+    row = got.tool("raster_convert")
+    assert row is not None and (row.failed, row.caller_errors, row.failures, row.error_rate) == (4, 3, 1, 0.1)
+    assert (got.failed, got.caller_errors, got.failures) == (4, 3, 1)
+    assert {e.name: e.caller for e in got.errors} == {
+        "output.exists": True,
+        "band.out_of_range": True,
+        "path.not_found": True,
+        "gdal.write_failed": False,
+    }
+
+
+@pytest.mark.parametrize(
+    ("code", "callers"),
+    [
+        ("args.invalid", True),
+        ("layer.not_found", True),
+        ("workflow.unknown_state", True),
+        ("crs.unknown", True),
+        ("job.crashed", False),
+        ("job.timeout", False),
+        ("llm.provider_error", False),
+        ("crs.transform_failed", False),
+    ],
+)
+def test_an_error_code_is_the_callers_by_its_kind(code: str, callers: bool) -> None:
+    assert callers_error(code) is callers
 
 
 def test_metrics_expose_the_stage_histograms_in_seconds() -> None:

@@ -1,8 +1,10 @@
 """The `/ops` pages over a log on fakeredis: figures match the log, a call's page lists its events in order."""
 
+import json
 import re
 from collections import Counter
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, cast
 
 import fakeredis
@@ -101,9 +103,50 @@ async def test_the_dashboard_shows_the_calls_per_tool_and_errors_the_log_holds(s
 
     assert page.status_code == 200
     for (tool, outcome), count in log_counts(store).items():
-        assert cell(page.text, tool, outcome) == count
+        if outcome == "failed":  # all of them the caller's: a path that is not there
+            assert (cell(page.text, tool, "caller_errors"), cell(page.text, tool, "failures")) == (count, 0)
+        else:
+            assert cell(page.text, tool, outcome) == count
     assert re.search(r'data-error="path.not_found">.*?>2<', page.text, re.S)
     assert page.text.count('class="ev ') == 21  # the tail: every event, newest first
+
+
+def tile(html: str, kpi: str) -> tuple[int, str]:
+    """A headline tile's figure and the line under it."""
+    found = re.search(rf'id="kpi-{kpi}">([\d,]+)</div>\s*<div class="sub">(.*?)</div>', html, re.S)
+    assert found, f"no {kpi} tile"
+    return int(found.group(1).replace(",", "")), found.group(2)
+
+
+async def test_the_callers_errors_are_counted_apart_from_failures(stores) -> None:
+    store, ops = stores
+    for code in ("output.exists", "band.out_of_range", "path.not_found", "args.invalid"):
+        call(store, "raster_convert", fail=code)
+    call(store, "raster_convert", fail="gdal.write_failed")
+    for _ in range(5):
+        call(store, "raster_convert")
+    ops_feed.catch_up(store.redis, store.keys)
+
+    page = (await get(ops, "/ops?window=all")).text
+
+    failures, said = tile(page, "failures")
+    assert failures == 1 and "10.0%" in said
+    assert tile(page, "caller-errors")[0] == 4
+    assert (cell(page, "raster_convert", "caller_errors"), cell(page, "raster_convert", "failures")) == (4, 1)
+    assert re.search(r'data-error="output.exists">.*?caller.*?>1<', page, re.S)
+    assert re.search(r'data-error="gdal.write_failed">.*?failure.*?>1<', page, re.S)
+
+
+async def test_the_workers_tile_says_how_many_run_in_plain_words(stores) -> None:
+    store, ops = stores
+    beat = datetime.now(UTC).isoformat()
+    lease = {"lease": "L1", "host": "box", "pid": 42, "queues": ["gdal"], "pool": "prefork", "concurrency": 2}
+    store.redis.set(store.keys.lease("L1"), json.dumps(lease | {"started_at": beat, "beat_at": beat}), ex=30)
+
+    page = (await get(ops, "/ops?window=all")).text
+
+    assert tile(page, "workers") == (1, "each sent a heartbeat in the last few seconds")
+    assert "workers running" in page and "lease" not in page.split('id="kpi-workers"')[1].split("</div>")[1]
 
 
 async def test_the_summary_json_carries_percentiles_per_stage(stores) -> None:

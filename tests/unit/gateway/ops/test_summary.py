@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 import fakeredis
 import pytest
 
-from gateway.ops.summary import read_summary
+from gateway.ops.summary import read_summary, series
 from geogate.calls import ops_feed
 from geogate.calls.keys import Keys, celery_queue_key
 from geogate.calls.publish import enqueue_op, request_event
@@ -98,3 +98,13 @@ async def test_the_gateways_async_step_folds_what_one_synchronous_pass_folds(cli
     assert absorbed == int(store.redis.hget(one_pass.ops_cursor(), "events")) == 40 * 3
     assert store.redis.hgetall(one_pass.ops_totals()) == store.redis.hgetall(store.live.ops_totals())
     assert store.redis.hgetall(one_pass.ops_pending()) == store.redis.hgetall(store.live.ops_pending())
+
+
+def test_the_rate_chart_draws_failures_apart_from_the_callers_errors() -> None:
+    """Rows: succeeded and failed per tool, then the caller-error counters (`read_series`)."""
+    rows = [[8, 3, 2], [None, None, None]]  # one tool: 8 succeeded, 3 failed of which 2 the caller's
+
+    drawn = series([0, 1], ["raster_info"], rows)
+
+    assert drawn.lines["raster_info"] == [1.1, 0.0]
+    assert drawn.lines["failures"] == [0.1, 0.0] and drawn.lines["caller errors"] == [0.2, 0.0]
