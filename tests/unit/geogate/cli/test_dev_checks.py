@@ -10,6 +10,7 @@ import pytest
 from geogate.cli import dev
 from geogate.cli.local import LocalRun, record
 from geogate.settings import Settings
+from tests.support import free_port
 
 
 def test_a_busy_port_stops_geogate_dev_before_it_prints_naming_the_setting(
@@ -34,7 +35,7 @@ def test_a_second_geogate_dev_on_the_same_data_directory_is_told_to_take_its_own
 ) -> None:
     first = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        settings = Settings(data_dir=tmp_path, workspaces=str(tmp_path))
+        settings = Settings(data_dir=tmp_path, workspaces=str(tmp_path), port=free_port())
         urls = {"redis_url": "redis://127.0.0.1:1/0", "mcp_url": "http://h/mcp", "ops_url": "http://h/ops"}
         record(settings, LocalRun(pid=first.pid, **urls))
 
