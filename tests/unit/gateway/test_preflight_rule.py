@@ -10,8 +10,8 @@ import pytest
 
 from gateway.preflight.gate import Gate
 from gateway.preflight.persist import persist
-from geogate.eventlog.store import AsyncEventStore
-from geogate.eventlog.streams import Keys
+from geogate.calls.keys import Keys
+from geogate.calls.store import AsyncEventStore
 from geogate.settings import Settings
 from schemas.ids import new_id
 from schemas.preflight.justification import EXAMPLE, Justification, PersistItem
