@@ -12,7 +12,7 @@ from prometheus_client.registry import Collector
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway.ops.figures import histograms
+from gateway.ops.figures import callers_error, histograms
 from geogate.calls.keys import celery_queue_keys
 from geogate.calls.projections.ops import BUCKETS_MS
 from geogate.eventlog.keys import all_categories
@@ -42,14 +42,18 @@ class Snapshot(Collector):
 
     def collect(self) -> Iterator[Metric]:
         events = CounterMetricFamily("geogate_events", "Events appended to the log, by type", labels=["type"])
-        failures = CounterMetricFamily("geogate_tool_failures", "tool.failed events, by code", labels=["code"])
+        failures = CounterMetricFamily(
+            "geogate_tool_failures",
+            "tool.failed events, by code; caller: true for an error of the caller's making, not a failure",
+            labels=["code", "caller"],
+        )
         seconds = CounterMetricFamily("geogate_job_seconds", "Job run time of finished calls", labels=["outcome"])
         for field, value in self.counters.items():
             kind, _, label = field.partition(":")
             if kind == "events":
                 events.add_metric([label], value)
             elif kind == "failed":
-                failures.add_metric([label], value)
+                failures.add_metric([label, "true" if callers_error(label) else "false"], value)
             elif kind == "duration_us_sum":
                 seconds.add_metric([label.removeprefix("tool.")], value / 1e6)
         yield from (events, failures, seconds)

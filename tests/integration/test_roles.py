@@ -131,6 +131,6 @@ async def test_metrics_are_read_from_the_log_and_count_what_the_calls_did(stack:
 
     samples = {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line[:1] != "#"}
     assert samples['geogate_events_total{type="tool.succeeded"}'] >= 1
-    assert samples['geogate_tool_failures_total{code="path.not_found"}'] >= 1
+    assert samples['geogate_tool_failures_total{caller="true",code="path.not_found"}'] >= 1
     assert samples['geogate_stream_length{stream="calls"}'] >= 6
     assert 'geogate_queue_depth{queue="gdal"}' in samples

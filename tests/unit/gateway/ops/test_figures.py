@@ -92,3 +92,12 @@ def test_metrics_expose_the_stage_histograms_in_seconds() -> None:
     assert 'geogate_call_stage_seconds_bucket{le="0.005",stage="answer",tool="ping"} 2.0' in text
     assert 'geogate_call_stage_seconds_bucket{le="+Inf",stage="answer",tool="ping"} 2.0' in text
     assert 'geogate_call_stage_seconds_sum{stage="answer",tool="ping"} 0.006' in text
+
+
+def test_metrics_label_the_callers_errors_apart_from_failures() -> None:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(Snapshot({"failed:path.not_found": 2, "failed:job.crashed": 1}, {}, {}, 0))
+    text = generate_latest(registry).decode()
+
+    assert 'geogate_tool_failures_total{caller="true",code="path.not_found"} 2.0' in text
+    assert 'geogate_tool_failures_total{caller="false",code="job.crashed"} 1.0' in text
