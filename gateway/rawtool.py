@@ -52,6 +52,8 @@ ERROR_SHAPES = {
     "error": "Only on isError results: what went wrong (code, message, and field errors for bad arguments).",
     "preflight": "Only on isError results of a gated tool: every justification it needs before it runs.",
 }
+"""The error shapes and what they hold: each tool's output schema admits them, the server's instructions say
+what they are."""
 
 
 def admit_errors(schema: dict[str, Any]) -> dict[str, Any]:
@@ -62,8 +64,8 @@ def admit_errors(schema: dict[str, Any]) -> dict[str, Any]:
     """
     schema = dict(schema)
     properties = dict(schema.get("properties", {}))
-    for name, text in ERROR_SHAPES.items():
-        properties[name] = {"type": "object", "description": text}
+    for name in ERROR_SHAPES:
+        properties[name] = {"type": "object"}
     schema["properties"] = properties
     branches = schema.pop("anyOf", None) or [{"required": schema.pop("required", [])}]
     schema.pop("required", None)

@@ -9,32 +9,28 @@ from mcp.server.mcpserver import Context, RequestStateSecurity
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 
+from gateway.compact import compact_schema, example_line, instructions
 from gateway.preflight.surface import tools as preflight_tools
 from gateway.rawtool import raw_tool
 from gateway.runtime import Gateway
 from gateway.security.handler_size import oversized_handler
 from gateway.surface import REGISTRARS
 from gateway.tasks.extension import TasksExtension
+from gateway.toolsets import ToolsetServer, chosen, toolset_of
 from geogate.settings import Settings
 from schemas.handlers import ResultHandler
 from schemas.tools import TOOLS, ToolSpec
 from schemas.tools.extra import load as load_extra
-from schemas.tools.handlers import HANDLED_FIELD, HANDLER_ARG, HANDLER_DESCRIPTION, HandledResult
-from schemas.tools.limits import RESULT_BYTES, bounds_note
+from schemas.tools.handlers import HANDLED_FIELD, HANDLER_ARG, HandledResult
+from schemas.tools.limits import bounds_note
 
 if TYPE_CHECKING:
     from gateway.security.wiring import AuthSetup
-
-INSTRUCTIONS = (
-    "Geogate runs geospatial (GDAL) jobs durably: every call is recorded in an event log and executed by a worker. "
-    "Paths are relative to the server's workspace roots. Start with raster_info or vector_info to inspect data."
-)
 
 
 def _annotations(spec: ToolSpec) -> ToolAnnotations:
     hints = spec.hints
     return ToolAnnotations(
-        title=spec.title,
         read_only_hint=hints.read_only,
         destructive_hint=hints.destructive,
         idempotent_hint=hints.idempotent,
@@ -58,7 +54,7 @@ def build_tool(spec: ToolSpec, gateway: Gateway) -> Tool:
     return raw_tool(
         name=spec.name,
         title=spec.title,
-        description=spec.description + described_bounds(spec, gateway.settings) + HANDLER_DESCRIPTION,
+        description=spec.description + described_bounds(spec, gateway.settings) + example_line(spec),
         input_schema=input_schema(spec),
         result=spec.result | HandledResult,
         output_schema=output_schema(spec),
@@ -68,16 +64,23 @@ def build_tool(spec: ToolSpec, gateway: Gateway) -> Tool:
 
 
 def described_bounds(spec: ToolSpec, settings: Settings) -> str:
-    """The bounds `spec`'s calls are checked against, with this deployment's values."""
-    return bounds_note((*spec.bounds, RESULT_BYTES), settings.limits.model_dump())
+    """The bounds `spec`'s calls are checked against besides the result size every call has (the server's
+    instructions state that one), with this deployment's values; empty when it has none."""
+    return bounds_note(spec.bounds, settings.limits.model_dump()) if spec.bounds else ""
+
+
+HANDLER_PROPERTY: dict[str, Any] = {
+    "type": "object",
+    "required": list(ResultHandler.model_json_schema()["required"]),
+    "description": "Optional {language, script} run over the output (server instructions).",
+}
+"""`result_handler` as each tool publishes it: what it is is said once, in the server's instructions."""
 
 
 def input_schema(spec: ToolSpec) -> dict[str, Any]:
-    """The tool's argument schema plus the optional `result_handler` every tool accepts."""
-    schema = spec.args.model_json_schema()
-    handler = ResultHandler.model_json_schema()
-    handler["description"] = "Run this script over the tool's output and return only its value."
-    schema.setdefault("properties", {})[HANDLER_ARG] = handler
+    """The tool's argument schema, compacted, plus the optional `result_handler` every tool accepts."""
+    schema = compact_schema(spec.args.model_json_schema())
+    schema.setdefault("properties", {})[HANDLER_ARG] = dict(HANDLER_PROPERTY)
     return schema
 
 
@@ -86,11 +89,9 @@ def output_schema(spec: ToolSpec) -> dict[str, Any]:
 
     The tool's properties stay at the root (clients read them there); `anyOf` tells the two shapes apart.
     """
-    schema = spec.result.model_json_schema()
+    schema = compact_schema(spec.result.model_json_schema())
     required = schema.pop("required", [])
-    schema.setdefault("properties", {})[HANDLED_FIELD] = {
-        "description": "Only with a result_handler: the handler's value (any JSON), instead of the fields above."
-    }
+    schema.setdefault("properties", {})[HANDLED_FIELD] = {"description": "Only with a result_handler: its value."}
     schema["anyOf"] = [
         {"required": required, "not": {"required": [HANDLED_FIELD]}},
         {"required": [HANDLED_FIELD], "maxProperties": 1},
@@ -120,15 +121,19 @@ def build_server(
         finally:
             await runtime.stop()
 
-    tools = [build_tool(spec, runtime) for spec in TOOLS.values()] + preflight_tools(runtime)
+    published = chosen(settings)
+    every = [build_tool(spec, runtime) for spec in TOOLS.values()] + preflight_tools(runtime)
     extra = load_extra(settings.extra_tools)  # tools a deployment adds (`GEOGATE_EXTRA_TOOLS`); none by default
     if extra is not None:
-        tools += extra.gateway_tools(runtime)
+        every += extra.gateway_tools(runtime)
+    tools = [tool for tool in every if toolset_of(tool.name) in published]
     secured = {"token_verifier": auth.verifier, "auth": auth.settings} if auth is not None else {}
-    server = MCPServer(
+    server = ToolsetServer(
         "geogate",
+        settings=settings,
+        hidden=frozenset(tool.name for tool in every) - {tool.name for tool in tools},
         version="0.1.0",
-        instructions=INSTRUCTIONS,
+        instructions=instructions(settings, published),
         tools=tools,
         lifespan=lifespan,
         extensions=[TasksExtension(runtime)],

@@ -39,6 +39,9 @@ def _comma_separated(value: object) -> object:
 CommaList = Annotated[list[str], NoDecode, BeforeValidator(_comma_separated)]
 """A list given as one comma-separated variable (`GEOGATE_ALLOWED_HOSTS=a.example,b.example`), not as JSON."""
 
+DEFAULT_TOOLSETS = ("raster", "vector", "analysis", "previews", "preflight", "llm")
+"""What a GIS agent needs; workflows and admin are one setting away (`GEOGATE_TOOLSETS`)."""
+
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1", "[::1]")
 JWT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 
@@ -287,6 +290,9 @@ class Settings(BaseSettings):
     fault_pause_at: str | None = None
     """A named step (`workers.run.faults`) where a worker stops itself with SIGSTOP: fault tests use it to kill a
     node at an exact point. Unset in every normal run."""
+    toolsets: CommaList = Field(default_factory=lambda: list(DEFAULT_TOOLSETS))
+    """Comma-separated toolsets the gateway publishes (`schemas.tools.toolsets`; `all` for every one): a tool of
+    another toolset is neither listed nor callable."""
     extra_tools: str | None = None
     """A module adding tools beside Geogate's own (`schemas.tools.extra`), loaded by the gateway and the workers at
     start-up; the test harness names its fixtures here. None in a normal run."""

@@ -11,6 +11,8 @@ import pkgutil
 
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 from schemas.tools.tiling import tile_spec
+from schemas.tools.toolsets import EXTRA as EXTRA_TOOLSET
+from schemas.tools.toolsets import TOOLSETS, concept_toolset
 
 TOOLS: dict[str, ToolSpec] = {}
 """Tools published to MCP clients (`tools/list`)."""
@@ -21,6 +23,9 @@ INTERNAL: dict[str, ToolSpec] = {}
 
 SPECS: dict[str, ToolSpec] = {}
 """Everything a worker may be asked to run; with the extra tools of `GEOGATE_EXTRA_TOOLS` once they are loaded."""
+
+TOOLSET: dict[str, str] = {}
+"""The toolset of each published tool (`schemas.tools.toolsets`), extra tools' included."""
 
 EXTRA: dict[str, ToolSpec] = {}
 """Tools a module named by `GEOGATE_EXTRA_TOOLS` adds (`schemas.tools.extra`): published and run like `TOOLS`."""
@@ -36,6 +41,7 @@ def add_extra(specs: tuple[ToolSpec, ...]) -> None:
         if spec.name in TOOLS or spec.name in INTERNAL:
             raise ValueError(f"extra tool {spec.name!r} takes the name of one of Geogate's own tools")
         EXTRA[spec.name] = SPECS[spec.name] = spec
+        TOOLSET[spec.name] = spec.toolset or EXTRA_TOOLSET
 
 
 def defined_specs() -> list[ToolSpec]:
@@ -45,21 +51,30 @@ def defined_specs() -> list[ToolSpec]:
     Raises:
         ValueError: two specs share a name.
     """
-    found: dict[str, ToolSpec] = {}
+    return [spec for spec, _ in _walk()]
+
+
+def _walk() -> list[tuple[ToolSpec, str]]:
+    """Each defined spec with the name of the module that defines it."""
+    found: dict[str, tuple[ToolSpec, str]] = {}
     for info in sorted(pkgutil.walk_packages(__path__, prefix=f"{__name__}."), key=lambda info: info.name):
         module = importlib.import_module(info.name)
         for value in vars(module).values():
-            if not isinstance(value, ToolSpec) or found.get(value.name) is value:
+            if not isinstance(value, ToolSpec) or (value.name in found and found[value.name][0] is value):
                 continue
             if value.name in found:
                 raise ValueError(f"two tools are named {value.name!r}")
-            found[value.name] = value
+            found[value.name] = (value, info.name)
     return list(found.values())
 
 
 def _collect() -> None:
-    for spec in defined_specs():
+    for spec, module in _walk():
         (INTERNAL if spec.internal else TOOLS)[spec.name] = spec
+        if not spec.internal:
+            TOOLSET[spec.name] = spec.toolset or concept_toolset(module)
+            if TOOLSET[spec.name] not in TOOLSETS:
+                raise ValueError(f"{spec.name}: unknown toolset {TOOLSET[spec.name]!r}")
     INTERNAL.update((tile.name, tile) for tile in (tile_spec(spec) for spec in TOOLS.values() if spec.tiled))
     SPECS.update({**TOOLS, **INTERNAL})
 
@@ -71,6 +86,7 @@ __all__ = [
     "INTERNAL",
     "SPECS",
     "TOOLS",
+    "TOOLSET",
     "Hints",
     "ToolArgs",
     "ToolResult",

@@ -5,7 +5,7 @@ Raster inputs (`uri` of the raster tools) may be `http(s)://` URLs of COGs on a 
 outputs always stay in the workspace.
 """
 
-from typing import Annotated, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -204,6 +204,7 @@ def analysis_spec(
     runs_long: bool = False,
     bounds: tuple[Bound, ...] = (),
     tiled: bool = False,
+    examples: tuple[dict[str, Any], ...] = (),
 ) -> ToolSpec:
     return ToolSpec(
         name=name,
@@ -218,6 +219,7 @@ def analysis_spec(
         runs_long=runs_long,
         bounds=bounds,
         tiled=tiled,
+        examples=examples,
     )
 
 
@@ -233,6 +235,7 @@ ZONAL_STATS = analysis_spec(
     Hints(),  # reads only, unless `output` is given: then it writes a new file (replacing one only on overwrite)
     runs_long=True,
     bounds=(ZONES,),
+    examples=({"uri": "dem.tif", "zones": "districts.gpkg", "stats": ["mean", "max"]},),
 )
 RASTER_POLYGONIZE = analysis_spec(
     "raster_polygonize",
@@ -245,6 +248,7 @@ RASTER_POLYGONIZE = analysis_spec(
     runs_long=True,
     bounds=(READ_BYTES, FEATURES),
     tiled=True,
+    examples=({"uri": "landcover.tif", "output": "landcover.gpkg"},),
 )
 VECTOR_RASTERIZE = analysis_spec(
     "vector_rasterize",
@@ -257,6 +261,7 @@ VECTOR_RASTERIZE = analysis_spec(
     WRITES,
     runs_long=True,
     bounds=(TILES, OUTPUT_BYTES),
+    examples=({"uri": "lakes.gpkg", "output": "lakes_mask.tif", "burn_value": 1, "like": "dem.tif"},),
 )
 RASTER_CONTOURS = analysis_spec(
     "raster_contours",
@@ -269,4 +274,5 @@ RASTER_CONTOURS = analysis_spec(
     runs_long=True,
     bounds=(READ_BYTES, FEATURES),
     tiled=True,
+    examples=({"uri": "dem.tif", "output": "contours.gpkg", "interval": 50},),
 )

@@ -1,6 +1,7 @@
 """How a tool is declared: `ToolSpec` ties a name to its queue, argument and result models, and annotations."""
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -75,3 +76,10 @@ class ToolSpec:
     internal: bool = False
     """A job the gateway runs for itself (a resource read, a handler run, a tile, a fan-in): same path and events,
     never in `tools/list`."""
+    toolset: str | None = None
+    """The toolset that publishes it (`schemas.tools.toolsets`); None takes its concept module's."""
+    examples: tuple[dict[str, Any], ...] = ()
+    """Example arguments, each valid for `args` (a test checks): the first is shown in the published description
+    and the tool reference."""
+    example_result: dict[str, Any] | None = None
+    """A result of the first example as the tool returns it (valid for `result`), for the tool reference."""

@@ -68,7 +68,7 @@ class CatalogScanResult(ToolResult):
 
 class DatasetFormatArgs(GeoArgs):
     uri: str = Field(min_length=1, max_length=4096)
-    """Dataset path, relative to a workspace root (or absolute inside one)."""
+    """Dataset path (a workspace path)."""
 
 
 class DatasetFormatResult(ToolResult):

@@ -38,4 +38,5 @@ PING = ToolSpec(
     hints=Hints(read_only=True, idempotent=True),
     timeout_s=90.0,
     queue_from="queue",
+    examples=({"queue": "gdal"},),
 )

@@ -21,9 +21,9 @@ class Bound:
 
 
 TILES = Bound("tiles", "at most {value} windows of the tile grid")
-_PIXEL_BYTES = "counted as width × height × bands × dtype size"
-OUTPUT_BYTES = Bound("output_bytes", "an output raster of at most {value}, " + _PIXEL_BYTES)
-READ_BYTES = Bound("output_bytes", "bands read of at most {value}, " + _PIXEL_BYTES)
+_PIXEL_BYTES = "(width × height × bands × dtype size)"
+OUTPUT_BYTES = Bound("output_bytes", "an output raster of at most {value} " + _PIXEL_BYTES)
+READ_BYTES = Bound("output_bytes", "bands read of at most {value} " + _PIXEL_BYTES)
 FEATURES = Bound("features", "at most {value} features traced")
 ZONES = Bound("zones", "at most {value} zones")
 RESULT_BYTES = Bound("result_bytes", "a structured result of at most {value} of JSON")
@@ -48,10 +48,6 @@ def figure(setting: str, value: int) -> str:
 
 
 def bounds_note(bounds: Iterable[Bound], values: Mapping[str, int]) -> str:
-    """The sentence a tool's description ends with: each bound with its value and the variable that raises it."""
+    """The line a tool's description ends with: each bound with its value and the variable that raises it."""
     parts = [f"{b.text.format(value=figure(b.setting, values[b.setting]))} ({b.variable})" for b in bounds]
-    return (
-        "\n\nBounds of one call on this server: "
-        + "; ".join(parts)
-        + ". A call past one is refused before work starts, or stopped with nothing written."
-    )
+    return "\nBounds: " + "; ".join(parts) + "."

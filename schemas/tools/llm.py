@@ -62,6 +62,7 @@ ASK = ToolSpec(
     timeout_s=300.0,
     aliases={"message": "question", "prompt": "question", "query": "question"},
     runs_long=True,
+    examples=({"question": "Which rasters in the workspace cover Vienna, and in which CRS?"},),
 )
 
 

@@ -155,6 +155,7 @@ COG_VALIDATE = analysis_spec(
     CogValidateArgs,
     CogValidateResult,
     READS,
+    examples=({"uri": "dem_cog.tif"},),
 )
 RASTER_PREVIEW = analysis_spec(
     "raster_preview",
@@ -165,6 +166,7 @@ RASTER_PREVIEW = analysis_spec(
     RasterPreviewArgs,
     RasterPreviewResult,
     READS,
+    examples=({"uri": "dem.tif", "mode": "hillshade"},),
 )
 VECTOR_PREVIEW = analysis_spec(
     "vector_preview",
@@ -174,4 +176,5 @@ VECTOR_PREVIEW = analysis_spec(
     VectorPreviewArgs,
     VectorPreviewResult,
     READS,
+    examples=({"uri": "districts.gpkg"},),
 )

@@ -106,7 +106,7 @@ class OutputRef(ToolResult):
 
 class RasterConvertArgs(GeoArgs):
     uri: Uri
-    """Source raster, relative to a workspace root (or absolute inside one)."""
+    """Source raster (a workspace path)."""
     output: Uri
     """Where to write the result, inside the workspace; its folder must exist."""
     driver: str = Field(default="GTiff", min_length=1, max_length=64)
@@ -150,7 +150,7 @@ class RasterConvertResult(ToolResult):
 
 class RasterReprojectArgs(GeoArgs):
     uri: Uri
-    """Source raster, relative to a workspace root (or absolute inside one)."""
+    """Source raster (a workspace path)."""
     output: Uri
     """Where to write the GeoTIFF result, inside the workspace; its folder must exist."""
     dst_crs: CrsText
@@ -202,7 +202,7 @@ class RasterReprojectResult(ToolResult):
 
 class RasterStatsArgs(GeoArgs):
     uri: Uri
-    """Raster to summarise, relative to a workspace root (or absolute inside one)."""
+    """Raster to summarise (a workspace path)."""
     bands: list[Annotated[int, Field(ge=1)]] | None = Field(default=None, min_length=1)
     """Bands (1-based); all when omitted."""
     include_histogram: bool = False
@@ -271,6 +271,7 @@ RASTER_CONVERT = ToolSpec(
     tiled=True,
     runs_long=True,
     bounds=(limits.TILES, limits.OUTPUT_BYTES),
+    examples=({"uri": "dem.tif", "output": "dem_cog.tif", "driver": "COG", "compression": "deflate"},),
 )
 
 RASTER_REPROJECT = ToolSpec(
@@ -294,6 +295,7 @@ RASTER_REPROJECT = ToolSpec(
         PreflightSpec(domain="crs_datum", prompt="justify_crs_selection", args={"dst_crs": "dst_crs"}),
         PreflightSpec(domain="resampling", prompt="justify_resampling_method", args={"method": "resampling"}),
     ),
+    examples=({"uri": "dem.tif", "output": "dem_3857.tif", "dst_crs": "EPSG:3857", "resampling": "bilinear"},),
 )
 
 RASTER_STATS = ToolSpec(
@@ -313,6 +315,7 @@ RASTER_STATS = ToolSpec(
     tiled=True,
     runs_long=True,
     bounds=(limits.TILES, limits.READ_BYTES),
+    examples=({"uri": "dem.tif", "percentiles": [5, 50, 95]},),
 )
 
 
@@ -321,7 +324,7 @@ RASTER_STATS = ToolSpec(
 
 class RasterInfoArgs(ToolArgs):
     uri: str = Field(min_length=1, max_length=4096)
-    """Path of the raster, relative to a workspace root (or absolute inside one), or an `https://` URL of a COG on
+    """Path of the raster (a workspace path), or an `https://` URL of a COG on
     a host in `GEOGATE_REMOTE_HOSTS`."""
     band: int | None = Field(default=None, ge=1)
     """Only report this band (1-based)."""
@@ -371,4 +374,5 @@ RASTER_INFO = ToolSpec(
     result=RasterInfoResult,
     hints=Hints(read_only=True, idempotent=True),
     aliases={"path": "uri", "file": "uri", "input": "uri"},
+    examples=({"uri": "dem.tif"},),
 )

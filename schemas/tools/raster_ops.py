@@ -91,7 +91,7 @@ class RasterCalcResult(ToolResult):
 
 class RasterTerrainArgs(GeoArgs):
     uri: Uri
-    """The elevation model (DEM), relative to a workspace root (or absolute inside one)."""
+    """The elevation model (DEM) (a workspace path)."""
     output: Uri
     """Where to write the GeoTIFF result, inside the workspace; its folder must exist."""
     product: Literal["hillshade", "slope", "aspect"]
@@ -151,6 +151,13 @@ RASTER_CALC = ToolSpec(
     tiled=True,
     runs_long=True,
     bounds=(limits.TILES, limits.OUTPUT_BYTES),
+    examples=(
+        {
+            "inputs": {"nir": "s2_b8.tif", "red": "s2_b4.tif"},
+            "expression": "(nir - red) / (nir + red)",
+            "output": "ndvi.tif",
+        },
+    ),
 )
 
 RASTER_TERRAIN = ToolSpec(
@@ -170,6 +177,7 @@ RASTER_TERRAIN = ToolSpec(
     tiled=True,
     runs_long=True,
     bounds=(limits.TILES, limits.OUTPUT_BYTES),
+    examples=({"uri": "dem.tif", "output": "slope.tif", "product": "slope"},),
 )
 
 
@@ -178,7 +186,7 @@ RASTER_TERRAIN = ToolSpec(
 
 class RasterClipArgs(GeoArgs):
     uri: Uri
-    """Raster to clip, relative to a workspace root (or absolute inside one)."""
+    """Raster to clip (a workspace path)."""
     output: Uri
     """Where to write the GeoTIFF result, inside the workspace; its folder must exist."""
     bounds: list[float] | None = Field(default=None, min_length=4, max_length=4)
@@ -288,6 +296,7 @@ RASTER_CLIP = ToolSpec(
     aliases={"path": "uri", "file": "uri", "input": "uri", "dst": "output", "output_path": "output"},
     runs_long=True,
     bounds=(limits.OUTPUT_BYTES,),
+    examples=({"uri": "dem.tif", "output": "dem_aoi.tif", "mask": "aoi.gpkg"},),
 )
 
 RASTER_MOSAIC = ToolSpec(
@@ -308,4 +317,5 @@ RASTER_MOSAIC = ToolSpec(
     runs_long=True,
     bounds=(limits.TILES, limits.OUTPUT_BYTES),
     preflight=(PreflightSpec(domain="resampling", prompt="justify_resampling_method", args={"method": "resampling"}),),
+    examples=({"inputs": ["tile_a.tif", "tile_b.tif"], "output": "mosaic.tif", "resampling": "nearest"},),
 )

@@ -2,7 +2,7 @@
 (gdal-mcp argument names)."""
 
 from dataclasses import replace
-from typing import Annotated, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -16,7 +16,7 @@ class VectorWriteArgs(GeoArgs):
     """What every vector tool that writes a file takes."""
 
     uri: Uri
-    """Source vector dataset, relative to a workspace root (or absolute inside one)."""
+    """Source vector dataset (a workspace path)."""
     output: Uri
     """Where to write the result, inside the workspace; its folder must exist."""
     layer: str | None = Field(default=None, max_length=256)
@@ -127,7 +127,14 @@ _ALIASES = {"path": "uri", "file": "uri", "input": "uri", "dst": "output", "outp
 _WRITES = Hints(destructive=True)
 
 
-def _spec(name: str, title: str, description: str, args: type[VectorWriteArgs], result: type[VectorResult]) -> ToolSpec:
+def _spec(
+    name: str,
+    title: str,
+    description: str,
+    args: type[VectorWriteArgs],
+    result: type[VectorResult],
+    examples: tuple[dict[str, Any], ...] = (),
+) -> ToolSpec:
     return ToolSpec(
         name=name,
         title=title,
@@ -139,6 +146,7 @@ def _spec(name: str, title: str, description: str, args: type[VectorWriteArgs], 
         timeout_s=3600.0,
         aliases=_ALIASES,
         runs_long=True,
+        examples=examples,
     )
 
 
@@ -149,6 +157,7 @@ VECTOR_CONVERT = _spec(
     "output's extension unless given). Use it when another program needs a different format or encoding.",
     VectorConvertArgs,
     VectorConvertResult,
+    examples=({"uri": "roads.shp", "output": "roads.gpkg"},),
 )
 VECTOR_REPROJECT = replace(
     _spec(
@@ -160,6 +169,7 @@ VECTOR_REPROJECT = replace(
         VectorReprojectResult,
     ),
     preflight=(PreflightSpec(domain="crs_datum", prompt="justify_crs_selection", args={"dst_crs": "dst_crs"}),),
+    examples=({"uri": "roads.gpkg", "output": "roads_utm.gpkg", "dst_crs": "EPSG:32633"},),
 )
 VECTOR_CLIP = _spec(
     "vector_clip",
@@ -168,6 +178,7 @@ VECTOR_CLIP = _spec(
     "interest; the mask may be a file in the workspace or a WKT/GeoJSON geometry.",
     VectorClipArgs,
     VectorClipResult,
+    examples=({"uri": "roads.gpkg", "output": "roads_aoi.gpkg", "mask": "aoi.gpkg"},),
 )
 VECTOR_BUFFER = _spec(
     "vector_buffer",
@@ -176,6 +187,7 @@ VECTOR_BUFFER = _spec(
     "zones; reproject a geographic layer to a metric CRS first so the distance is in metres.",
     VectorBufferArgs,
     VectorBufferResult,
+    examples=({"uri": "wells.gpkg", "output": "wells_500m.gpkg", "distance": 500},),
 )
 VECTOR_SIMPLIFY = _spec(
     "vector_simplify",
@@ -184,6 +196,7 @@ VECTOR_SIMPLIFY = _spec(
     "or web maps at a given scale; preserve_topology keeps geometries valid.",
     VectorSimplifyArgs,
     VectorSimplifyResult,
+    examples=({"uri": "coast.gpkg", "output": "coast_light.gpkg", "tolerance": 10},),
 )
 
 
@@ -192,7 +205,7 @@ VECTOR_SIMPLIFY = _spec(
 
 class VectorInfoArgs(ToolArgs):
     uri: str = Field(min_length=1, max_length=4096)
-    """Path of the vector dataset, relative to a workspace root (or absolute inside one)."""
+    """Path of the vector dataset (a workspace path)."""
     layer: str | None = None
     """Layer name; the first layer when omitted."""
 
@@ -233,4 +246,5 @@ VECTOR_INFO = ToolSpec(
     result=VectorInfoResult,
     hints=Hints(read_only=True, idempotent=True),
     aliases={"path": "uri", "file": "uri", "input": "uri"},
+    examples=({"uri": "roads.gpkg"},),
 )

@@ -1,7 +1,7 @@
 """Guided-workflow tools: start, answer and inspect a run; each answer names the next call (docs/workflows.md)."""
 
 import json
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -139,8 +139,17 @@ class WorkflowList(ToolResult):
         return "\n".join(lines)
 
 
-def _spec(name: str, title: str, description: str, args: type[ToolArgs], hints: Hints) -> ToolSpec:
-    return ToolSpec(name, title, description, tasks.WORKFLOW, args, WorkflowAnswer, hints, timeout_s=30.0)
+def _spec(
+    name: str,
+    title: str,
+    description: str,
+    args: type[ToolArgs],
+    hints: Hints,
+    examples: tuple[dict[str, Any], ...] = (),
+) -> ToolSpec:
+    return ToolSpec(
+        name, title, description, tasks.WORKFLOW, args, WorkflowAnswer, hints, timeout_s=30.0, examples=examples
+    )
 
 
 _STEP = Hints(read_only=False, destructive=False, idempotent=False)
@@ -153,6 +162,7 @@ START_CHAIN_OF_THOUGHT = _spec(
     f"each step gets your full attention. {_NEXT}",
     StartChainOfThoughtArgs,
     _STEP,
+    examples=({"problem": "Which CRS should a national flood map of Austria use?"},),
 )
 SUBMIT_THOUGHT = _spec(
     "submitThought",
@@ -160,6 +170,7 @@ SUBMIT_THOUGHT = _spec(
     f"Reply to the current step of a workflow run with your reasoning; it is saved for later steps. {_NEXT}",
     SubmitThoughtArgs,
     _STEP,
+    examples=({"state_id": "wf_01J9Z8K6", "thought": "A metric, equal-area CRS: EPSG:3035."},),
 )
 CONTINUE_WORKFLOW = _spec(
     "continueWorkflow",
@@ -167,6 +178,7 @@ CONTINUE_WORKFLOW = _spec(
     f"Acknowledge the current step of a workflow run (when it asks for an action, not a thought). {_NEXT}",
     ContinueWorkflowArgs,
     _STEP,
+    examples=({"state_id": "wf_01J9Z8K6"},),
 )
 START_WORKFLOW = _spec(
     "start_workflow",
@@ -175,6 +187,7 @@ START_WORKFLOW = _spec(
     f"to plan and verify a raster reprojection with raster_info, raster_reproject and raster_stats. {_NEXT}",
     StartWorkflowArgs,
     _STEP,
+    examples=({"workflow": "plan_reprojection", "inputs": {"uri": "dem.tif", "dst_crs": "EPSG:3857"}},),
 )
 GET_WORKFLOW_STATE = _spec(
     "get_workflow_state",
@@ -182,6 +195,7 @@ GET_WORKFLOW_STATE = _spec(
     f"Show where a workflow run stands: current step, instruction, saved values. {_NEXT}",
     GetWorkflowStateArgs,
     Hints(read_only=False, idempotent=True),
+    examples=({"state_id": "wf_01J9Z8K6"},),
 )
 LIST_WORKFLOWS = ToolSpec(
     name="list_workflows",
@@ -192,4 +206,5 @@ LIST_WORKFLOWS = ToolSpec(
     result=WorkflowList,
     hints=Hints(read_only=True, idempotent=True),
     timeout_s=30.0,
+    examples=({},),
 )

@@ -1,0 +1,56 @@
+"""Toolsets: the groups `tools/list` publishes or leaves out (`GEOGATE_TOOLSETS`).
+
+A tool belongs to the toolset its `ToolSpec.toolset` names, else to its concept module's (`CONCEPTS`); the gateway's
+own tools (preflight's) are placed in `GATEWAY_TOOLS`. A tool of a toolset the server does not publish is neither
+listed nor callable.
+"""
+
+TOOLSETS: dict[str, str] = {
+    "raster": "Read, convert, reproject, measure and transform rasters: info, statistics, band math, terrain, clip, "
+    "mosaic.",
+    "vector": "Read, convert, reproject, clip, buffer and simplify vector layers.",
+    "analysis": "Between rasters and vectors: zonal statistics, polygonize, rasterize, contours.",
+    "previews": "Look at data: PNG quicklooks of rasters and vectors, COG validation.",
+    "preflight": "Store the justifications a gated call asks for (`persist_justification(s)`).",
+    "llm": "`ask`: a question to the server's model, which may call the read-only tools.",
+    "workflows": "Guided workflows and chain-of-thought steps (`start_workflow`, `startChainOfThought`, …).",
+    "admin": "Operators' tools: `ping` (a queue's round trip), `revoke_justification`.",
+}
+"""Every toolset and what it holds, in the order the docs list them."""
+
+CONCEPTS: dict[str, str] = {
+    "core": "admin",
+    "raster": "raster",
+    "raster_ops": "raster",
+    "vector": "vector",
+    "analysis": "analysis",
+    "previews": "previews",
+    "llm": "llm",
+    "workflows": "workflows",
+}
+"""The toolset of each concept module of `schemas.tools` (its last name part) whose specs declare none."""
+
+GATEWAY_TOOLS: dict[str, str] = {
+    "persist_justification": "preflight",
+    "persist_justifications": "preflight",
+    "revoke_justification": "admin",
+}
+"""The toolset of each tool the gateway serves itself."""
+
+EXTRA = "extra"
+"""The toolset of the tools `GEOGATE_EXTRA_TOOLS` adds; published whenever that setting names them."""
+
+ALL = "all"
+"""The `GEOGATE_TOOLSETS` value that publishes every toolset."""
+
+
+def concept_toolset(module: str) -> str:
+    """The toolset of a concept module (`schemas.tools.raster_ops` → `raster`); a new concept names its own.
+
+    Raises:
+        ValueError: the module is not in `CONCEPTS`.
+    """
+    concept = module.removeprefix("schemas.tools.").split(".")[0]
+    if concept not in CONCEPTS:
+        raise ValueError(f"concept {concept!r} has no toolset: add it to schemas.tools.toolsets.CONCEPTS")
+    return CONCEPTS[concept]
