@@ -7,10 +7,10 @@ defaults stay.
 """
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from geogate.settings import Settings
-from schemas.tools import ToolSpec
 from schemas.tools.limits import RESULT_BYTES, figure
 from schemas.tools.toolsets import TOOLSETS
 
@@ -61,11 +61,39 @@ def compact_schema(schema: dict[str, Any], *, top: bool = True) -> dict[str, Any
     return out
 
 
-def example_line(spec: ToolSpec) -> str:
+def _types(schema: dict[str, Any], defs: dict[str, Any]) -> list[str]:
+    """The JSON types a (sub)schema admits, `$ref`s and `anyOf` branches followed; none when it admits any."""
+    if "$ref" in schema:
+        return _types(defs.get(schema["$ref"].rsplit("/", 1)[-1], {}), defs)
+    if "anyOf" in schema:
+        found = [_types(branch, defs) for branch in schema["anyOf"]]
+        return [] if [] in found else sorted({kind for kinds in found for kind in kinds})
+    kind = schema.get("type")
+    return [kind] if isinstance(kind, str) else list(kind or [])
+
+
+def shallow_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A result schema as `outputSchema` publishes it: its fields, which are required, and each field's JSON type;
+    what is inside a nested object or list is left to the tool reference. Every result valid for `schema` is valid
+    for this one."""
+    defs = schema.get("$defs", {})
+    properties = {}
+    for name, sub in schema.get("properties", {}).items():
+        kinds = _types(sub, defs)
+        properties[name] = {"type": kinds[0] if len(kinds) == 1 else kinds} if kinds else {}
+    shallow: dict[str, Any] = {"type": "object", "properties": properties}
+    if schema.get("additionalProperties") is False:
+        shallow["additionalProperties"] = False
+    if schema.get("required"):
+        shallow["required"] = list(schema["required"])
+    return shallow
+
+
+def example_line(examples: Sequence[dict[str, Any]]) -> str:
     """The description's closing line: the first example call's arguments as JSON."""
-    if not spec.examples:
+    if not examples:
         return ""
-    return "\nExample: " + json.dumps(spec.examples[0], separators=(",", ":"), ensure_ascii=False)
+    return "\nExample: " + json.dumps(examples[0], separators=(",", ":"), ensure_ascii=False)
 
 
 def instructions(settings: Settings, published: frozenset[str]) -> str:

@@ -9,7 +9,7 @@ from mcp.server.mcpserver import Context, RequestStateSecurity
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 
-from gateway.compact import compact_schema, example_line, instructions
+from gateway.compact import compact_schema, example_line, instructions, shallow_schema
 from gateway.preflight.surface import tools as preflight_tools
 from gateway.rawtool import raw_tool
 from gateway.runtime import Gateway
@@ -54,7 +54,7 @@ def build_tool(spec: ToolSpec, gateway: Gateway) -> Tool:
     return raw_tool(
         name=spec.name,
         title=spec.title,
-        description=spec.description + described_bounds(spec, gateway.settings) + example_line(spec),
+        description=spec.description + described_bounds(spec, gateway.settings) + example_line(spec.examples),
         input_schema=input_schema(spec),
         result=spec.result | HandledResult,
         output_schema=output_schema(spec),
@@ -87,9 +87,10 @@ def input_schema(spec: ToolSpec) -> dict[str, Any]:
 def output_schema(spec: ToolSpec) -> dict[str, Any]:
     """The tool's result schema that also admits a handled result, `{"result": <the handler's value>}`.
 
-    The tool's properties stay at the root (clients read them there); `anyOf` tells the two shapes apart.
+    The tool's properties stay at the root (clients read them there), each with its JSON type (`shallow_schema`);
+    `anyOf` tells the two shapes apart.
     """
-    schema = compact_schema(spec.result.model_json_schema())
+    schema = shallow_schema(spec.result.model_json_schema())
     required = schema.pop("required", [])
     schema.setdefault("properties", {})[HANDLED_FIELD] = {"description": "Only with a result_handler: its value."}
     schema["anyOf"] = [

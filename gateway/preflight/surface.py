@@ -10,6 +10,7 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
+from gateway.compact import compact_schema, example_line
 from gateway.identity import caller, is_admin
 from gateway.preflight.gate import Gate
 from gateway.preflight.persist import persist
@@ -140,8 +141,8 @@ class PreflightTools:
             raw_tool(
                 name=name,
                 title=title,
-                description=text,
-                input_schema=args.model_json_schema(),
+                description=text + example_line(EXAMPLES[name]),
+                input_schema=compact_schema(args.model_json_schema()),
                 result=result,
                 annotations=hints,
                 handler=handler,
@@ -153,6 +154,20 @@ class PreflightTools:
 PERSIST_ONE = "Store one 4-key JSON justification for a hash from a preflight hint, then retry the call."
 PERSIST_MANY = "Store every justification a preflight hint asked for in one call (all or none), then retry the call."
 REVOKE = "Withdraw a cached justification; calls that need it are gated again. Administrators only."
+
+_HASH = "sha256:" + "3f" * 32
+_JUSTIFICATION = {
+    "intent": "Web map tiles of the DEM",
+    "alternatives": [{"method": "EPSG:4326", "why_not": "not the tiles' CRS"}],
+    "choice": {"method": "EPSG:3857", "rationale": "what web maps use", "tradeoffs": "areas distorted"},
+    "confidence": "high",
+}
+EXAMPLES: dict[str, tuple[dict[str, Any], ...]] = {
+    "persist_justification": ({"hash": _HASH, "domain": "crs_datum", "justification": _JUSTIFICATION},),
+    "persist_justifications": ({"items": [{"hash": _HASH, "domain": "crs_datum", "justification": _JUSTIFICATION}]},),
+    "revoke_justification": ({"hash": _HASH, "reason": "the tiles moved to EPSG:3035"},),
+}
+"""Example arguments of each tool above (a test validates them against its argument model)."""
 
 
 def tools(runtime: "Gateway") -> list[Tool]:

@@ -14,12 +14,13 @@ TOOLSETS: dict[str, str] = {
     "preflight": "Store the justifications a gated call asks for (`persist_justification(s)`).",
     "llm": "`ask`: a question to the server's model, which may call the read-only tools.",
     "workflows": "Guided workflows and chain-of-thought steps (`start_workflow`, `startChainOfThought`, …).",
-    "admin": "Operators' tools: `ping` (a queue's round trip), `revoke_justification`.",
+    "core": "`ping`: a round trip through a queue and a worker, to check the server works.",
+    "admin": "Operators' tools: `revoke_justification`.",
 }
 """Every toolset and what it holds, in the order the docs list them."""
 
 CONCEPTS: dict[str, str] = {
-    "core": "admin",
+    "core": "core",
     "raster": "raster",
     "raster_ops": "raster",
     "vector": "vector",

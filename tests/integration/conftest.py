@@ -136,6 +136,7 @@ def stack(redis_url: str, tmp_path_factory: pytest.TempPathFactory, llm_server: 
         # the large warps here test the whole job; tiled jobs have their own tests (tests/cluster/test_tiles.py)
         "GEOGATE_TILE_MIN_PIXELS": str(1 << 27),
         "GEOGATE_LLM_BASE_URL": llm_server.base_url,
+        "GEOGATE_TOOLSETS": "all",  # the suite calls every tool, workflows' and admin's included
         **LLM_ENV,
     }
     queued = redis.Redis.from_url(redis_url)
