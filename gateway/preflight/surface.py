@@ -10,7 +10,7 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from gateway.compact import compact_schema, example_line
+from gateway.compact import compact_schema, example_line, shallow_schema
 from gateway.identity import caller, is_admin
 from gateway.preflight.gate import Gate
 from gateway.preflight.persist import persist
@@ -144,6 +144,7 @@ class PreflightTools:
                 description=text + example_line(EXAMPLES[name]),
                 input_schema=compact_schema(args.model_json_schema()),
                 result=result,
+                output_schema=shallow_schema(result.model_json_schema()),
                 annotations=hints,
                 handler=handler,
             )

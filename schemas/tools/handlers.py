@@ -13,12 +13,6 @@ RAW_URI_TEMPLATE = "calls://{call_id}/raw"
 """The resource serving a call's raw output (before its handler), while its blob lives."""
 HANDLED_FIELD = "result"
 """The one field of `structuredContent` when a handler ran (the SDK's own name for wrapped output)."""
-HANDLER_DESCRIPTION = (
-    " Optional `result_handler` ({language: python|jmespath, script}) runs over the output and returns only its "
-    "value, under structuredContent.result (outputSchema then does not apply); the raw output stays readable "
-    "at calls://{call_id}/raw."
-)
-"""Appended to every published tool's description so a model finds handlers in `tools/list`."""
 
 
 def raw_uri(call_id: str) -> str:
