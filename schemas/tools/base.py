@@ -12,15 +12,16 @@ from schemas.tools.limits import Bound
 
 
 class ToolArgs(BaseModel):
-    """Base of every tool's arguments: unknown fields are errors, so a typo never passes silently."""
+    """Base of every tool's arguments: unknown fields are errors, so a typo never passes silently; field docstrings
+    become schema descriptions."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class ToolResult(BaseModel):
-    """Base of every tool's structured result."""
+    """Base of every tool's structured result; field docstrings become schema descriptions (the tool reference)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     def summary(self) -> str:
         """One line for people; subclasses say what matters."""

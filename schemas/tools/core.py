@@ -39,4 +39,5 @@ PING = ToolSpec(
     timeout_s=90.0,
     queue_from="queue",
     examples=({"queue": "gdal"},),
+    example_result={"pong": True, "worker": "node-1:4121", "queue": "gdal", "queue_wait_ms": 1.8},
 )

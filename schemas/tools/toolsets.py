@@ -49,9 +49,12 @@ def concept_toolset(module: str) -> str:
     """The toolset of a concept module (`schemas.tools.raster_ops` → `raster`); a new concept names its own.
 
     Raises:
-        ValueError: the module is not in `CONCEPTS`.
+        ValueError: the module is not in `CONCEPTS` (its specs must then name their toolset).
     """
     concept = module.removeprefix("schemas.tools.").split(".")[0]
     if concept not in CONCEPTS:
-        raise ValueError(f"concept {concept!r} has no toolset: add it to schemas.tools.toolsets.CONCEPTS")
+        raise ValueError(
+            f"concept {concept!r} has no toolset: name one on its specs (toolset=…) or add it to "
+            "schemas.tools.toolsets.CONCEPTS"
+        )
     return CONCEPTS[concept]

@@ -2,6 +2,7 @@
 generates from the definitions: a changed tool regenerates them, and every tool has its section with an example."""
 
 import importlib.util
+import json
 import re
 from pathlib import Path
 from types import ModuleType
@@ -53,6 +54,14 @@ def test_every_tool_has_a_section_with_arguments_errors_and_an_example_call(name
 
     for part in ("**Arguments**", "**Errors**", "**Example call**"):
         assert part in section, (name, part)
+
+
+def test_each_example_result_from_a_run_is_valid_for_its_tool_and_answers_its_example() -> None:
+    ran = json.loads(GENERATOR.RESULTS.read_text())
+
+    assert set(ran) == set(GENERATOR.RUN)
+    for name, result in ran.items():
+        TOOLS[name].result.model_validate(result)
 
 
 def test_every_toolset_page_is_in_the_site_navigation() -> None:

@@ -15,7 +15,7 @@ from gateway.server import build_server
 from geogate.settings import DEFAULT_TOOLSETS, Settings, SettingsError
 from schemas.preflight.justification import PersistItem, PersistMany
 from schemas.tools import TOOLS, TOOLSET
-from schemas.tools.toolsets import GATEWAY_TOOLS, TOOLSETS
+from schemas.tools.toolsets import GATEWAY_TOOLS, TOOLSETS, concept_toolset
 
 BEFORE_BYTES, BEFORE_TOOLS = 130_231, 32
 """The default `tools/list` before toolsets and compact schemas (bytes of its JSON result, tools)."""
@@ -150,3 +150,9 @@ def test_published_schemas_carry_no_generated_titles(default: ListToolsResult) -
 
     for tool in default.tools:
         assert titles(tool.input_schema) == 0 and titles(tool.output_schema) == 0, tool.name
+
+
+def test_a_new_concept_names_its_toolset_or_is_refused_with_the_fix() -> None:
+    assert concept_toolset("schemas.tools.raster_ops") == "raster"
+    with pytest.raises(ValueError, match=r"'bbox' has no toolset: name one on its specs \(toolset="):
+        concept_toolset("schemas.tools.bbox")
