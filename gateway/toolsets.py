@@ -9,7 +9,7 @@ from mcp.types import CallToolResult, InputRequiredResult
 
 from geogate.settings import Settings, SettingsError
 from schemas.tools import TOOLSET
-from schemas.tools.toolsets import ALL, EXTRA, GATEWAY_TOOLS, TOOLSETS
+from schemas.tools.toolsets import EXTRA, GATEWAY_TOOLS, published, unpublished_message
 
 
 def chosen(settings: Settings) -> frozenset[str]:
@@ -18,11 +18,10 @@ def chosen(settings: Settings) -> frozenset[str]:
     Raises:
         SettingsError: a name is not a toolset.
     """
-    names = set(settings.toolsets)
-    unknown = sorted(names - set(TOOLSETS) - {ALL})
-    if unknown:
-        raise SettingsError(f"GEOGATE_TOOLSETS: unknown toolset(s) {', '.join(unknown)}; known: {', '.join(TOOLSETS)}")
-    return frozenset(TOOLSETS if ALL in names else names) | {EXTRA}
+    try:
+        return published(settings.toolsets)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
 
 
 def toolset_of(name: str) -> str:
@@ -32,12 +31,7 @@ def toolset_of(name: str) -> str:
 
 def not_published(name: str, settings: Settings) -> str:
     """Why a call of `name` is refused: its toolset, and the setting that publishes it."""
-    toolset = toolset_of(name)
-    now = ",".join(settings.toolsets)
-    return (
-        f"tool {name!r} is in the {toolset!r} toolset, which this server does not publish; "
-        f"add it to GEOGATE_TOOLSETS (now {now!r}) or set GEOGATE_TOOLSETS=all"
-    )
+    return unpublished_message(name, toolset_of(name), settings.toolsets)
 
 
 class ToolsetServer(MCPServer):

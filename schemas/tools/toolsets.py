@@ -5,6 +5,8 @@ own tools (preflight's) are placed in `GATEWAY_TOOLS`. A tool of a toolset the s
 listed nor callable.
 """
 
+from collections.abc import Iterable
+
 TOOLSETS: dict[str, str] = {
     "raster": "Read, convert, reproject, measure and transform rasters: info, statistics, band math, terrain, clip, "
     "mosaic.",
@@ -43,6 +45,28 @@ EXTRA = "extra"
 
 ALL = "all"
 """The `GEOGATE_TOOLSETS` value that publishes every toolset."""
+
+
+def published(names: Iterable[str]) -> frozenset[str]:
+    """The toolsets a `GEOGATE_TOOLSETS` value publishes (`all`: every one), the extra tools' always.
+
+    Raises:
+        ValueError: a name is not a toolset; the message names the setting and the known ones.
+    """
+    chosen = set(names)
+    unknown = sorted(chosen - set(TOOLSETS) - {ALL})
+    if unknown:
+        raise ValueError(f"GEOGATE_TOOLSETS: unknown toolset(s) {', '.join(unknown)}; known: {', '.join(TOOLSETS)}")
+    return frozenset(TOOLSETS if ALL in chosen else chosen) | {EXTRA}
+
+
+def unpublished_message(name: str, toolset: str, names: Iterable[str]) -> str:
+    """Why a call of a tool left out is refused: its toolset, and the setting that publishes it."""
+    now = ",".join(names)
+    return (
+        f"tool {name!r} is in the {toolset!r} toolset, which this server does not publish; "
+        f"add it to GEOGATE_TOOLSETS (now {now!r}) or set GEOGATE_TOOLSETS=all"
+    )
 
 
 def concept_toolset(module: str) -> str:

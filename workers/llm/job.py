@@ -12,14 +12,15 @@ from pydantic import JsonValue
 from geogate.calls import keys
 from geogate.calls.store import EventStore
 from geogate.ratelimit import Limiter, Limits
-from geogate.settings import LLMSettings
+from geogate.settings import LLMSettings, Settings
 from schemas.events import Event, EventData, ToolStarted, ToolSucceeded
 from schemas.events.llm import LLMAttempted, LLMConversationStarted, conversation_aggregate
 from schemas.ids import call_aggregate, new_id
 from schemas.llm import ChatRequest
 from schemas.preflight.gate import PreflightMissing
-from schemas.tools import TOOLS, ToolSpec
+from schemas.tools import TOOLS, TOOLSET, ToolSpec
 from schemas.tools.llm import AskArgs, AskResult
+from schemas.tools.toolsets import published, unpublished_message
 from schemas.validation import ArgumentsInvalid
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
@@ -37,6 +38,12 @@ def tool_definitions(specs: dict[str, ToolSpec] | None = None) -> list[dict[str,
     """MCP tool definitions of the registry as it is now (`ask` itself left out): what the model may call."""
     found = TOOLS if specs is None else specs
     return [_definition(spec) for name, spec in found.items() if name != "ask"]
+
+
+def published_specs(settings: Settings) -> dict[str, ToolSpec]:
+    """The tools this deployment publishes (`GEOGATE_TOOLSETS`): the only ones its model may call."""
+    shown = published(settings.toolsets)
+    return {name: spec for name, spec in TOOLS.items() if TOOLSET[name] in shown}
 
 
 def _definition(spec: ToolSpec) -> dict[str, Any]:
@@ -63,6 +70,7 @@ def ask(args: AskArgs, ctx: JobContext) -> AskResult:
 
 
 async def _ask(args: AskArgs, ctx: JobContext, store: EventStore, llm: LLMSettings) -> AskResult:
+    assert ctx.settings is not None, "checked by ask"
     await _check_rate(store, ctx, llm)
     log = ConversationLog.open(store, ctx)
     caller = ToolCaller(store, ctx, log, llm.tool_timeout_s)
@@ -73,7 +81,7 @@ async def _ask(args: AskArgs, ctx: JobContext, store: EventStore, llm: LLMSettin
             answer = await run_chat(
                 request,
                 provider=build_provider(config, client),
-                tools=tool_definitions(),
+                tools=tool_definitions(published_specs(ctx.settings)),
                 call_tool=caller,
                 policy=policy_for(llm, args),
                 on_attempt=log.attempted,
@@ -165,6 +173,9 @@ class ToolCaller:
         spec = TOOLS.get(name)
         if spec is None or name == "ask":
             return _error({"code": "tool.unknown", "message": f"no tool {name!r} may be called here"})
+        if self.ctx.settings is not None and name not in published_specs(self.ctx.settings):
+            message = unpublished_message(name, TOOLSET[name], self.ctx.settings.toolsets)
+            return _error({"code": "tool.unpublished", "message": message})
         call = partial(
             call_tool,
             self.store,
