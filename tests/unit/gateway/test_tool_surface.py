@@ -14,7 +14,7 @@ from gateway.preflight.surface import PreflightTools, RevokeArgs
 from gateway.server import build_server
 from geogate.settings import DEFAULT_TOOLSETS, Settings, SettingsError
 from schemas.preflight.justification import PersistItem, PersistMany
-from schemas.tools import TOOLS, TOOLSET
+from schemas.tools import EXTRA, TOOLS, TOOLSET
 from schemas.tools.toolsets import GATEWAY_TOOLS, TOOLSETS, concept_toolset
 
 BEFORE_BYTES, BEFORE_TOOLS = 130_231, 32
@@ -94,8 +94,9 @@ def test_a_name_that_is_no_tool_stays_unknown() -> None:
 
 
 def test_every_tool_belongs_to_a_known_toolset() -> None:
-    assert set(TOOLSET) == set(TOOLS)
-    assert set(TOOLSET.values()) | set(GATEWAY_TOOLS.values()) <= set(TOOLSETS)
+    assert set(TOOLSET) == set(TOOLS) | set(EXTRA)  # extra tools: those a test of this process added
+    assert {TOOLSET[name] for name in EXTRA} <= {"extra"}
+    assert {TOOLSET[name] for name in TOOLS} | set(GATEWAY_TOOLS.values()) <= set(TOOLSETS)
     assert set(DEFAULT_TOOLSETS) <= set(TOOLSETS)
 
 

@@ -65,6 +65,7 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "GEOGATE_FAULT_PAUSE_AT": ("fault_pause_at", "fan_in.publish", "fan_in.publish"),
     "GEOGATE_TASK_TTL_S": ("task_ttl_s", "600", 600),
     "GEOGATE_EXTRA_TOOLS": ("extra_tools", "some.module", "some.module"),
+    "GEOGATE_TOOLSETS": ("toolsets", "raster, workflows", ["raster", "workflows"]),
     "GEOGATE_RETENTION_MAX_AGE_S": ("retention.max_age_s", "3600", 3600),
     "GEOGATE_RETENTION_MAXLEN": ("retention.maxlen", "1000", 1000),
     "GEOGATE_RETENTION_FINISHED_TTL_S": ("retention.finished_ttl_s", str(8 * 86400), 8 * 86400),
