@@ -29,11 +29,13 @@ if TYPE_CHECKING:
 
 
 def _annotations(spec: ToolSpec) -> ToolAnnotations:
+    """The hints, each stated where it differs from MCP's default (read-only and idempotent: false; destructive and
+    open-world: true) and the last two always."""
     hints = spec.hints
     return ToolAnnotations(
-        read_only_hint=hints.read_only,
+        read_only_hint=hints.read_only or None,
         destructive_hint=hints.destructive,
-        idempotent_hint=hints.idempotent,
+        idempotent_hint=hints.idempotent or None,
         open_world_hint=hints.open_world,
     )
 

@@ -21,9 +21,8 @@ class Bound:
 
 
 TILES = Bound("tiles", "at most {value} windows of the tile grid")
-_PIXEL_BYTES = "(width × height × bands × dtype size)"
-OUTPUT_BYTES = Bound("output_bytes", "an output raster of at most {value} " + _PIXEL_BYTES)
-READ_BYTES = Bound("output_bytes", "bands read of at most {value} " + _PIXEL_BYTES)
+OUTPUT_BYTES = Bound("output_bytes", "an output raster of at most {value} uncompressed")
+READ_BYTES = Bound("output_bytes", "bands read of at most {value} uncompressed")
 FEATURES = Bound("features", "at most {value} features traced")
 ZONES = Bound("zones", "at most {value} zones")
 RESULT_BYTES = Bound("result_bytes", "a structured result of at most {value} of JSON")
