@@ -54,6 +54,8 @@ def _plausible(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> 
     if options and depth < 4:
         return st.one_of([_plausible(option, defs, depth + 1) for option in options])
     kind = schema.get("type")
+    if isinstance(kind, list):  # a nullable field, published as [type, "null"]
+        kind = next((k for k in kind if k != "null"), None)
     if kind == "integer":
         return st.integers(min_value=schema.get("minimum", -5), max_value=min(schema.get("maximum", 5000), 5000))
     if kind == "number":

@@ -166,7 +166,8 @@ async def test_a_handler_cannot_call_a_write_tool_or_its_own_tool(stack: Stack, 
 async def test_tools_list_documents_the_handler_on_every_tool(stack: Stack) -> None:
     async with Client(stack.url) as client:
         tools = [t for t in (await client.list_tools()).tools if t.name in TOOLS]
+        instructions = client.instructions or ""
 
     assert len(tools) == len(TOOLS) and all("result_handler" in t.input_schema["properties"] for t in tools)
-    assert all("result_handler" in (t.description or "") for t in tools)
+    assert "result_handler" in instructions and "calls://{call_id}/raw" in instructions  # said once, for every tool
     assert all("result" in t.output_schema["properties"] for t in tools if t.output_schema)
