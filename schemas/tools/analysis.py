@@ -42,8 +42,8 @@ class ZonalStatsArgs(GeoArgs):
     id_field: str | None = Field(default=None, min_length=1, max_length=256)
     """Attribute that identifies a feature; the feature's position in the layer (0-based) when omitted."""
     output: Uri | None = None
-    """Write the zones with their statistics as a new vector layer here (driver from the extension) instead of
-    returning them per feature."""
+    """Write the zones with their statistics as a new vector layer here (driver from the extension; missing
+    folders are created in the workspace) instead of returning them per feature."""
     driver: str | None = Field(default=None, max_length=64)
     overwrite: bool = False
 
@@ -91,7 +91,8 @@ class RasterToVectorArgs(GeoArgs):
     uri: RasterUri
     """Raster to trace: a workspace path or an allowed `https://` COG URL."""
     output: Uri
-    """Vector layer to write, inside the workspace; the driver follows the extension unless given."""
+    """Vector layer to write, inside the workspace (missing folders are created); the driver follows the extension
+    unless given."""
     band: int = Field(default=1, ge=1)
     driver: str | None = Field(default=None, max_length=64)
     overwrite: bool = False
@@ -123,7 +124,7 @@ class VectorRasterizeArgs(GeoArgs):
     uri: Uri
     """Vector layer to burn, in the workspace."""
     output: Uri
-    """GeoTIFF to write, inside the workspace."""
+    """GeoTIFF to write, inside the workspace; missing folders are created there."""
     layer: str | None = Field(default=None, max_length=256)
     burn_value: float | None = None
     """Value burnt where a geometry is; give this or `attribute`."""

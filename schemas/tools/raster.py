@@ -108,7 +108,7 @@ class RasterConvertArgs(GeoArgs):
     uri: Uri
     """Source raster, relative to a workspace root (or absolute inside one)."""
     output: Uri
-    """Where to write the result, inside the workspace; its folder must exist."""
+    """Where to write the result, inside the workspace; missing folders are created there."""
     driver: str = Field(default="GTiff", min_length=1, max_length=64)
     """Output GDAL driver: GTiff, COG, PNG, JPEG, …"""
     compression: Compression | None = None
@@ -152,7 +152,7 @@ class RasterReprojectArgs(GeoArgs):
     uri: Uri
     """Source raster, relative to a workspace root (or absolute inside one)."""
     output: Uri
-    """Where to write the GeoTIFF result, inside the workspace; its folder must exist."""
+    """Where to write the GeoTIFF result, inside the workspace; missing folders are created there."""
     dst_crs: CrsText
     """Target CRS, e.g. 'EPSG:3857'."""
     resampling: WarpResampling

@@ -40,7 +40,7 @@ class RasterCalcArgs(GeoArgs):
     input; + - * / ** %, comparisons, & | ~, and element-wise functions (where, sqrt, log, minimum, …). Example:
     `(s[4] - s[3]) / (s[4] + s[3])`. See reference://raster/operations/calc."""
     output: Uri
-    """Where to write the one-band GeoTIFF result, inside the workspace; its folder must exist."""
+    """Where to write the one-band GeoTIFF result, inside the workspace; missing folders are created there."""
     dtype: OutputDtype = "float32"
     """Pixel type of the output; values are computed in float64, then rounded and clipped into an integer type."""
     nodata: float | None = None
@@ -93,7 +93,7 @@ class RasterTerrainArgs(GeoArgs):
     uri: Uri
     """The elevation model (DEM), relative to a workspace root (or absolute inside one)."""
     output: Uri
-    """Where to write the GeoTIFF result, inside the workspace; its folder must exist."""
+    """Where to write the GeoTIFF result, inside the workspace; missing folders are created there."""
     product: Literal["hillshade", "slope", "aspect"]
     """hillshade (uint8, 1–255, 0 nodata), slope (float32), or aspect (float32 degrees clockwise from north that the
     slope faces; flat cells are nodata)."""
@@ -180,7 +180,7 @@ class RasterClipArgs(GeoArgs):
     uri: Uri
     """Raster to clip, relative to a workspace root (or absolute inside one)."""
     output: Uri
-    """Where to write the GeoTIFF result, inside the workspace; its folder must exist."""
+    """Where to write the GeoTIFF result, inside the workspace; missing folders are created there."""
     bounds: list[float] | None = Field(default=None, min_length=4, max_length=4)
     """Keep [left, bottom, right, top] (in `bounds_crs`, else the raster's CRS): every pixel the box touches, on
     the raster's own grid (nothing is resampled). Give `bounds` or `mask`."""
@@ -235,7 +235,7 @@ class RasterMosaicArgs(GeoArgs):
     inputs: list[Uri] = Field(min_length=1, max_length=256)
     """Rasters to merge, in order (`first` and `last` refer to it); all with the same band count."""
     output: Uri
-    """Where to write the GeoTIFF result, inside the workspace; its folder must exist."""
+    """Where to write the GeoTIFF result, inside the workspace; missing folders are created there."""
     resampling: WarpResampling
     """How inputs off the first one's grid (another CRS, resolution or alignment) are resampled onto it: nearest
     for categories, bilinear/cubic for continuous data."""

@@ -18,7 +18,7 @@ class VectorWriteArgs(GeoArgs):
     uri: Uri
     """Source vector dataset, relative to a workspace root (or absolute inside one)."""
     output: Uri
-    """Where to write the result, inside the workspace; its folder must exist."""
+    """Where to write the result, inside the workspace; missing folders are created there."""
     layer: str | None = Field(default=None, max_length=256)
     """Source layer; the first layer when omitted."""
     driver: str | None = Field(default=None, max_length=64)
