@@ -154,9 +154,13 @@ def output_path(uri: str, roots: list[Path], *, overwrite: bool, field: str = "o
     are created (`make_folders`), inside the root only.
 
     Raises:
-        JobFailed: the path is outside the workspace, a folder on the way is a file or a link, or the output
-            exists and `overwrite` is false.
+        JobFailed: the path is outside the workspace or a URL, a folder on the way is a file or a link, or the
+            output exists and `overwrite` is false.
     """
+    scheme = urlsplit(uri).scheme.lower() if "://" in uri else ""
+    if scheme and scheme != "file":  # never a local folder named `https:`
+        message = f"{field}: outputs are written in the workspace, not to a URL ({uri!r})"
+        raise JobFailed("path.outside_workspace", message, field=field)
     path = resolve_in_workspace(uri, roots, field=field, must_exist=False)
     try:
         if not path.parent.is_dir():

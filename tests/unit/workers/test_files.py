@@ -240,3 +240,9 @@ def test_a_link_swapped_in_for_a_folder_level_stops_the_creation(root: Path, tmp
 
     assert (caught.value.code, caught.value.field) == ("path.invalid", "output")
     assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("uri", ["https://example.org/out.tif", "s3://bucket/out.tif", "HTTP://host:8080/a.tif"])
+def test_an_output_url_is_refused_and_makes_no_folder(root: Path, uri: str) -> None:
+    assert code_of(output_path, uri, [root], overwrite=False) == ("path.outside_workspace", "output")
+    assert sorted(p.name for p in root.iterdir()) == ["a.tif"]
