@@ -7,10 +7,10 @@ outputs always stay in the workspace.
 
 from typing import Annotated, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from schemas import tasks
-from schemas.tools.base import Hints, ToolResult, ToolSpec
+from schemas.tools.base import Hints, Reprojection, ToolResult, ToolSpec, reprojections_said
 from schemas.tools.limits import FEATURES, OUTPUT_BYTES, READ_BYTES, TILES, ZONES, Bound
 from schemas.tools.raster import GeoArgs, OutputRef, Uri
 
@@ -49,6 +49,9 @@ class ZonalStatsArgs(GeoArgs):
 
 
 class ZoneStats(ToolResult):
+    """One zone's statistics: only those asked for in `stats` are present (null when the zone covers no valid
+    pixel)."""
+
     id: str | int
     """`id_field`'s value, or the feature's 0-based position."""
     count: float | None = None
@@ -63,13 +66,18 @@ class ZoneStats(ToolResult):
     majority: float | None = None
     """The value covering the most area."""
 
+    @model_serializer(mode="wrap")
+    def _asked_only(self, handler: SerializerFunctionWrapHandler):
+        # no return annotation: pydantic then keeps the fields in the output schema instead of a bare object
+        return {key: value for key, value in handler(self).items() if key in self.model_fields_set}
+
 
 class ZonalStatsResult(ToolResult):
     band: int
     raster_crs: str | None
     zones_crs: str | None
-    reprojected: bool
-    """The zones were transformed into the raster's CRS before extraction."""
+    reprojected: list[Reprojection]
+    """The zones, when they were transformed from their CRS into the raster's before extraction; else empty."""
     feature_count: int
     stats: list[str]
     coverage_weight: str
@@ -79,7 +87,8 @@ class ZonalStatsResult(ToolResult):
 
     def summary(self) -> str:
         where = f"written to {self.output.path}" if self.output else "per feature below"
-        return f"zonal statistics of band {self.band} for {self.feature_count} zones, {where}"
+        said = reprojections_said(self.reprojected)
+        return f"zonal statistics of band {self.band} for {self.feature_count} zones, {where}{said}"
 
 
 # --- raster_polygonize, vector_rasterize, raster_contours ---------------------------------------------------------
@@ -159,9 +168,12 @@ class VectorRasterizeResult(ToolResult):
     burned_pixels: int
     """Pixels that got a value other than `nodata`."""
     feature_count: int
+    reprojected: list[Reprojection] = Field(default_factory=list)
+    """The layer (`uri`), when it was transformed from its CRS into `like`'s before burning; else empty."""
 
     def summary(self) -> str:
-        return f"burnt {self.feature_count} features into {self.width}×{self.height} pixels, {self.output.path}"
+        said = reprojections_said(self.reprojected)
+        return f"burnt {self.feature_count} features into {self.width}×{self.height} pixels, {self.output.path}{said}"
 
 
 class RasterContoursArgs(RasterToVectorArgs):

@@ -10,7 +10,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from schemas import tasks
 from schemas.preflight.justification import PreflightSpec
 from schemas.tools import limits
-from schemas.tools.base import Hints, ToolResult, ToolSpec
+from schemas.tools.base import Hints, Reprojection, ToolResult, ToolSpec, reprojections_said
 from schemas.tools.expression import parse
 from schemas.tools.raster import CrsText, GeoArgs, OutputRef, Uri, WarpResampling
 
@@ -221,9 +221,11 @@ class RasterClipResult(ToolResult):
     transform: list[float]
     valid_pixels: int
     """Pixels of the output's first band that are not nodata."""
+    reprojected: list[Reprojection] = Field(default_factory=list)
+    """`bounds` (from `bounds_crs`) or the `mask` layer, when transformed into the raster's CRS; else empty."""
 
     def summary(self) -> str:
-        return f"clipped to {self.width}×{self.height}: {self.output.path}"
+        return f"clipped to {self.width}×{self.height}: {self.output.path}{reprojections_said(self.reprojected)}"
 
 
 # --- raster_mosaic --------------------------------------------------------------------------------------------
@@ -265,11 +267,12 @@ class RasterMosaicResult(ToolResult):
     """left, bottom, right, top in `crs`."""
     method: str
     resampling: str
-    warped: list[str]
-    """Inputs that were reprojected onto the first one's CRS on the way."""
+    reprojected: list[Reprojection]
+    """Inputs that were warped from their CRS onto the first one's on the way (`inputs[i]`); else empty."""
 
     def summary(self) -> str:
-        return f"mosaic of {self.width}×{self.height} ({self.method}) → {self.output.path}"
+        said = reprojections_said(self.reprojected)
+        return f"mosaic of {self.width}×{self.height} ({self.method}) → {self.output.path}{said}"
 
 
 RASTER_CLIP = ToolSpec(
