@@ -332,6 +332,9 @@ class BandInfo(ToolResult):
     dtype: str
     nodata: float | None
     description: str | None = None
+    color_interp: str
+    """What the band's values stand for, as GDAL records it: `gray`, `red`, `green`, `blue`, `alpha`, `palette`
+    (indexes into a colour table), `undefined`, …"""
     block_shape: list[int]
     overview_factors: list[int] = Field(default_factory=list)
 
