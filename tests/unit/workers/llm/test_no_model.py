@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from geogate.eventlog.store import EventStore
+from geogate.calls.store import EventStore
 from geogate.settings import LLMSettings, Settings
 from schemas.ids import new_id
 from schemas.tools.llm import AskArgs
