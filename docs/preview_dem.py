@@ -3,7 +3,7 @@ by the `raster_preview` job itself, as a hillshade.
 
 Run from the repository: `.venv/bin/python docs/preview_dem.py`. The DEM is written to a temporary workspace; the
 PNG is the tool's image content, byte for byte. With `--sizes` it prints instead the size each kind of picture
-comes back at when 512 px are asked for (the table in docs/gis-more.md): the PNG must fit one image block.
+comes back at when 512 and 1024 px are asked for (the table in docs/gis-more.md): it must fit one image block.
 """
 
 import sys
@@ -49,8 +49,11 @@ def sizes(root: Path) -> None:
         ("dem.tif", "hillshade", "viridis"), ("dem.tif", "stretch", "gray"), ("dem.tif", "stretch", "terrain"),
         ("dem.tif", "stretch", "viridis"), ("classes.tif", "stretch", "viridis"), ("noise.tif", "stretch", "viridis"),
     ]:  # fmt: skip
-        result = raster_preview(RasterPreviewArgs(uri=uri, mode=mode, colormap=colormap, max_size=512), ctx)
-        print(f"{uri} {mode} {colormap}: {result.width}x{result.height}, {result.png_bytes} bytes")
+        for size in (512, 1024):
+            args = RasterPreviewArgs(uri=uri, mode=mode, colormap=colormap, max_size=size)
+            result = raster_preview(args, ctx)
+            shown = f"{result.width}x{result.height} {result.format} {result.quality or ''}"
+            print(f"{uri} {mode} {colormap} {size}: {shown}, {result.image_bytes} bytes")
 
 
 def main() -> None:
@@ -62,8 +65,8 @@ def main() -> None:
             return
         args = RasterPreviewArgs(uri="dem.tif", mode="hillshade", max_size=640)
         result = raster_preview(args, JobContext(call_id="docs", roots=[root]))
-    OUT.write_bytes(result._png)
-    print(f"{OUT}: {result.width}x{result.height}, {result.png_bytes} bytes, {result.hillshade}")
+    OUT.write_bytes(result._image)
+    print(f"{OUT}: {result.width}x{result.height}, {result.image_bytes} bytes, {result.hillshade}")
 
 
 if __name__ == "__main__":

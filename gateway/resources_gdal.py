@@ -183,7 +183,8 @@ def _analysis_resources(server: "MCPServer", runtime: "Gateway", job: Callable[.
     @server.resource("metadata://{+file}/preview{?mode,max_size}", name="metadata_preview", mime_type="image/png")
     async def preview(file: str, mode: str = "auto", max_size: int = 512) -> bytes:
         """A PNG quicklook of a raster (what `raster_preview` shows): mode auto, stretch, hillshade or rgb."""
-        result = await runtime.run(RASTER_PREVIEW, {"uri": file, "mode": mode, "max_size": max_size})
+        args = {"uri": file, "mode": mode, "max_size": max_size, "format": "png"}
+        result = await runtime.run(RASTER_PREVIEW, args)
         images = [block for block in result.content if isinstance(block, ImageContent)]
         if result.is_error or not images:
             error = (result.structured_content or {}).get("error", {})

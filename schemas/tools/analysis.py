@@ -7,10 +7,10 @@ outputs always stay in the workspace.
 
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from schemas import tasks
-from schemas.tools.base import Hints, ToolResult, ToolSpec
+from schemas.tools.base import Hints, Reprojection, ToolResult, ToolSpec, reprojections_said
 from schemas.tools.limits import FEATURES, OUTPUT_BYTES, READ_BYTES, TILES, ZONES, Bound
 from schemas.tools.raster import GeoArgs, OutputRef, Uri
 
@@ -42,13 +42,16 @@ class ZonalStatsArgs(GeoArgs):
     id_field: str | None = Field(default=None, min_length=1, max_length=256)
     """Attribute that identifies a feature; the feature's position in the layer (0-based) when omitted."""
     output: Uri | None = None
-    """Write the zones with their statistics as a new vector layer here (driver from the extension) instead of
-    returning them per feature."""
+    """Write the zones with their statistics as a new vector layer here (driver from the extension; missing
+    folders are created in the workspace) instead of returning them per feature."""
     driver: str | None = Field(default=None, max_length=64)
     overwrite: bool = False
 
 
 class ZoneStats(ToolResult):
+    """One zone's statistics: only those asked for in `stats` are present (null when the zone covers no valid
+    pixel)."""
+
     id: str | int
     """`id_field`'s value, or the feature's 0-based position."""
     count: float | None = None
@@ -63,13 +66,18 @@ class ZoneStats(ToolResult):
     majority: float | None = None
     """The value covering the most area."""
 
+    @model_serializer(mode="wrap")
+    def _asked_only(self, handler: SerializerFunctionWrapHandler):
+        # no return annotation: pydantic then keeps the fields in the output schema instead of a bare object
+        return {key: value for key, value in handler(self).items() if key in self.model_fields_set}
+
 
 class ZonalStatsResult(ToolResult):
     band: int
     raster_crs: str | None
     zones_crs: str | None
-    reprojected: bool
-    """The zones were transformed into the raster's CRS before extraction."""
+    reprojected: list[Reprojection]
+    """The zones, when they were transformed from their CRS into the raster's before extraction; else empty."""
     feature_count: int
     stats: list[str]
     coverage_weight: str
@@ -79,7 +87,8 @@ class ZonalStatsResult(ToolResult):
 
     def summary(self) -> str:
         where = f"written to {self.output.path}" if self.output else "per feature below"
-        return f"zonal statistics of band {self.band} for {self.feature_count} zones, {where}"
+        said = reprojections_said(self.reprojected)
+        return f"zonal statistics of band {self.band} for {self.feature_count} zones, {where}{said}"
 
 
 # --- raster_polygonize, vector_rasterize, raster_contours ---------------------------------------------------------
@@ -91,7 +100,8 @@ class RasterToVectorArgs(GeoArgs):
     uri: RasterUri
     """Raster to trace: a workspace path or an allowed `https://` COG URL."""
     output: Uri
-    """Vector layer to write, inside the workspace; the driver follows the extension unless given."""
+    """Vector layer to write, inside the workspace (missing folders are created); the driver follows the extension
+    unless given."""
     band: int = Field(default=1, ge=1)
     driver: str | None = Field(default=None, max_length=64)
     overwrite: bool = False
@@ -123,7 +133,7 @@ class VectorRasterizeArgs(GeoArgs):
     uri: Uri
     """Vector layer to burn, in the workspace."""
     output: Uri
-    """GeoTIFF to write, inside the workspace."""
+    """GeoTIFF to write, inside the workspace; missing folders are created there."""
     layer: str | None = Field(default=None, max_length=256)
     burn_value: float | None = None
     """Value burnt where a geometry is; give this or `attribute`."""
@@ -158,9 +168,12 @@ class VectorRasterizeResult(ToolResult):
     burned_pixels: int
     """Pixels that got a value other than `nodata`."""
     feature_count: int
+    reprojected: list[Reprojection] = Field(default_factory=list)
+    """The layer (`uri`), when it was transformed from its CRS into `like`'s before burning; else empty."""
 
     def summary(self) -> str:
-        return f"burnt {self.feature_count} features into {self.width}×{self.height} pixels, {self.output.path}"
+        said = reprojections_said(self.reprojected)
+        return f"burnt {self.feature_count} features into {self.width}×{self.height} pixels, {self.output.path}{said}"
 
 
 class RasterContoursArgs(RasterToVectorArgs):

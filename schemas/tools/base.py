@@ -32,6 +32,20 @@ class ToolResult(BaseModel):
         return []
 
 
+class Reprojection(ToolResult):
+    """An input a tool moved into another CRS before using it: said in the result, never done silently."""
+
+    input: str
+    """The argument whose coordinates were transformed: `zones`, `mask`, `bounds`, `inputs[1]`, …"""
+    from_crs: str
+    to_crs: str
+
+
+def reprojections_said(reprojected: list[Reprojection]) -> str:
+    """`; zones reprojected from EPSG:4326 to EPSG:32633` for a summary's end; empty when nothing was moved."""
+    return "".join(f"; {r.input} reprojected from {r.from_crs} to {r.to_crs}" for r in reprojected)
+
+
 @dataclass(frozen=True)
 class Hints:
     """MCP tool annotations, stated honestly per tool."""

@@ -1,4 +1,4 @@
-"""Looking at data: `raster_preview` and `vector_preview` (a PNG as image content, with the numbers used in the
+"""Looking at data: `raster_preview` and `vector_preview` (a PNG or JPEG as image content, with the numbers used in the
 structured result) and `cog_validate` (the COG layout, with rio-cogeo)."""
 
 import base64
@@ -45,8 +45,11 @@ class CogValidateResult(ToolResult):
 
 class PreviewArgs(GeoArgs):
     max_size: int = Field(default=512, ge=16, le=1024)
-    """Longest side of the picture in pixels (it keeps the data's aspect); smaller if the PNG would not fit a
-    result's image block."""
+    """Longest side of the picture in pixels (it keeps the data's aspect). A picture must fit one image block
+    (about 49 KB): it is drawn smaller only when no encoding fits, and the result's `reduction` says so."""
+    format: Literal["auto", "png", "jpeg"] = "auto"
+    """`auto`: PNG (lossless, nodata transparent) when it fits an image block at `max_size`, else JPEG at the
+    highest quality that fits; `png`: PNG only, drawn smaller until it fits; `jpeg`: JPEG (nodata white)."""
 
 
 class RasterPreviewArgs(PreviewArgs):
@@ -80,20 +83,31 @@ class RasterPreviewArgs(PreviewArgs):
 
 
 class _Picture(ToolResult):
-    """A preview's figures; the PNG itself is the result's image content."""
+    """A preview's figures; the picture itself is the result's image content."""
 
     width: int
     height: int
-    mime_type: str = "image/png"
-    png_bytes: int
-    _png: bytes = PrivateAttr(default=b"")
+    format: Literal["png", "jpeg"]
+    mime_type: str
+    image_bytes: int
+    quality: int | None
+    """The JPEG quality; None for a PNG."""
+    asked_size: int
+    """The `max_size` asked for."""
+    reduction: str | None
+    """What was given up to fit one image block (a JPEG instead of the PNG, fewer pixels than asked) and why;
+    None when the picture is what was asked."""
+    _image: bytes = PrivateAttr(default=b"")
 
-    def with_png(self, png: bytes) -> Self:
-        self._png = png
+    def with_image(self, image: bytes) -> Self:
+        self._image = image
         return self
 
     def blocks(self) -> list[ContentBlock]:
-        return [ImageBlock(data=base64.b64encode(self._png).decode("ascii"), mime_type=self.mime_type)]
+        return [ImageBlock(data=base64.b64encode(self._image).decode("ascii"), mime_type=self.mime_type)]
+
+    def _reduced(self) -> str:
+        return f"; {self.reduction}" if self.reduction else ""
 
 
 class RasterPreviewResult(_Picture):
@@ -116,7 +130,8 @@ class RasterPreviewResult(_Picture):
 
     def summary(self) -> str:
         how = {"stretch": f"{self.colormap} stretch", "hillshade": "hillshade", "rgb": "RGB"}[self.mode]
-        return f"{self.width}×{self.height} PNG preview of {self.path} ({how} of bands {self.bands})"
+        picture = f"{self.width}×{self.height} {self.format.upper()}"
+        return f"{picture} preview of {self.path} ({how} of bands {self.bands}){self._reduced()}"
 
 
 class VectorPreviewArgs(PreviewArgs):
@@ -144,7 +159,8 @@ class VectorPreviewResult(_Picture):
     """minx, miny, maxx, maxy of the layer (what the picture spans)."""
 
     def summary(self) -> str:
-        return f"{self.width}×{self.height} PNG of {self.feature_count} features of {self.path}:{self.layer}"
+        picture = f"{self.width}×{self.height} {self.format.upper()}"
+        return f"{picture} of {self.feature_count} features of {self.path}:{self.layer}{self._reduced()}"
 
 
 COG_VALIDATE = analysis_spec(

@@ -108,7 +108,7 @@ class RasterConvertArgs(GeoArgs):
     uri: Uri
     """Source raster (a workspace path)."""
     output: Uri
-    """Where to write the result, inside the workspace; its folder must exist."""
+    """Where to write the result, inside the workspace; missing folders are created there."""
     driver: str = Field(default="GTiff", min_length=1, max_length=64)
     """Output GDAL driver: GTiff, COG, PNG, JPEG, …"""
     compression: Compression | None = None
@@ -152,7 +152,7 @@ class RasterReprojectArgs(GeoArgs):
     uri: Uri
     """Source raster (a workspace path)."""
     output: Uri
-    """Where to write the GeoTIFF result, inside the workspace; its folder must exist."""
+    """Where to write the GeoTIFF result, inside the workspace; missing folders are created there."""
     dst_crs: CrsText
     """Target CRS, e.g. 'EPSG:3857'."""
     resampling: WarpResampling
@@ -335,6 +335,9 @@ class BandInfo(ToolResult):
     dtype: str
     nodata: float | None
     description: str | None = None
+    color_interp: str
+    """What the band's values stand for, as GDAL records it: `gray`, `red`, `green`, `blue`, `alpha`, `palette`
+    (indexes into a colour table), `undefined`, …"""
     block_shape: list[int]
     overview_factors: list[int] = Field(default_factory=list)
 

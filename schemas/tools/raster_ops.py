@@ -10,7 +10,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from schemas import tasks
 from schemas.preflight.justification import PreflightSpec
 from schemas.tools import limits
-from schemas.tools.base import Hints, ToolResult, ToolSpec
+from schemas.tools.base import Hints, Reprojection, ToolResult, ToolSpec, reprojections_said
 from schemas.tools.expression import parse
 from schemas.tools.raster import CrsText, GeoArgs, OutputRef, Uri, WarpResampling
 
@@ -40,7 +40,7 @@ class RasterCalcArgs(GeoArgs):
     input; + - * / ** %, comparisons, & | ~, and element-wise functions (where, sqrt, log, minimum, …). Example:
     `(s[4] - s[3]) / (s[4] + s[3])`. See reference://raster/operations/calc."""
     output: Uri
-    """Where to write the one-band GeoTIFF result, inside the workspace; its folder must exist."""
+    """Where to write the one-band GeoTIFF result, inside the workspace; missing folders are created there."""
     dtype: OutputDtype = "float32"
     """Pixel type of the output; values are computed in float64, then rounded and clipped into an integer type."""
     nodata: float | None = None
@@ -93,7 +93,7 @@ class RasterTerrainArgs(GeoArgs):
     uri: Uri
     """The elevation model (DEM) (a workspace path)."""
     output: Uri
-    """Where to write the GeoTIFF result, inside the workspace; its folder must exist."""
+    """Where to write the GeoTIFF result, inside the workspace; missing folders are created there."""
     product: Literal["hillshade", "slope", "aspect"]
     """hillshade (uint8, 1–255, 0 nodata), slope (float32), or aspect (float32 degrees clockwise from north that the
     slope faces; flat cells are nodata)."""
@@ -188,7 +188,7 @@ class RasterClipArgs(GeoArgs):
     uri: Uri
     """Raster to clip (a workspace path)."""
     output: Uri
-    """Where to write the GeoTIFF result, inside the workspace; its folder must exist."""
+    """Where to write the GeoTIFF result, inside the workspace; missing folders are created there."""
     bounds: list[float] | None = Field(default=None, min_length=4, max_length=4)
     """Keep [left, bottom, right, top] (in `bounds_crs`, else the raster's CRS): every pixel the box touches, on
     the raster's own grid (nothing is resampled). Give `bounds` or `mask`."""
@@ -229,9 +229,11 @@ class RasterClipResult(ToolResult):
     transform: list[float]
     valid_pixels: int
     """Pixels of the output's first band that are not nodata."""
+    reprojected: list[Reprojection] = Field(default_factory=list)
+    """`bounds` (from `bounds_crs`) or the `mask` layer, when transformed into the raster's CRS; else empty."""
 
     def summary(self) -> str:
-        return f"clipped to {self.width}×{self.height}: {self.output.path}"
+        return f"clipped to {self.width}×{self.height}: {self.output.path}{reprojections_said(self.reprojected)}"
 
 
 # --- raster_mosaic --------------------------------------------------------------------------------------------
@@ -243,7 +245,7 @@ class RasterMosaicArgs(GeoArgs):
     inputs: list[Uri] = Field(min_length=1, max_length=256)
     """Rasters to merge, in order (`first` and `last` refer to it); all with the same band count."""
     output: Uri
-    """Where to write the GeoTIFF result, inside the workspace; its folder must exist."""
+    """Where to write the GeoTIFF result, inside the workspace; missing folders are created there."""
     resampling: WarpResampling
     """How inputs off the first one's grid (another CRS, resolution or alignment) are resampled onto it: nearest
     for categories, bilinear/cubic for continuous data."""
@@ -273,11 +275,12 @@ class RasterMosaicResult(ToolResult):
     """left, bottom, right, top in `crs`."""
     method: str
     resampling: str
-    warped: list[str]
-    """Inputs that were reprojected onto the first one's CRS on the way."""
+    reprojected: list[Reprojection]
+    """Inputs that were warped from their CRS onto the first one's on the way (`inputs[i]`); else empty."""
 
     def summary(self) -> str:
-        return f"mosaic of {self.width}×{self.height} ({self.method}) → {self.output.path}"
+        said = reprojections_said(self.reprojected)
+        return f"mosaic of {self.width}×{self.height} ({self.method}) → {self.output.path}{said}"
 
 
 RASTER_CLIP = ToolSpec(

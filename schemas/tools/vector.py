@@ -8,7 +8,7 @@ from pydantic import Field, model_validator
 
 from schemas import tasks
 from schemas.preflight.justification import PreflightSpec
-from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
+from schemas.tools.base import Hints, Reprojection, ToolArgs, ToolResult, ToolSpec, reprojections_said
 from schemas.tools.raster import CrsText, GeoArgs, OutputRef, Uri
 
 
@@ -18,7 +18,7 @@ class VectorWriteArgs(GeoArgs):
     uri: Uri
     """Source vector dataset (a workspace path)."""
     output: Uri
-    """Where to write the result, inside the workspace; its folder must exist."""
+    """Where to write the result, inside the workspace; missing folders are created there."""
     layer: str | None = Field(default=None, max_length=256)
     """Source layer; the first layer when omitted."""
     driver: str | None = Field(default=None, max_length=64)
@@ -104,6 +104,11 @@ class VectorReprojectResult(VectorResult):
 class VectorClipResult(VectorResult):
     clip_method: Literal["bbox", "mask"]
     source_feature_count: int
+    reprojected: list[Reprojection] = Field(default_factory=list)
+    """The mask layer, when it was transformed from its CRS into the layer's before clipping; else empty."""
+
+    def summary(self) -> str:
+        return f"{super().summary()}{reprojections_said(self.reprojected)}"
 
 
 class VectorBufferResult(VectorResult):

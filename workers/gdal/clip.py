@@ -17,6 +17,7 @@ from rasterio.warp import transform_bounds
 from rasterio.windows import Window
 from rasterio.windows import transform as window_transform
 
+from schemas.tools.base import Reprojection
 from schemas.tools.raster_ops import RasterClipArgs, RasterClipResult
 from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import open_raster, parse_crs, reading, require_georeferenced, writing
@@ -66,8 +67,10 @@ def box_window(src: rasterio.DatasetReader, args: RasterClipArgs) -> Window:
     return Window(left, top, right - left, bottom - top)
 
 
-def mask_shapes(src: rasterio.DatasetReader, args: RasterClipArgs, ctx: JobContext) -> list[Any]:
-    """The mask layer's polygons, in the raster's CRS.
+def mask_shapes(
+    src: rasterio.DatasetReader, args: RasterClipArgs, ctx: JobContext
+) -> tuple[list[Any], list[Reprojection]]:
+    """The mask layer's polygons, in the raster's CRS, and their reprojection when they had to be transformed.
 
     Raises:
         JobFailed: the layer cannot be read, has no polygons, or cannot be transformed.
@@ -78,14 +81,16 @@ def mask_shapes(src: rasterio.DatasetReader, args: RasterClipArgs, ctx: JobConte
     polygons = [g for g in layer.geometry if g is not None and shapely.get_dimensions(g) == 2]
     if not polygons:
         raise JobFailed("mask.invalid", f"mask: {args.mask!r} has no polygons", field="mask")
+    reprojected = []
     if layer.crs and src.crs is not None and CRS(layer.crs) != CRS(src.crs.to_wkt()):
+        reprojected.append(Reprojection(input="mask", from_crs=layer.crs, to_crs=src.crs.to_string()))
         transformer = Transformer.from_crs(CRS(layer.crs), CRS(src.crs.to_wkt()), always_xy=True)
         try:
             polygons = list(shapely.transform(np.array(polygons), lambda xy: np.column_stack(
                 transformer.transform(*xy.T, errcheck=True))))  # fmt: skip
         except ProjError as exc:
             raise JobFailed("crs.transform_failed", f"mask: PROJ cannot transform it: {exc}", field="mask") from exc
-    return [shapely.geometry.mapping(g) for g in polygons]
+    return [shapely.geometry.mapping(g) for g in polygons], reprojected
 
 
 def _clipped(src: rasterio.DatasetReader, path: Path, args: RasterClipArgs, ctx: JobContext, fill: float) -> tuple:
@@ -98,15 +103,22 @@ def _clipped(src: rasterio.DatasetReader, path: Path, args: RasterClipArgs, ctx:
         window = box_window(src, args)
         _check_size(src, window, "bounds", ctx)
         with reading(path):
-            return src.read(window=window), window_transform(window, src.transform)
-    shapes = mask_shapes(src, args, ctx)
+            return src.read(window=window), window_transform(window, src.transform), _bounds_moved(src, args)
+    shapes, reprojected = mask_shapes(src, args, ctx)
     ctx.progress(1, 3, f"mask of {len(shapes)} polygons read")
     _check_size(src, _mask_window(src, shapes, args), "mask" if args.crop else "crop", ctx)
     try:
         with reading(path):
-            return rasterio.mask.mask(src, shapes, crop=args.crop, all_touched=args.all_touched, nodata=fill)
+            data, transform = rasterio.mask.mask(src, shapes, crop=args.crop, all_touched=args.all_touched, nodata=fill)
+            return data, transform, reprojected
     except ValueError as exc:  # "Input shapes do not overlap raster."
         raise JobFailed("clip.no_overlap", f"mask: {exc}", field="mask") from exc
+
+
+def _bounds_moved(src: rasterio.DatasetReader, args: RasterClipArgs) -> list[Reprojection]:
+    if args.bounds_crs is None or src.crs is None or CRS(args.bounds_crs) == CRS(src.crs.to_wkt()):
+        return []
+    return [Reprojection(input="bounds", from_crs=args.bounds_crs, to_crs=src.crs.to_string())]
 
 
 def _mask_window(src: rasterio.DatasetReader, shapes: list[Any], args: RasterClipArgs) -> Window:
@@ -147,7 +159,7 @@ def raster_clip(args: RasterClipArgs, ctx: JobContext) -> RasterClipResult:
     with open_raster(src_path) as src:
         require_georeferenced(src)
         fill = fill_value(src, args.nodata)
-        data, transform = _clipped(src, src_path, args, ctx, fill)
+        data, transform, reprojected = _clipped(src, src_path, args, ctx, fill)
         profile = _profile(src, data, transform, fill, args.compression)
     ctx.progress(2, 3, f"clipped to {profile['width']}×{profile['height']}")
     with (
@@ -164,4 +176,5 @@ def raster_clip(args: RasterClipArgs, ctx: JobContext) -> RasterClipResult:
         bounds=list(rasterio.transform.array_bounds(height, width, transform))[:4],
         transform=list(transform)[:6],
         valid_pixels=count_valid(data[0], fill),
+        reprojected=reprojected,
     )

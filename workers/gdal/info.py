@@ -33,6 +33,7 @@ def _band_info(src: rasterio.DatasetReader, index: int) -> BandInfo:
         dtype=src.dtypes[index - 1],
         nodata=_nodata(src.nodatavals[index - 1]),
         description=src.descriptions[index - 1],
+        color_interp=src.colorinterp[index - 1].name,
         block_shape=list(src.block_shapes[index - 1]),
         overview_factors=src.overviews(index),
     )

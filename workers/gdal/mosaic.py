@@ -26,6 +26,7 @@ from rasterio.vrt import WarpedVRT
 from rasterio.warp import calculate_default_transform
 from rasterio.windows import Window
 
+from schemas.tools.base import Reprojection
 from schemas.tools.raster import OutputRef
 from schemas.tools.raster_ops import RasterMosaicArgs, RasterMosaicResult
 from schemas.tools.tiling import TileWindow
@@ -68,9 +69,9 @@ def in_other_crs(src: rasterio.DatasetReader, first: rasterio.DatasetReader, fie
 
 def _sources(
     held: contextlib.ExitStack, paths: list[Path], resampling: str, nodata: float | None
-) -> tuple[list[Any], list[str], rasterio.DatasetReader]:
+) -> tuple[list[Any], list[dict[str, str]], rasterio.DatasetReader]:
     """Every input open (warped when in another CRS than the first, what the warp leaves empty being the output's
-    nodata), the warped ones' names, the first.
+    nodata), the warped ones (argument, from CRS, to CRS), the first.
 
     Raises:
         JobFailed: an unreadable or ungeoreferenced input, a missing CRS, a band count unlike the first's.
@@ -81,7 +82,7 @@ def _sources(
         require_georeferenced(src, f"inputs[{index}]")
         opened.append(src)
     first, sources, warped = opened[0], [], []
-    for index, (path, src) in enumerate(zip(paths, opened, strict=True)):
+    for index, src in enumerate(opened):
         field = f"inputs[{index}]"
         if src.count != first.count:
             raise JobFailed(
@@ -92,7 +93,7 @@ def _sources(
             grid = {"crs": first.crs, "transform": transform, "width": width, "height": height}
             vrt = WarpedVRT(src, nodata=fill_value(first, nodata), resampling=RioResampling[resampling], **grid)
             sources.append(held.enter_context(vrt))
-            warped.append(str(path))
+            warped.append({"input": field, "from_crs": src.crs.to_string(), "to_crs": first.crs.to_string()})
         else:
             sources.append(src)
     return sources, warped, first
@@ -118,7 +119,7 @@ class Mosaic:
     nodata: float | None
     compression: str
     sources: list[Any] = field(default_factory=list)
-    warped: list[str] = field(default_factory=list)
+    warped: list[dict[str, str]] = field(default_factory=list)
     profile: dict[str, Any] = field(default_factory=dict)
     _held: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
@@ -161,7 +162,7 @@ class Mosaic:
 
     def to_plan(self) -> dict[str, JsonValue]:
         inputs: list[JsonValue] = [str(path) for path in self.paths]
-        warped: list[JsonValue] = list(self.warped)
+        warped: list[JsonValue] = [dict(moved) for moved in self.warped]
         plan: dict[str, JsonValue] = {"inputs": inputs, "warped": warped, "method": self.method}
         plan["resampling"] = self.resampling
         return plan | {"nodata": None if self.nodata is None else repr(self.nodata), "compression": self.compression}
@@ -201,7 +202,7 @@ def mosaicked(args: RasterMosaicArgs, output: OutputRef, valid: int, plan: dict[
         bounds=list(bounds),
         method=args.method,
         resampling=args.resampling.value,
-        warped=[str(path) for path in warped],
+        reprojected=[Reprojection.model_validate(moved) for moved in warped],
     )
 
 

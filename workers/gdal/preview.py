@@ -1,19 +1,25 @@
-"""Jobs `raster_preview` and `vector_preview`: small PNG pictures returned as MCP image content.
+"""Jobs `raster_preview` and `vector_preview`: small pictures returned as MCP image content.
 
 rio-tiler reads the raster's decimated preview (overviews when the file has them, so a remote COG costs a few
-range requests), rescales and colour-ramps it, and encodes the PNG (GDAL's PNG driver). Vectors are drawn with
+range requests), rescales and colour-ramps it, and encodes it (GDAL's PNG or JPEG driver). Vectors are drawn with
 `rasterio.features.rasterize` onto a bounded canvas and encoded the same way: no imaging library beyond those.
+
+A picture has to fit one image block (`MAX_BLOCK_CHARS` of base64). The asked size is kept when the PNG fits, or
+else (format `auto`) a JPEG at the first quality that fits; only when neither fits is the picture drawn smaller,
+and the result's `reduction` says so.
 """
 
 import math
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import rasterio.features
 import shapely
 from pyproj import CRS, Geod
 from rasterio.transform import from_bounds
-from rio_tiler.colormap import cmap
+from rio_tiler.colormap import apply_cmap, cmap
 from rio_tiler.errors import NoOverviewWarning, RioTilerError
 from rio_tiler.io import Reader
 from rio_tiler.models import ImageData
@@ -29,17 +35,102 @@ from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import raster_input, resolve_in_workspace
 
 SHRINK_TRIES = 4
-"""Times a picture is made smaller when its PNG would not fit one image block (`MAX_BLOCK_CHARS` of base64)."""
+"""Times a picture is made smaller when no encoding of it fits one image block (`MAX_BLOCK_CHARS` of base64)."""
+JPEG_QUALITIES = (90, 80, 70, 60, 50)
+"""JPEG qualities tried in turn, the first that fits the block kept."""
+BLOCK_BYTES = MAX_BLOCK_CHARS * 3 // 4
+"""The most bytes of image one block holds once base64-encoded."""
 
 
-def fits(png: bytes) -> bool:
-    return math.ceil(len(png) / 3) * 4 <= MAX_BLOCK_CHARS
+def fits(image: bytes) -> bool:
+    return math.ceil(len(image) / 3) * 4 <= MAX_BLOCK_CHARS
 
 
-def _smaller(size: int, png: bytes) -> int:
-    """A side that should bring the PNG under the block limit (its bytes scale with the pixel count)."""
-    ratio = math.sqrt(MAX_BLOCK_CHARS * 0.75 / len(png)) * 0.9
+def _smaller(size: int, image: bytes) -> int:
+    """A side that should bring the image under the block limit (its bytes scale with the pixel count)."""
+    ratio = math.sqrt(BLOCK_BYTES / len(image)) * 0.9
     return max(16, min(size - 1, int(size * ratio)))
+
+
+@dataclass
+class Drawing:
+    """A picture before encoding: uint8 bands (one grey or three RGB), an optional 0/255 validity mask (drawn
+    transparent in a PNG, white in a JPEG) and an optional colour ramp for one band."""
+
+    data: np.ndarray
+    mask: np.ndarray | None = None
+    colormap: dict | None = None
+
+    def png(self) -> bytes:
+        return render(self.data, mask=self.mask, colormap=self.colormap, img_format="PNG", ZLEVEL=9)
+
+    def jpeg(self, quality: int) -> bytes:
+        data, valid = self.data, self.mask
+        if self.colormap is not None:
+            data, alpha = apply_cmap(data, self.colormap)
+            valid = alpha if valid is None else np.where(valid != 0, alpha, 0)
+        if valid is not None:
+            data = np.where(valid[np.newaxis] == 0, 255, data).astype("uint8")
+        return render(data, img_format="JPEG", QUALITY=quality)
+
+
+@dataclass
+class Encoded:
+    """A drawing encoded: the bytes, `png` or `jpeg`, the JPEG quality, the size of a PNG tried first and too large."""
+
+    image: bytes
+    format: str
+    quality: int | None = None
+    png_over: int | None = None
+
+
+def encode(drawing: Drawing, wanted: str) -> Encoded:
+    """The PNG when it fits a block (or `wanted` is `png`), else the JPEG at the first quality that fits, else the
+    smallest encoding tried (too large: the caller draws smaller; line art's PNG beats any JPEG)."""
+    tried = []
+    if wanted in ("auto", "png"):
+        tried.append(Encoded(drawing.png(), "png"))
+        if wanted == "png" or fits(tried[0].image):
+            return tried[0]
+    png_over = len(tried[0].image) if tried else None
+    for quality in JPEG_QUALITIES:
+        tried.append(Encoded(drawing.jpeg(quality), "jpeg", quality, png_over))
+        if fits(tried[-1].image):
+            return tried[-1]
+    return min(tried, key=lambda encoded: len(encoded.image))
+
+
+def fitted(draw_at: Callable[[int], Drawing], asked: int, wanted: str) -> tuple[Drawing, Encoded, str | None]:
+    """The drawing at the asked size, encoded to fit one image block, drawn smaller when no encoding fits; and a
+    sentence saying what was given up (a lossy JPEG instead of the PNG, pixels), None when nothing was.
+
+    Raises:
+        JobFailed: the picture still does not fit after `SHRINK_TRIES` smaller drawings.
+    """
+    size, first = asked, None
+    for _ in range(SHRINK_TRIES + 1):
+        drawing = draw_at(size)
+        encoded = encode(drawing, wanted)
+        first = first or (drawing, encoded)
+        if fits(encoded.image):
+            return drawing, encoded, _reduction(asked, (drawing, encoded), first)
+        size = _smaller(size, encoded.image)
+    raise JobFailed("preview.too_large", "max_size: the picture does not fit an image block", field="max_size")
+
+
+def _reduction(asked: int, sent: tuple[Drawing, Encoded], first: tuple[Drawing, Encoded]) -> str | None:
+    (drawing, encoded), (big, tried) = sent, first
+    kb, cap = (lambda n: f"{n / 1000:.0f} KB"), f"the {BLOCK_BYTES / 1000:.0f} KB an image block holds"
+    if drawing is not big:
+        what = "PNG" if tried.format == "png" else f"JPEG at quality {tried.quality}"
+        height, width = drawing.data.shape[-2:]
+        was = f"the {what} of {big.data.shape[-1]}×{big.data.shape[-2]} was {kb(len(tried.image))}"
+        return f"asked {asked} px, returned {width}×{height}: {was}, over {cap}"
+    if encoded.png_over is not None:
+        return f"returned as JPEG (quality {encoded.quality}): the PNG was {kb(encoded.png_over)}, over {cap}"
+    if encoded.format == "jpeg" and encoded.quality != JPEG_QUALITIES[0]:
+        return f"JPEG quality {encoded.quality}: higher qualities were over {cap}"
+    return None
 
 
 # --- raster ---------------------------------------------------------------------------------------------------
@@ -105,7 +196,7 @@ def _slope(z: np.ndarray, axis: int) -> np.ndarray:
     return np.gradient(z, axis=axis) if z.shape[axis] > 1 else np.zeros_like(z)
 
 
-def _picture(args: RasterPreviewArgs, mode: str, bands: list[int], img: ImageData) -> tuple[bytes, dict]:
+def _picture(args: RasterPreviewArgs, mode: str, img: ImageData) -> tuple[Drawing, dict]:
     mask = np.ma.getmaskarray(img.array).any(axis=0)
     if mode == "hillshade":
         crs = CRS.from_wkt(img.crs.to_wkt()) if img.crs else None
@@ -119,12 +210,12 @@ def _picture(args: RasterPreviewArgs, mode: str, bands: list[int], img: ImageDat
         figures["hillshade"] = {"azimuth": args.azimuth, "altitude": args.altitude, "z_factor": args.z_factor}
         figures["hillshade"] |= {"pixel_width_m": xres, "pixel_height_m": yres}
         alpha = np.where(mask, 0, 255).astype("uint8") if mask.any() else None  # no alpha band: a smaller PNG
-        return render(data, mask=alpha, img_format="PNG", ZLEVEL=9), figures
+        return Drawing(data, alpha), figures
     lows, highs = _percentiles(img, *args.percentiles)
     scaled = img.rescale(in_range=list(zip(lows, highs, strict=True)))
     colormap = cmap.get(args.colormap) if mode == "stretch" else None
-    png = scaled.render(img_format="PNG", colormap=colormap, ZLEVEL=9)
-    return png, {"stretch_min": lows, "stretch_max": highs, "colormap": args.colormap if colormap else None}
+    figures = {"stretch_min": lows, "stretch_max": highs, "colormap": args.colormap if colormap else None}
+    return Drawing(scaled.array.data, scaled.mask, colormap), figures
 
 
 def _check_colormap(name: str) -> None:
@@ -137,7 +228,7 @@ def _check_colormap(name: str) -> None:
 
 
 def raster_preview(args: RasterPreviewArgs, ctx: JobContext) -> RasterPreviewResult:
-    """A PNG quicklook of `args.uri` (stretch, hillshade or RGB), at most `args.max_size` a side.
+    """A quicklook of `args.uri` (stretch, hillshade or RGB), at most `args.max_size` a side.
 
     Raises:
         JobFailed: a path outside the workspace or a host not allowed, an unreadable raster, a band out of range,
@@ -149,9 +240,10 @@ def raster_preview(args: RasterPreviewArgs, ctx: JobContext) -> RasterPreviewRes
     with open_raster(source) as src:
         require_georeferenced(src)
         mode, bands = _mode(args, src.count)
-        size, source_size = args.max_size, [src.width, src.height]
         resampling = "bilinear" if mode == "hillshade" else "average"
-        for _ in range(SHRINK_TRIES + 1):
+        read: dict[str, tuple[ImageData, dict]] = {}
+
+        def draw_at(size: int) -> Drawing:
             ctx.progress(0, 1, f"reading a {size}-pixel preview")
             try:
                 with warnings.catch_warnings():
@@ -161,18 +253,26 @@ def raster_preview(args: RasterPreviewArgs, ctx: JobContext) -> RasterPreviewRes
             except RioTilerError as exc:
                 message = f"uri: rio-tiler could not read a preview: {shown_paths(str(exc))}"
                 raise JobFailed("gdal.corrupt", message, field="uri") from exc
-            png, figures = _picture(args, mode, bands, img)
-            if fits(png):
-                break
-            size = _smaller(size, png)
-        else:
-            raise JobFailed("preview.too_large", "max_size: the picture does not fit an image block", field="max_size")
+            drawing, figures = _picture(args, mode, img)
+            read["last"] = (img, figures)
+            return drawing
+
+        _, encoded, reduction = fitted(draw_at, args.max_size, args.format)
+        img, figures = read["last"]
+        source_size = [src.width, src.height]
     ctx.progress(1, 1, "rendered")
     return RasterPreviewResult(
-        width=img.width, height=img.height, png_bytes=len(png), path=str(source), mode=mode, bands=bands,
-        percentiles=list(args.percentiles), source_size=source_size, crs=img.crs.to_string() if img.crs else None,
-        bounds=list(img.bounds), **figures,
-    ).with_png(png)  # fmt: skip
+        width=img.width, height=img.height, **_figures(encoded, args.max_size, reduction), path=str(source),
+        mode=mode, bands=bands, percentiles=list(args.percentiles), source_size=source_size,
+        crs=img.crs.to_string() if img.crs else None, bounds=list(img.bounds), **figures,
+    ).with_image(encoded.image)  # fmt: skip
+
+
+def _figures(encoded: Encoded, asked: int, reduction: str | None) -> dict:
+    return {
+        "format": encoded.format, "mime_type": f"image/{encoded.format}", "image_bytes": len(encoded.image),
+        "quality": encoded.quality, "asked_size": asked, "reduction": reduction,
+    }  # fmt: skip
 
 
 # --- vector ---------------------------------------------------------------------------------------------------
@@ -189,7 +289,7 @@ def canvas(bounds: tuple[float, float, float, float], max_size: int) -> tuple[in
     return width, height, (left, bottom, right, top)
 
 
-def draw(geometry: np.ndarray, size: int, fill: list[int], stroke: list[int]) -> tuple[bytes, int, int, list[float]]:
+def draw(geometry: np.ndarray, size: int, fill: list[int], stroke: list[int]) -> tuple[Drawing, list[float]]:
     present = geometry[~shapely.is_missing(geometry) & ~shapely.is_empty(geometry)]
     bounds = tuple(shapely.total_bounds(present).tolist()) if len(present) else (0.0, 0.0, 1.0, 1.0)
     width, height, padded = canvas(bounds, size)
@@ -206,11 +306,11 @@ def draw(geometry: np.ndarray, size: int, fill: list[int], stroke: list[int]) ->
     for channel in range(3):
         rgb[channel][paint == 1] = fill[channel]
         rgb[channel][paint == 2] = stroke[channel]
-    return render(rgb, img_format="PNG", ZLEVEL=9), width, height, list(bounds)
+    return Drawing(rgb), list(bounds)
 
 
 def vector_preview(args: VectorPreviewArgs, ctx: JobContext) -> VectorPreviewResult:
-    """A PNG drawing of a layer's geometries, at most `args.max_size` a side.
+    """A drawing of a layer's geometries, at most `args.max_size` a side.
 
     Raises:
         JobFailed: a path outside the workspace, an unreadable layer, an unknown layer.
@@ -218,15 +318,15 @@ def vector_preview(args: VectorPreviewArgs, ctx: JobContext) -> VectorPreviewRes
     """
     path = resolve_in_workspace(args.uri, ctx.roots)
     layer = read_layer(path, args.layer, ctx)
-    size = args.max_size
-    for _ in range(SHRINK_TRIES + 1):
-        png, width, height, bounds = draw(layer.geometry, size, list(args.fill), list(args.stroke))
-        if fits(png):
-            break
-        size = _smaller(size, png)
-    else:
-        raise JobFailed("preview.too_large", "max_size: the picture does not fit an image block", field="max_size")
+    fill, stroke, bounds = list(args.fill), list(args.stroke), []
+
+    def draw_at(size: int) -> Drawing:
+        drawing, bounds[:] = draw(layer.geometry, size, fill, stroke)
+        return drawing
+
+    drawing, encoded, reduction = fitted(draw_at, args.max_size, args.format)
+    height, width = drawing.data.shape[-2:]
     return VectorPreviewResult(
-        width=width, height=height, png_bytes=len(png), path=str(path), layer=layer.name,
+        width=width, height=height, **_figures(encoded, args.max_size, reduction), path=str(path), layer=layer.name,
         feature_count=len(layer.geometry), crs=layer.crs, bounds=bounds,
-    ).with_png(png)  # fmt: skip
+    ).with_image(encoded.image)  # fmt: skip

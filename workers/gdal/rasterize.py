@@ -23,6 +23,7 @@ from rasterio.transform import from_origin
 from rasterio.windows import Window
 
 from schemas.tools.analysis import VectorRasterizeArgs, VectorRasterizeResult
+from schemas.tools.base import Reprojection
 from schemas.tools.raster import OutputRef
 from schemas.tools.tiling import TileWindow
 from workers.gdal.blocks import ALIGN_ROWS
@@ -80,6 +81,8 @@ class Burn:
     values: np.ndarray
     profile: dict[str, Any]
     all_touched: bool
+    reprojected: list[dict[str, str]] = field(default_factory=list)
+    """The layer's move from its CRS into the output's (`Reprojection` fields), when it had to be moved."""
     bounds: np.ndarray = field(init=False)
     """(features, 4): min x, min y, max x, max y."""
 
@@ -112,7 +115,8 @@ class Burn:
         return int(np.count_nonzero(block != self.profile["nodata"]))
 
     def to_plan(self) -> dict[str, JsonValue]:
-        return {"features": len(self.values), "crs": self.profile.get("crs")}
+        moved: list[JsonValue] = [dict(move) for move in self.reprojected]
+        return {"features": len(self.values), "crs": self.profile.get("crs"), "reprojected": moved}
 
     def close(self) -> None:
         self.geometry = self.values = self.bounds = np.empty(0)
@@ -129,11 +133,12 @@ def burn_of(args: VectorRasterizeArgs, ctx: JobContext) -> Burn:
     values = _burn_values(args, layer)
     width, height, transform, crs = _grid(args, layer, ctx)
     geometry = _in_crs(layer.geometry, layer.crs, crs)
+    moved = [] if geometry is layer.geometry else [{"input": "uri", "from_crs": layer.crs, "to_crs": crs}]
     keep = ~shapely.is_missing(geometry) & ~shapely.is_empty(geometry) & ~np.isnan(values)
     profile = {"driver": "GTiff", "width": width, "height": height, "count": 1, "dtype": args.dtype, "crs": crs}
     profile |= {"transform": transform, "nodata": args.nodata, "tiled": True, "bigtiff": "IF_SAFER"}
     profile |= {"blockxsize": ALIGN_ROWS, "blockysize": ALIGN_ROWS, "interleave": "band", "compress": "deflate"}
-    return Burn(geometry[keep], values[keep], profile, args.all_touched)
+    return Burn(geometry[keep], values[keep], profile, args.all_touched, moved)
 
 
 def burnt(
@@ -141,9 +146,12 @@ def burnt(
 ) -> VectorRasterizeResult:
     with rasterio.open(output.path) as out:
         width, height, transform = out.width, out.height, out.transform
+    moved = plan.get("reprojected") or []
+    assert isinstance(moved, list), "the op's plan lists the layer's reprojection"
     return VectorRasterizeResult(
         output=output, width=width, height=height, crs=None if plan["crs"] is None else str(plan["crs"]),
         transform=list(transform)[:6], burned_pixels=valid, feature_count=int(str(plan["features"])),
+        reprojected=[Reprojection.model_validate(move) for move in moved],
     )  # fmt: skip
 
 

@@ -10,6 +10,7 @@ import shapely
 from pyproj import CRS, Transformer
 from pyproj.exceptions import ProjError
 
+from schemas.tools.base import Reprojection
 from schemas.tools.vector import (
     VectorBufferArgs,
     VectorBufferResult,
@@ -125,29 +126,31 @@ def _parsed_mask(text: str) -> shapely.Geometry | None:
     return None
 
 
-def _mask_from_file(uri: str, layer_crs: str | None, ctx: JobContext) -> shapely.Geometry:
+def _mask_from_file(uri: str, layer_crs: str | None, ctx: JobContext) -> tuple[shapely.Geometry, list[Reprojection]]:
     path = resolve_in_workspace(uri, ctx.roots, field="mask")
     mask = read_layer(path, None, JobContext(ctx.call_id, ctx.roots), field="mask")  # silent: not the job's progress
-    if mask.crs and layer_crs and CRS(mask.crs) != CRS(layer_crs):
-        mask = replace(mask, geometry=_transformer_op(CRS(mask.crs), CRS(layer_crs))(mask.geometry))
-    return shapely.union_all(mask.geometry)
+    if not (mask.crs and layer_crs and CRS(mask.crs) != CRS(layer_crs)):
+        return shapely.union_all(mask.geometry), []
+    mask = replace(mask, geometry=_transformer_op(CRS(mask.crs), CRS(layer_crs))(mask.geometry))
+    return shapely.union_all(mask.geometry), [Reprojection(input="mask", from_crs=mask.crs, to_crs=layer_crs)]
 
 
-def _mask(args: VectorClipArgs, layer_crs: str | None, ctx: JobContext) -> shapely.Geometry:
-    """The clip polygon in the layer's CRS: the bounds box, an inline WKT/GeoJSON geometry, or a mask file.
+def _mask(args: VectorClipArgs, layer_crs: str | None, ctx: JobContext) -> tuple[shapely.Geometry, list[Reprojection]]:
+    """The clip polygon in the layer's CRS (the bounds box, an inline WKT/GeoJSON geometry, or a mask file), and
+    the mask file's reprojection into the layer's CRS when it had one.
 
     Raises:
         JobFailed: `mask.invalid` when the mask is not a polygon, or the mask file's read errors.
     """
     if args.bounds is not None:
-        return shapely.box(*args.bounds)
-    text = args.mask or ""
+        return shapely.box(*args.bounds), []
+    text, reprojected = args.mask or "", []
     geometry = _parsed_mask(text)
     if geometry is None:
-        geometry = _mask_from_file(text, layer_crs, ctx)
+        geometry, reprojected = _mask_from_file(text, layer_crs, ctx)
     if shapely.get_dimensions(geometry) != 2:
         raise JobFailed("mask.invalid", "mask: must be a polygon or multipolygon", field="mask")
-    return geometry
+    return geometry, reprojected
 
 
 def _clip_op(mask: shapely.Geometry) -> GeometryOp:
@@ -174,12 +177,15 @@ def vector_clip(args: VectorClipArgs, ctx: JobContext) -> VectorClipResult:
     src, dst, driver = _paths(args, ctx)
     with reading(src):
         crs = pyogrio.read_info(pinned(src), layer=layer_name(src, args.layer))["crs"]
-    layer = read_layer(src, args.layer, ctx, _clip_op(_mask(args, crs, ctx)))
+    mask, reprojected = _mask(args, crs, ctx)
+    layer = read_layer(src, args.layer, ctx, _clip_op(mask))
     kept = layer.where(~shapely.is_missing(layer.geometry))
     write_layer(kept, dst, driver, layer.crs, fence=ctx.fence)
     method = "bbox" if args.bounds is not None else "mask"
     described = _described(kept, dst, driver, layer.crs)
-    return VectorClipResult(clip_method=method, source_feature_count=len(layer.geometry), **described)
+    return VectorClipResult(
+        clip_method=method, source_feature_count=len(layer.geometry), reprojected=reprojected, **described
+    )
 
 
 def vector_buffer(args: VectorBufferArgs, ctx: JobContext) -> VectorBufferResult:

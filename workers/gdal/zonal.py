@@ -17,6 +17,7 @@ from exactextract.raster import RasterioRasterSource
 from pyproj import CRS, Transformer
 
 from schemas.tools.analysis import ZonalStatsArgs, ZonalStatsResult, ZoneStats
+from schemas.tools.base import Reprojection
 from workers.gdal.errors import check_bands, open_raster, require_georeferenced
 from workers.gdal.outputs import file_ref
 from workers.gdal.vector_io import Layer, output_driver, read_layer, write_layer
@@ -60,16 +61,16 @@ def _check_polygons(geometry: np.ndarray) -> None:
         )
 
 
-def _to_raster_crs(layer: Layer, raster_crs: CRS | None) -> tuple[np.ndarray, bool]:
-    """The zones' geometries in the raster's CRS, and whether they had to be transformed."""
+def _to_raster_crs(layer: Layer, raster_crs: CRS | None) -> tuple[np.ndarray, list[Reprojection]]:
+    """The zones' geometries in the raster's CRS, and the reprojection when they had to be transformed."""
     if layer.crs is None or raster_crs is None:
-        return layer.geometry, False
+        return layer.geometry, []
     zones_crs = CRS.from_user_input(layer.crs)
     if zones_crs == raster_crs:
-        return layer.geometry, False
+        return layer.geometry, []
     transformer = Transformer.from_crs(zones_crs, raster_crs, always_xy=True)
     moved = shapely.transform(layer.geometry, lambda xy: np.column_stack(transformer.transform(xy[:, 0], xy[:, 1])))
-    return moved, True
+    return moved, [Reprojection(input="zones", from_crs=layer.crs, to_crs=raster_crs.to_string())]
 
 
 def _stats_of(props: dict[str, Any], wanted: list[str]) -> dict[str, float | None]:
@@ -122,13 +123,13 @@ def zonal_stats(args: ZonalStatsArgs, ctx: JobContext) -> ZonalStatsResult:
         check_bands([args.band], src.count, "band")
         require_georeferenced(src)
         raster_crs = src.crs.to_string() if src.crs else None
-        geometry, moved = _to_raster_crs(layer, CRS.from_user_input(src.crs) if src.crs else None)
+        geometry, reprojected = _to_raster_crs(layer, CRS.from_user_input(src.crs) if src.crs else None)
         rows = _extract(src, args.band, geometry, args, ctx)
     common = {
         "band": args.band,
         "raster_crs": raster_crs,
         "zones_crs": layer.crs,
-        "reprojected": moved,
+        "reprojected": reprojected,
         "feature_count": len(rows),
         "stats": list(args.stats),
         "coverage_weight": args.coverage_weight,

@@ -150,24 +150,53 @@ def _inside(path: Path, roots: list[Path]) -> bool:
 
 
 def output_path(uri: str, roots: list[Path], *, overwrite: bool, field: str = "output") -> Path:
-    """Where an output may be written: inside the workspace, in an existing folder, not replacing unasked.
+    """Where an output may be written: inside the workspace, not replacing unasked. Missing folders on the way
+    are created (`make_folders`), inside the root only.
 
     Raises:
-        JobFailed: the path is outside the workspace, its folder is missing, or it exists and `overwrite` is false.
+        JobFailed: the path is outside the workspace or a URL, a folder on the way is a file or a link, or the
+            output exists and `overwrite` is false.
     """
+    scheme = urlsplit(uri).scheme.lower() if "://" in uri else ""
+    if scheme and scheme != "file":  # never a local folder named `https:`
+        message = f"{field}: outputs are written in the workspace, not to a URL ({uri!r})"
+        raise JobFailed("path.outside_workspace", message, field=field)
     path = resolve_in_workspace(uri, roots, field=field, must_exist=False)
     try:
-        return _writable(path, uri, overwrite, field)
+        if not path.parent.is_dir():
+            make_folders(path.parent, roots, field)
+        if path.exists() and not overwrite:
+            raise JobFailed("output.exists", f"{field}: {uri!r} exists; pass overwrite=true to replace it", field=field)
+        return path
     except OSError as exc:  # a name too long for the filesystem: found by fuzzing (issue 14)
         raise JobFailed("path.invalid", f"{field}: not a usable path ({exc.strerror})", field=field) from exc
 
 
-def _writable(path: Path, uri: str, overwrite: bool, field: str) -> Path:
-    if not path.parent.is_dir():
-        raise JobFailed("path.not_found", f"{field}: folder {str(path.parent)!r} does not exist", field=field)
-    if path.exists() and not overwrite:
-        raise JobFailed("output.exists", f"{field}: {uri!r} exists; pass overwrite=true to replace it", field=field)
-    return path
+def make_folders(folder: Path, roots: list[Path], field: str = "output") -> None:
+    """Create what is missing of `folder` (a resolved path inside one of `roots`), one level at a time down from
+    its root, each level opened without following links: a level that is, or meanwhile becomes, a link or a file
+    stops it, so no folder is made outside the root.
+
+    Raises:
+        JobFailed: `path.invalid` (a level is a file or a link), naming `field`.
+    """
+    root = max((r for r in roots if folder.is_relative_to(r)), key=lambda r: len(r.parts))
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    parts = folder.relative_to(root).parts
+    try:
+        for depth, name in enumerate(parts, 1):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, dir_fd=fd)
+            try:
+                level = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as exc:  # ENOTDIR: a file; ELOOP: a link
+                shown = str(root.joinpath(*parts[:depth]))
+                message = f"{field}: {shown!r} is in the way of the output's folder (a file or a link, not a folder)"
+                raise JobFailed("path.invalid", message, field=field) from exc
+            os.close(fd)
+            fd = level
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager

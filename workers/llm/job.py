@@ -61,7 +61,8 @@ def ask(args: AskArgs, ctx: JobContext) -> AskResult:
     """Answer `args.question` with the registry's tools; the X-ray is rebuilt from the events afterwards.
 
     Raises:
-        JobFailed: over the client's rate limit (`llm.rate_limited`), or the model's server kept failing
+        JobFailed: over the client's rate limit (`llm.rate_limited`), no model server answering at the configured
+            address (`llm.unavailable`, at once, naming the settings), or the model's server kept failing
             (`llm.provider_error`).
     """
     if ctx.store is None or ctx.settings is None:
@@ -88,9 +89,31 @@ async def _ask(args: AskArgs, ctx: JobContext, store: EventStore, llm: LLMSettin
                 on_lifecycle=log.lifecycle,
             )
         except ProviderError as exc:
+            if exc.code == "llm.unreachable":
+                raise no_model(llm, exc.message) from exc
             raise JobFailed("llm.provider_error", f"the model server failed: {exc.message}", retryable=True) from exc
     xray = xray_from_events(load_conversation(store, ctx.call_id, caller.call_ids))
     return AskResult(**answer.model_dump(exclude={"xray"}), xray=xray)
+
+
+def no_model(llm: LLMSettings, reason: str) -> JobFailed:
+    """`llm.unavailable`: no model answers, with the settings that configure one. Not retryable when none is
+    configured (the default local address was tried), retryable when the configured server is down."""
+    configured = bool(llm.model_fields_set & {"base_url", "model", "provider"})
+    where = (
+        f"GEOGATE_LLM_BASE_URL is {llm.base_url}"
+        if configured
+        else f"no model is configured (GEOGATE_LLM_BASE_URL is unset, so the default {llm.base_url} was tried)"
+    )
+    how = (
+        "set GEOGATE_LLM_BASE_URL to an OpenAI-compatible server up to its version segment (Ollama: "
+        "http://127.0.0.1:11434/v1, vLLM, llama.cpp, LM Studio, https://api.openai.com/v1) or to "
+        "https://api.anthropic.com with GEOGATE_LLM_PROVIDER=anthropic, GEOGATE_LLM_MODEL to a model it serves, and "
+        "GEOGATE_LLM_API_KEY if it needs one, in the workers' environment"
+    )
+    return JobFailed(
+        "llm.unavailable", f"ask: no language model answers: {where}; {reason}. To use ask, {how}", retryable=configured
+    )
 
 
 async def _check_rate(store: EventStore, ctx: JobContext, llm: LLMSettings) -> None:

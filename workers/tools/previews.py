@@ -1,4 +1,4 @@
-"""The preview tools' jobs (`schemas/tools/previews.py`): COG validation and PNG quicklooks of rasters and layers."""
+"""The preview tools' jobs (`schemas/tools/previews.py`): COG validation and quicklooks of rasters and layers."""
 
 from schemas.tools.previews import (
     COG_VALIDATE,
@@ -24,11 +24,11 @@ def cog_validate(args: CogValidateArgs, ctx: JobContext) -> CogValidateResult:
 
 @job(RASTER_PREVIEW)
 def raster_preview(args: RasterPreviewArgs, ctx: JobContext) -> RasterPreviewResult:
-    """A PNG quicklook of `args.uri` (stretch, hillshade or RGB), at most `args.max_size` a side."""
+    """A quicklook of `args.uri` (stretch, hillshade or RGB), at most `args.max_size` a side, PNG or JPEG."""
     return preview.raster_preview(args, ctx)
 
 
 @job(VECTOR_PREVIEW)
 def vector_preview(args: VectorPreviewArgs, ctx: JobContext) -> VectorPreviewResult:
-    """A PNG drawing of a layer's geometries, at most `args.max_size` a side."""
+    """A drawing of a layer's geometries, at most `args.max_size` a side, PNG or JPEG."""
     return preview.vector_preview(args, ctx)

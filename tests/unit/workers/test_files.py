@@ -207,3 +207,42 @@ def test_the_opener_opens_other_files_as_they_are(root: Path) -> None:
         assert sidecar.read() == b"<PAMDataset/>"
     with pytest.raises(FileNotFoundError):
         digest.opener(root / "out.tif", "rb")
+
+
+def test_missing_folders_of_an_output_are_created_inside_the_root(root: Path) -> None:
+    assert output_path("new/deeper/out.tif", [root], overwrite=False) == root / "new" / "deeper" / "out.tif"
+    assert (root / "new" / "deeper").is_dir()
+    assert output_path(str(root / "abs" / "out.tif"), [root], overwrite=False) == root / "abs" / "out.tif"
+    assert (root / "abs").is_dir()
+
+
+def test_no_folder_is_made_through_a_link_or_outside_the_roots(root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / "link").symlink_to(outside)
+    (root / "afile").write_text("x")
+
+    assert code_of(output_path, "link/sub/out.tif", [root], overwrite=False) == ("path.outside_workspace", "output")
+    absolute = str(outside / "sub" / "out.tif")
+    assert code_of(output_path, absolute, [root], overwrite=False) == ("path.outside_workspace", "output")
+    assert code_of(output_path, "afile/sub/out.tif", [root], overwrite=False) == ("path.invalid", "output")
+    assert list(outside.iterdir()) == [] and not (root / "afile" / "sub").exists()
+
+
+def test_a_link_swapped_in_for_a_folder_level_stops_the_creation(root: Path, tmp_path: Path) -> None:
+    """The levels are opened without following links: a link made after the path was resolved is not followed."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / "out").symlink_to(outside)
+
+    with pytest.raises(JobFailed) as caught:
+        files.make_folders(root / "out" / "sub", [root])
+
+    assert (caught.value.code, caught.value.field) == ("path.invalid", "output")
+    assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("uri", ["https://example.org/out.tif", "s3://bucket/out.tif", "HTTP://host:8080/a.tif"])
+def test_an_output_url_is_refused_and_makes_no_folder(root: Path, uri: str) -> None:
+    assert code_of(output_path, uri, [root], overwrite=False) == ("path.outside_workspace", "output")
+    assert sorted(p.name for p in root.iterdir()) == ["a.tif"]

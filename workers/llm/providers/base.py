@@ -74,12 +74,17 @@ async def post_json(client: httpx.AsyncClient, url: str, headers: dict[str, str]
     """POST `body` and return the decoded JSON reply.
 
     Raises:
-        ProviderError: retryable for timeouts, connection failures, 408/409/429 and 5xx; not for other 4xx.
+        ProviderError: retryable for timeouts, dropped connections, 408/409/429 and 5xx; not for other 4xx, nor
+            for a connection refused or a host not found (`llm.unreachable`: no server there to wait for).
     """
     try:
         response = await client.post(url, headers=headers, json=body)
     except httpx.TimeoutException as exc:
         raise ProviderError("llm.timeout", f"{url} timed out", retryable=True) from exc
+    except httpx.ConnectError as exc:  # refused, no such host: nothing answers there, so no backing off
+        raise ProviderError(
+            "llm.unreachable", f"nothing answers at {url}: {exc or type(exc).__name__}", retryable=False
+        ) from exc
     except httpx.TransportError as exc:
         raise ProviderError("llm.connect", f"cannot reach {url}: {type(exc).__name__}", retryable=True) from exc
     if response.status_code >= 400:

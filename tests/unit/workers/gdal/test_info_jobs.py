@@ -3,8 +3,11 @@
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 import rasterio
+import rasterio.transform
+from rasterio.enums import ColorInterp
 
 from schemas.tools.raster import RasterInfoArgs
 from schemas.tools.vector import VectorInfoArgs
@@ -41,6 +44,24 @@ def test_raster_info_for_one_band_reports_only_that_band(make_raster: RasterFact
     result = raster_info(RasterInfoArgs(uri=path.name, band=2), ctx)
 
     assert [b.index for b in result.bands] == [2]
+
+
+def test_raster_info_gives_each_bands_colour_interpretation(tmp_path: Path, ctx: JobContext) -> None:
+    """An RGBA GeoTIFF (photometric RGB, an alpha band) and a paletted one: GDAL's interpretation per band."""
+    profile = {"driver": "GTiff", "width": 8, "height": 8, "dtype": "uint8", "crs": "EPSG:4326"}
+    profile["transform"] = rasterio.transform.from_origin(10, 50, 0.01, 0.01)
+    with rasterio.open(tmp_path / "rgba.tif", "w", count=4, photometric="RGB", **profile) as dst:
+        dst.write(np.zeros((4, 8, 8), dtype="uint8"))
+        dst.colorinterp = [ColorInterp.red, ColorInterp.green, ColorInterp.blue, ColorInterp.alpha]
+    with rasterio.open(tmp_path / "classes.tif", "w", count=1, **profile) as dst:
+        dst.write(np.zeros((1, 8, 8), dtype="uint8"))
+        dst.write_colormap(1, {0: (0, 0, 0, 255), 1: (0, 128, 0, 255)})
+
+    rgba = raster_info(RasterInfoArgs(uri="rgba.tif"), ctx)
+    classes = raster_info(RasterInfoArgs(uri="classes.tif"), ctx)
+
+    assert [b.color_interp for b in rgba.bands] == ["red", "green", "blue", "alpha"]
+    assert [b.color_interp for b in classes.bands] == ["palette"]
 
 
 def test_raster_info_on_a_missing_band_fails_naming_the_band(make_raster: RasterFactory, ctx: JobContext) -> None:

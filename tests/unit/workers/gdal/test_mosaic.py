@@ -75,7 +75,7 @@ def test_each_overlap_rule_equals_numpy_over_the_valid_values(ctx: JobContext, t
         np.testing.assert_allclose(got, want, rtol=1e-6)
     else:
         assert np.array_equal(got, want)
-    assert result.warped == [] and result.method == method
+    assert result.reprojected == [] and result.method == method
 
 
 @pytest.mark.parametrize("method", ["first", "mean"])
@@ -113,7 +113,10 @@ def test_an_input_in_another_crs_is_warped_onto_the_first_ones_grid(ctx: JobCont
     assert np.allclose(got[rows, cols], 7.0)
     inner = got[5:14, 7:22]  # well inside the warped footprint (rows 3–17, columns 5–25 of the first grid)
     assert (inner == 7.0).all()
-    assert result.warped == [str(tmp_path / "web.tif")]
+    assert [r.model_dump() for r in result.reprojected] == [
+        {"input": "inputs[1]", "from_crs": "EPSG:3857", "to_crs": "EPSG:32633"}
+    ]
+    assert result.summary().endswith("; inputs[1] reprojected from EPSG:3857 to EPSG:32633")
 
 
 def test_inputs_with_different_band_counts_fail_naming_the_input(

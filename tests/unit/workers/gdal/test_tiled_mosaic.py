@@ -81,7 +81,8 @@ def test_a_tiled_mosaic_with_an_input_in_another_crs_writes_the_whole_calls_file
     assert same_file(whole, tiled) and digested(whole) and digested(tiled)
     with rasterio.open(tiled["output"]["path"]) as out:
         assert out.nodata == -5.5 and (out.read(1) == -5.5).any()
-    assert tiled["warped"] == whole["warped"] == [str(tmp_path / "web.tif")]
+    moved = {"input": f"inputs[{len(args['inputs']) - 1}]", "from_crs": "EPSG:3857", "to_crs": "EPSG:32633"}
+    assert tiled["reprojected"] == whole["reprojected"] == [moved]
     assert "tool.fanned_out" in tile_types(fake_store, call_id)
 
 
