@@ -176,9 +176,10 @@ COG_VALIDATE = analysis_spec(
 RASTER_PREVIEW = analysis_spec(
     "raster_preview",
     "Preview a raster",
-    "A PNG quicklook of a raster, returned as image content: one band percentile-stretched through a colour ramp, "
-    "a DEM as hillshade, or three bands as RGB, at most `max_size` pixels a side. The numbers used (stretch range, "
-    "colormap, size) come back in the structured result. Use it to look at data before or after processing.",
+    "A quicklook of a raster, returned as image content (PNG, or JPEG when the PNG would not fit an image block): "
+    "one band percentile-stretched through a colour ramp, a DEM as hillshade, or three bands as RGB, at most "
+    "`max_size` pixels a side. The numbers used (stretch range, colormap, size) and any reduction come back in the "
+    "structured result. Use it to look at data before or after processing.",
     RasterPreviewArgs,
     RasterPreviewResult,
     READS,
@@ -187,8 +188,9 @@ RASTER_PREVIEW = analysis_spec(
 VECTOR_PREVIEW = analysis_spec(
     "vector_preview",
     "Preview a vector layer",
-    "A PNG drawing of a layer's geometries (filled polygons with outlines, lines, points), returned as image "
-    "content, at most `max_size` pixels a side. Use it to look at a layer's shapes and extent.",
+    "A drawing of a layer's geometries (filled polygons with outlines, lines, points), returned as image content "
+    "(PNG, or JPEG when the PNG would not fit), at most `max_size` pixels a side. Use it to look at a layer's shapes "
+    "and extent.",
     VectorPreviewArgs,
     VectorPreviewResult,
     READS,
