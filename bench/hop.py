@@ -89,7 +89,7 @@ import redis.asyncio as aredis
 import uvicorn
 from mcp.server import MCPServer
 from mcp.types import ToolAnnotations
-from geogate.queue.message import task_message
+from geogate.queue.message import queue_message
 from schemas.tools.core import PingResult
 from schemas.tools.raster import RasterInfoResult
 from schemas.tools.raster import RasterReprojectResult
@@ -129,7 +129,7 @@ async def hop(task, args):
         reader.append(asyncio.get_running_loop().create_task(read_outcomes()))
     token = uuid.uuid4().hex
     waiters[token] = waiter = asyncio.get_running_loop().create_future()
-    message = task_message(task, "{QUEUE}", task_id=token, args=(token, args), argsrepr=task)
+    message = queue_message(task, "{QUEUE}", task_id=token, args=(token, args), argsrepr=task)
     if LOGGED:
         await append(token, "tool.requested", {{"tool": task, "args": args}}, requested(token, "{QUEUE}", message))
     else:

@@ -16,7 +16,7 @@ from gateway.ops.figures import callers_error, histograms
 from geogate.calls.keys import celery_queue_keys
 from geogate.calls.projections.ops import BUCKETS_MS
 from geogate.eventlog.keys import all_categories
-from schemas import tasks
+from schemas import routes
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -91,14 +91,14 @@ async def snapshot(runtime: "Gateway") -> Snapshot:
     pipe = store.redis.pipeline(transaction=False)
     pipe.hgetall(store.live.metrics())
     pipe.hgetall(store.live.ops_totals())
-    lists = [(queue, key) for queue in tasks.QUEUES for key in celery_queue_keys(queue)]  # calls and tiles
+    lists = [(queue, key) for queue in routes.QUEUES for key in celery_queue_keys(queue)]  # calls and tiles
     for _queue, key in lists:
         pipe.llen(key)
     for category in all_categories():
         pipe.xlen(store.keys.stream(category))
     raw, ops, *sizes = await pipe.execute()
     counters = {k.decode(): int(float(v)) for k, v in raw.items()}
-    queues = dict.fromkeys(tasks.QUEUES, 0)
+    queues = dict.fromkeys(routes.QUEUES, 0)
     for (queue, _key), depth in zip(lists, sizes[: len(lists)], strict=True):
         queues[queue] += int(depth)
     streams = dict(zip(all_categories(), sizes[len(lists) :], strict=True))

@@ -4,20 +4,20 @@ import argparse
 import sys
 
 from geogate.settings import SettingsError, process_settings
-from schemas import tasks
+from schemas import routes
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="geogate worker", description="Run a Geogate Celery worker.")
-    parser.add_argument("--queues", default=",".join(tasks.QUEUES), help="comma-separated queues to consume")
+    parser.add_argument("--queues", default=",".join(routes.QUEUES), help="comma-separated queues to consume")
     parser.add_argument("--concurrency", type=int, default=1, help="pool processes")
     parser.add_argument("--pool", default="prefork", choices=["prefork", "solo", "threads"])
     parser.add_argument("--name", default=None, help="worker node name (celery -n)")
     parser.add_argument("--loglevel", default=None)
     ns = parser.parse_args(argv)
-    unknown = sorted(set(ns.queues.split(",")) - set(tasks.QUEUES))
+    unknown = sorted(set(ns.queues.split(",")) - set(routes.QUEUES))
     if unknown:
-        parser.error(f"--queues: unknown queue(s) {', '.join(unknown)}; expected some of {', '.join(tasks.QUEUES)}")
+        parser.error(f"--queues: unknown queue(s) {', '.join(unknown)}; expected some of {', '.join(routes.QUEUES)}")
     from workers.app import (
         configure,
         hold_lease,

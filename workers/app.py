@@ -12,7 +12,7 @@ from geogate.process.lifetime import die_with_parent
 from geogate.process.memory import settle_memory
 from geogate.queue.config import celery_config
 from geogate.settings import Settings, process_settings
-from schemas import tasks
+from schemas import routes
 from schemas.tools.extra import load as load_extra
 from workers.run import lease, retention
 from workers.run.memory import limit_address_space
@@ -108,10 +108,10 @@ def settle_memory_when_started() -> None:
 
 
 def _register(queue: str) -> None:
-    @app.task(name=tasks.run_call_task(queue), base=GeogateTask, bind=True)
+    @app.task(name=routes.run_call_route(queue), base=GeogateTask, bind=True)
     def run(self: GeogateTask, payload: bytes, dispatch: int = 1) -> None:
         run_call(self.store, self.settings, self.worker_name, payload, dispatch=dispatch, lease=lease.current())
 
 
-for _queue in tasks.QUEUES:
+for _queue in routes.QUEUES:
     _register(_queue)

@@ -19,7 +19,7 @@ from geogate.calls.keys import Keys, celery_queue_keys
 from geogate.calls.projections.ops import KEEP_SLOTS, SLOT_S, Pending, field_calls, slot_of
 from geogate.eventlog.keys import all_categories
 from geogate.queue.message import message_event
-from schemas import tasks
+from schemas import routes
 
 SUM_HASHES = files("gateway.ops").joinpath("sum_hashes.lua").read_text()
 SERIES_TOOLS = 8
@@ -194,14 +194,14 @@ def series(slot_ids: list[int], tools: list[str], rows: list[list[Any]]) -> Seri
 async def read_queues(client: aredis.Redis, now: float) -> list[QueueRow]:
     """Each queue's messages over its priority lists (calls and tiles), and the age of the oldest of them."""
     pipe = client.pipeline(transaction=False)
-    for queue in tasks.QUEUES:
+    for queue in routes.QUEUES:
         for key in celery_queue_keys(queue):
             pipe.llen(key)
             pipe.lindex(key, -1)  # LPUSH in, BRPOP out: the oldest waits at the tail
     replies = await pipe.execute()
-    per_queue = 2 * len(tasks.PRIORITY_STEPS)
+    per_queue = 2 * len(routes.PRIORITY_STEPS)
     rows = []
-    for n, queue in enumerate(tasks.QUEUES):
+    for n, queue in enumerate(routes.QUEUES):
         mine = replies[n * per_queue : (n + 1) * per_queue]
         events = [e for raw in mine[1::2] if raw and (e := message_event(raw))]
         age = max(0.0, now - min(e.ts.timestamp() for e in events)) if events else None

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from geogate.eventlog.keys import LogKeys, Namespace
 from schemas.ids import CallId
-from schemas.tasks import CALL_PRIORITY, PRIORITY_SEP, PRIORITY_STEPS
+from schemas.routes import CALL_PRIORITY, PRIORITY_SEP, PRIORITY_STEPS
 
 CALLS = "calls"
 """The calls stream's category: the one the outcome readers tail (`gateway/outcomes.py`, `workers/run/outcomes.py`)."""

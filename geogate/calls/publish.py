@@ -14,8 +14,8 @@ from geogate.calls.held import held_names, hold_ops
 from geogate.calls.keys import Keys, celery_queue_key, justification_expired_key, justification_required_key
 from geogate.eventlog.append import Op
 from geogate.eventlog.redaction import redact_event
-from geogate.queue.message import task_message
-from schemas import tasks
+from geogate.queue.message import queue_message
+from schemas import routes
 from schemas.codec import encode
 from schemas.events import Event, EventData, ToolRequested, ToolSucceeded
 from schemas.events.justification import JustificationExpired, PreflightRequired, justification_aggregate
@@ -80,14 +80,14 @@ def enqueue_op(event: Event, dispatch: int = 1) -> Op:
     `dispatch` numbers the message: a worker starts the call only while it is the call's current dispatch, so the
     message a dead worker held is refused if the broker ever hands it out again after a re-dispatch. A re-dispatch
     goes to the head of the queue (kombu pops from the right): the call already waited its turn once.
-    A tile goes to one of its queue's tile lists, by the size of its call (`tasks.tile_priority`): workers take from
+    A tile goes to one of its queue's tile lists, by the size of its call (`routes.tile_priority`): workers take from
     them only when no call waits, and from a smaller call's tiles before a larger one's.
     """
     data = event.payload(ToolRequested)
     tiles = data.args.get("tiles", 0) if tile_of(data.call_id) else None
-    priority = tasks.CALL_PRIORITY if tiles is None else tasks.tile_priority(int(tiles))  # type: ignore[arg-type]
-    message = task_message(
-        tasks.run_call_task(data.queue),
+    priority = routes.CALL_PRIORITY if tiles is None else routes.tile_priority(int(tiles))  # type: ignore[arg-type]
+    message = queue_message(
+        routes.run_call_route(data.queue),
         data.queue,
         task_id=data.call_id,
         args=(encode(event), dispatch),

@@ -22,7 +22,7 @@ from geogate.cli.local import LocalRun, forget, record
 from geogate.eventlog.append import SCRIPT
 from geogate.process.lifetime import dies_with_this_process
 from geogate.settings import Settings
-from schemas import tasks
+from schemas import routes
 
 
 def free_port() -> int:
@@ -206,11 +206,11 @@ def worker_pools(workers: int) -> list[tuple[str, list[str]]]:
     `ask` (llm) and result handlers (sandbox) call other tools and wait for them; on a shared pool, a few of them
     could hold every process while their own calls queue behind them.
     """
-    gdal = [(f"gdal{n}", ["--queues", f"{tasks.GDAL},{tasks.WORKFLOW}"]) for n in range(workers)]
+    gdal = [(f"gdal{n}", ["--queues", f"{routes.GDAL},{routes.WORKFLOW}"]) for n in range(workers)]
     return [
         *gdal,
-        ("sandbox", ["--queues", tasks.SANDBOX, "--concurrency", "2"]),
-        ("llm", ["--queues", tasks.LLM, "--pool", "threads", "--concurrency", "8"]),
+        ("sandbox", ["--queues", routes.SANDBOX, "--concurrency", "2"]),
+        ("llm", ["--queues", routes.LLM, "--pool", "threads", "--concurrency", "8"]),
     ]
 
 

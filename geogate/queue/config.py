@@ -3,7 +3,7 @@
 from typing import Any
 
 from geogate.settings import Settings
-from schemas import tasks
+from schemas import routes
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
@@ -18,9 +18,9 @@ def celery_config(settings: Settings) -> dict[str, Any]:
             "unacked_restore_throttle": 1,
             "health_check_interval": 10,
             "socket_keepalive": True,
-            # One list per priority, taken in this order: tiles wait behind every call (`schemas.tasks`).
-            "priority_steps": list(tasks.PRIORITY_STEPS),
-            "sep": tasks.PRIORITY_SEP,
+            # One list per priority, taken in this order: tiles wait behind every call (`schemas.routes`).
+            "priority_steps": list(routes.PRIORITY_STEPS),
+            "sep": routes.PRIORITY_SEP,
         },
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
@@ -29,8 +29,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "result_backend": None,
         "task_serializer": "msgpack",
         "accept_content": ["msgpack"],
-        "task_routes": {f"{queue}.*": {"queue": queue} for queue in tasks.QUEUES},
-        "task_default_queue": tasks.GDAL,
+        "task_routes": {f"{queue}.*": {"queue": queue} for queue in routes.QUEUES},
+        "task_default_queue": routes.GDAL,
         "task_time_limit": settings.job_time_limit_s + 30,
         "task_soft_time_limit": settings.job_time_limit_s,
         "worker_hijack_root_logger": False,

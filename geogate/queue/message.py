@@ -21,7 +21,7 @@ _PUBLISHER = Celery("geogate-publisher", set_as_current=False)
 """Used only for its pure message builder (`amqp.as_task_v2`); it never connects anywhere."""
 
 
-def task_message(
+def queue_message(
     task_name: str, queue: str, task_id: str, args: tuple[object, ...], argsrepr: str, priority: int = 0
 ) -> bytes:
     """The JSON envelope kombu's Redis transport stores for one task message.
@@ -60,7 +60,7 @@ def message_event(raw: bytes) -> Event | None:
 
 
 def envelope_args(envelope: object) -> tuple[object, ...] | None:
-    """The task arguments in an envelope `task_message` built (msgpack body: args, kwargs, embed)."""
+    """The task arguments in an envelope `queue_message` built (msgpack body: args, kwargs, embed)."""
     try:
         args, _kwargs, _embed = msgpack.unpackb(base64.b64decode(envelope["body"]))  # type: ignore[index]
     except (ValueError, KeyError, TypeError, IndexError, msgpack.UnpackException):

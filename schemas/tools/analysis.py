@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
-from schemas import tasks
+from schemas import routes
 from schemas.tools.base import Hints, Reprojection, ToolResult, ToolSpec, reprojections_said
 from schemas.tools.limits import FEATURES, OUTPUT_BYTES, READ_BYTES, TILES, ZONES, Bound
 from schemas.tools.raster import GeoArgs, OutputRef, Uri
@@ -223,7 +223,7 @@ def analysis_spec(
         name=name,
         title=title,
         description=description,
-        queue=tasks.GDAL,
+        queue=routes.GDAL,
         args=args,
         result=result,
         hints=hints,

@@ -4,7 +4,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from schemas import tasks
+from schemas import routes
 from schemas.tools.base import Hints, ToolResult, ToolSpec
 from schemas.tools.raster import CrsText, GeoArgs
 
@@ -93,7 +93,7 @@ CATALOG_SCAN = ToolSpec(
     name="catalog_scan",
     title="Workspace catalog",
     description="List the raster and vector datasets in the workspace roots, with driver and CRS.",
-    queue=tasks.GDAL,
+    queue=routes.GDAL,
     args=CatalogScanArgs,
     result=CatalogScanResult,
     hints=Hints(read_only=True, idempotent=True),
@@ -105,7 +105,7 @@ DATASET_FORMAT = ToolSpec(
     name="dataset_format",
     title="Dataset format",
     description="Detect whether a file is a raster or a vector dataset and which GDAL driver reads it.",
-    queue=tasks.GDAL,
+    queue=routes.GDAL,
     args=DatasetFormatArgs,
     result=DatasetFormatResult,
     hints=Hints(read_only=True, idempotent=True),

@@ -2,12 +2,12 @@
 
 from pydantic import Field
 
-from schemas import tasks
+from schemas import routes
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 
 
 class PingArgs(ToolArgs):
-    queue: str = Field(default=tasks.GDAL, pattern="^(gdal|sandbox|llm|workflow)$")
+    queue: str = Field(default=routes.GDAL, pattern="^(gdal|sandbox|llm|workflow)$")
     """The worker queue to probe."""
     delay_ms: int = Field(default=0, ge=0, le=60_000)
     """Hold the worker this long before answering: for testing timeouts and crash recovery."""
@@ -32,7 +32,7 @@ PING = ToolSpec(
         "Health check: sends a no-op job through the event log and a worker queue and reports which worker "
         "answered and how long the job waited in the queue. Use it to check that Geogate is up."
     ),
-    queue=tasks.GDAL,
+    queue=routes.GDAL,
     args=PingArgs,
     result=PingResult,
     hints=Hints(read_only=True, idempotent=True),

@@ -2,7 +2,7 @@
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from schemas import tasks
+from schemas import routes
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 
 HANDLER_ARG = "result_handler"
@@ -43,7 +43,7 @@ RUN_RESULT_HANDLER = ToolSpec(
     name="run_result_handler",
     title="Run a result handler",
     description="Internal: run a call's result handler over its raw output and append handler.* events.",
-    queue=tasks.SANDBOX,
+    queue=routes.SANDBOX,
     args=RunResultHandlerArgs,
     result=RunResultHandlerResult,
     hints=Hints(read_only=True, idempotent=True),

@@ -3,7 +3,7 @@ its X-ray; and `justify_choice`, an internal job that asks the server-side model
 
 from pydantic import Field, JsonValue
 
-from schemas import tasks
+from schemas import routes
 from schemas.llm import ChatMessage, ChatOutcome, ExtractionError, XRay
 from schemas.preflight.justification import Domain
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
@@ -55,7 +55,7 @@ ASK = ToolSpec(
         "and answers only from their results. Returns the answer and an X-ray: the tools run with their "
         "parameters, durations and response previews, a timeline, and citations taken from the tool results."
     ),
-    queue=tasks.LLM,
+    queue=routes.LLM,
     args=AskArgs,
     result=AskResult,
     hints=Hints(read_only=False, destructive=False, idempotent=False, open_world=True),
@@ -89,7 +89,7 @@ JUSTIFY_CHOICE = ToolSpec(
     name="justify_choice",
     title="Justify a choice with the server-side model",
     description="Internal: the preflight gate's server-side provider for clients that cannot sample.",
-    queue=tasks.LLM,
+    queue=routes.LLM,
     args=JustifyArgs,
     result=JustifyResult,
     hints=Hints(read_only=True),

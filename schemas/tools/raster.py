@@ -8,7 +8,7 @@ from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, model_v
 from pyproj import CRS
 from pyproj.exceptions import CRSError
 
-from schemas import tasks
+from schemas import routes
 from schemas.preflight.justification import PreflightSpec
 from schemas.tools import limits
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
@@ -262,7 +262,7 @@ RASTER_CONVERT = ToolSpec(
         "overviews. Use it to make a raster smaller, cloud-optimised or readable by another program; pixels and "
         "georeferencing are kept. gdal-mcp's nested `options` object is accepted too."
     ),
-    queue=tasks.GDAL,
+    queue=routes.GDAL,
     args=RasterConvertArgs,
     result=RasterConvertResult,
     hints=Hints(destructive=True),
@@ -282,7 +282,7 @@ RASTER_REPROJECT = ToolSpec(
         "when layers must share a CRS or grid; choose `resampling` by data kind (nearest for categories, "
         "bilinear/cubic for continuous values). Writes a tiled GeoTIFF."
     ),
-    queue=tasks.GDAL,
+    queue=routes.GDAL,
     args=RasterReprojectArgs,
     result=RasterReprojectResult,
     hints=Hints(destructive=True),
@@ -306,7 +306,7 @@ RASTER_STATS = ToolSpec(
         "ignoring nodata. Use it to understand value ranges before styling, classifying or choosing nodata. "
         "gdal-mcp's nested `params` object is accepted too."
     ),
-    queue=tasks.GDAL,
+    queue=routes.GDAL,
     args=RasterStatsArgs,
     result=RasterStatsResult,
     hints=Hints(read_only=True, idempotent=True),
@@ -372,7 +372,7 @@ RASTER_INFO = ToolSpec(
         "bounds, resolution, nodata, overviews. Use it first to inspect a raster before converting or "
         "reprojecting it."
     ),
-    queue=tasks.GDAL,
+    queue=routes.GDAL,
     args=RasterInfoArgs,
     result=RasterInfoResult,
     hints=Hints(read_only=True, idempotent=True),

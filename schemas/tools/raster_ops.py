@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from schemas import tasks
+from schemas import routes
 from schemas.preflight.justification import PreflightSpec
 from schemas.tools import limits
 from schemas.tools.base import Hints, Reprojection, ToolResult, ToolSpec, reprojections_said
@@ -142,7 +142,7 @@ RASTER_CALC = ToolSpec(
         '`(s[4] - s[3]) / (s[4] + s[3])` with inputs {"s": "scene.tif"}. Use it for indices, masks, '
         "thresholds and unit conversions. A pixel that is nodata in any band read is nodata in the output."
     ),
-    queue=tasks.GDAL,
+    queue=routes.GDAL,
     args=RasterCalcArgs,
     result=RasterCalcResult,
     hints=Hints(destructive=True),
@@ -168,7 +168,7 @@ RASTER_TERRAIN = ToolSpec(
         "gdaldem). Use it to see relief or to find steep or sun-facing ground. Geographic DEMs (degrees) are "
         "measured on the ellipsoid row by row; elevations are taken in the same unit as projected distances."
     ),
-    queue=tasks.GDAL,
+    queue=routes.GDAL,
     args=RasterTerrainArgs,
     result=RasterTerrainResult,
     hints=Hints(destructive=True),
@@ -291,7 +291,7 @@ RASTER_CLIP = ToolSpec(
         "nodata, cropped to the polygons). Use it to keep only a study area, a watershed or a tile. Pixels are "
         "copied on the raster's own grid, never resampled."
     ),
-    queue=tasks.GDAL,
+    queue=routes.GDAL,
     args=RasterClipArgs,
     result=RasterClipResult,
     hints=Hints(destructive=True),
@@ -310,7 +310,7 @@ RASTER_MOSAIC = ToolSpec(
         "fly), with an overlap rule: first, last, min, max or mean. Use it to join adjacent tiles or scenes. "
         "`resampling` decides how inputs off that grid are resampled, so it is justified first (preflight)."
     ),
-    queue=tasks.GDAL,
+    queue=routes.GDAL,
     args=RasterMosaicArgs,
     result=RasterMosaicResult,
     hints=Hints(destructive=True),

@@ -7,7 +7,7 @@ parent's output once every tile has succeeded, or fails the parent when one fail
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from schemas import tasks
+from schemas import routes
 from schemas.ids import CallId
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 
@@ -58,7 +58,7 @@ class TileArgs(ToolArgs):
     """What the tool's planner computed once for every tile (grid, profile, the parts folder): tool-specific."""
     tiles: int = Field(default=0, ge=0)
     """How many tiles the call has (0: not recorded): the fewer, the sooner a worker takes its tiles
-    (`tasks.tile_priority`)."""
+    (`routes.tile_priority`)."""
 
 
 class TileResult(ToolResult):
@@ -102,7 +102,7 @@ FAN_IN = ToolSpec(
     name=FAN_IN_TOOL,
     title="Fan in a tiled call",
     description="Internal: assemble a tiled call's output from its tiles, or fail it when a tile failed.",
-    queue=tasks.GDAL,
+    queue=routes.GDAL,
     args=FanInArgs,
     result=FanInResult,
     hints=Hints(idempotent=True),

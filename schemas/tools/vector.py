@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
 
-from schemas import tasks
+from schemas import routes
 from schemas.preflight.justification import PreflightSpec
 from schemas.tools.base import Hints, Reprojection, ToolArgs, ToolResult, ToolSpec, reprojections_said
 from schemas.tools.raster import CrsText, GeoArgs, OutputRef, Uri
@@ -144,7 +144,7 @@ def _spec(
         name=name,
         title=title,
         description=description,
-        queue=tasks.GDAL,
+        queue=routes.GDAL,
         args=args,
         result=result,
         hints=_WRITES,
@@ -246,7 +246,7 @@ VECTOR_INFO = ToolSpec(
         "Read a vector dataset's metadata: driver, layers, CRS, feature count, geometry type, bounds and "
         "attribute fields. Use it first to inspect a vector file before converting, clipping or reprojecting it."
     ),
-    queue=tasks.GDAL,
+    queue=routes.GDAL,
     args=VectorInfoArgs,
     result=VectorInfoResult,
     hints=Hints(read_only=True, idempotent=True),

@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from schemas import tasks
+from schemas import routes
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 
 StateId = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_-]+$")]
@@ -148,7 +148,7 @@ def _spec(
     examples: tuple[dict[str, Any], ...] = (),
 ) -> ToolSpec:
     return ToolSpec(
-        name, title, description, tasks.WORKFLOW, args, WorkflowAnswer, hints, timeout_s=30.0, examples=examples
+        name, title, description, routes.WORKFLOW, args, WorkflowAnswer, hints, timeout_s=30.0, examples=examples
     )
 
 
@@ -201,7 +201,7 @@ LIST_WORKFLOWS = ToolSpec(
     name="list_workflows",
     title="List workflows",
     description="List the guided workflows that can be started, with their inputs and the call that starts each.",
-    queue=tasks.WORKFLOW,
+    queue=routes.WORKFLOW,
     args=ListWorkflowsArgs,
     result=WorkflowList,
     hints=Hints(read_only=True, idempotent=True),

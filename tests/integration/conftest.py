@@ -19,7 +19,7 @@ from rasterio.transform import from_origin
 
 from geogate.calls.keys import Keys, celery_queue_keys
 from geogate.calls.store import EventStore
-from schemas.tasks import QUEUES
+from schemas.routes import QUEUES
 from tests.llm_server import ScriptedServer, scripted_server
 from tests.support import free_port, wait_for
 

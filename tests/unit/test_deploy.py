@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from geogate.cli.main import app
 from geogate.settings import Settings
-from schemas import tasks
+from schemas import routes
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
@@ -39,7 +39,7 @@ def test_worker_services_cover_every_queue_with_known_names() -> None:
         command = service.get("command", [])
         if command[:1] == ["worker"]:
             queues |= set(command[command.index("--queues") + 1].split(","))
-    assert queues == set(tasks.QUEUES)
+    assert queues == set(routes.QUEUES)
 
 
 def test_compose_environment_names_are_settings_geogate_reads() -> None:

@@ -24,7 +24,7 @@ from geogate.settings import Settings
 from schemas.codec import decode, encode
 from schemas.events import Event, ToolCancelRequested, ToolFailed, ToolRequested, ToolStarted
 from schemas.ids import call_aggregate, new_id
-from schemas.tasks import tile_priority
+from schemas.routes import tile_priority
 from schemas.tools import TOOLS
 from schemas.tools.tiling import TileArgs, tile_call_id, tile_of
 from tests.support import drain_queue, make_event

@@ -1,4 +1,5 @@
-"""Celery queue and task names: the only place they are spelled. The gateway enqueues by these names."""
+"""Celery's queues and routes (the name Celery gives the function a message runs, `<queue>.run_call`): the only place
+they are spelled. The gateway enqueues by these names. In Geogate's code "task" means an MCP task (`gateway/tasks/`)."""
 
 GDAL = "gdal"
 SANDBOX = "sandbox"
@@ -8,7 +9,7 @@ WORKFLOW = "workflow"
 QUEUES: tuple[str, ...] = (GDAL, SANDBOX, LLM, WORKFLOW)
 
 
-def run_call_task(queue: str) -> str:
+def run_call_route(queue: str) -> str:
     """The task that runs one tool call on `queue` (routed by the glob `<queue>.*`)."""
     if queue not in QUEUES:
         raise ValueError(f"unknown queue {queue!r}; expected one of {', '.join(QUEUES)}")
