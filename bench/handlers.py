@@ -15,7 +15,7 @@ from _report import Row, load, show
 from _stack import describe, geogate_stack, percentile
 from mcp import Client
 
-from schemas.handlers import ResultHandler
+from schemas.result_handlers import ResultHandler
 from workers.sandbox import PythonSandbox, SandboxConfig, run_handler
 
 BASE = "the same ping without a handler"

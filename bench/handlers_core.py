@@ -5,7 +5,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from schemas.handlers import ResultHandler
+from schemas.result_handlers import ResultHandler
 from workers.sandbox import PythonSandbox, SandboxConfig, run_handler
 
 OUTPUT = {"bands": [{"band": i, "mean": i / 2, "std": 1.0} for i in range(1, 51)]}

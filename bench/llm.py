@@ -13,7 +13,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from schemas.llm import ChatRequest
+from schemas.chat import ChatRequest
 from workers.llm import Extraction, LLMConfig, LoopPolicy, build_provider, extract_calls, run_chat
 from workers.llm.extract import extract_with_index
 from workers.llm.validation import build_index

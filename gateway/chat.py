@@ -19,9 +19,9 @@ from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from schemas.chat import AnswerItem, ChatAnswer, ProgressItem, ToolCallItem, XRayItem, XRayTool
 from schemas.events import Event, ToolFailed, ToolRequested, ToolSucceeded
 from schemas.events.llm import LLMAttempted, LLMConversationStarted
-from schemas.llm import AnswerItem, ChatAnswer, ProgressItem, ToolCallItem, XRayItem, XRayTool
 from schemas.tools.llm import ASK
 from schemas.validation import ArgumentsInvalid, validate
 

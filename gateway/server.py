@@ -18,7 +18,7 @@ from gateway.surface import REGISTRARS
 from gateway.tasks.extension import TasksExtension
 from gateway.toolsets import ToolsetServer, chosen, toolset_of
 from geogate.settings import Settings
-from schemas.handlers import ResultHandler
+from schemas.result_handlers import ResultHandler
 from schemas.tools import TOOLS, ToolSpec
 from schemas.tools.extra import load as load_extra
 from schemas.tools.handlers import HANDLED_FIELD, HANDLER_ARG, HandledResult

@@ -187,7 +187,7 @@ class Connection(BaseModel):
 
 class LLMSettings(BaseSettings, Connection):
     """The LLM host: the provider connection (`GEOGATE_LLM_PROVIDER`, `_BASE_URL`, `_API_KEY`, `_MODEL`, …) and the
-    server's limits; a request may lower the limits, never raise them (`workers.llm.settings`)."""
+    server's limits; a request may lower the limits, never raise them (`workers.llm.config`)."""
 
     model_config = SettingsConfigDict(env_prefix="GEOGATE_LLM_", extra="ignore")
 

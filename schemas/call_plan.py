@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import JsonValue, ValidationError
 
-from schemas.handlers import ResultHandler
 from schemas.preflight.keys import Needed, needed_for
+from schemas.result_handlers import ResultHandler
 from schemas.tools import ToolSpec
 from schemas.tools.handlers import HANDLER_ARG
 from schemas.validation import ArgumentsInvalid, FieldError, Validated, validate

@@ -10,10 +10,10 @@ from gateway.ops.reads import aggregate_events, hash_of, trace_aggregates
 from gateway.ops.timeline import Timeline, timeline
 from geogate.calls.keys import Keys
 from geogate.eventlog.errors import BlobMissing
+from schemas.chat import XRay
 from schemas.events import OutputRef, WorkflowAdvanced, WorkflowCompleted, WorkflowStarted, WorkflowThoughtSubmitted
 from schemas.events.workflow import WorkflowExpired, workflow_aggregate
 from schemas.ids import call_aggregate
-from schemas.llm import XRay
 
 if TYPE_CHECKING:
     from gateway.runtime import Gateway

@@ -6,8 +6,8 @@ from pydantic import JsonValue
 
 from schemas.events.base import EventData
 from schemas.events.tool import OutputRef
-from schemas.handlers import HandlerLanguage
 from schemas.ids import CallId
+from schemas.result_handlers import HandlerLanguage
 
 
 class HandlerStarted(EventData):

@@ -4,8 +4,8 @@ from typing import Literal
 
 from pydantic import Field
 
+from schemas.chat import AttemptOutcome, ChatOutcome, ErrorKind, ExtractionError
 from schemas.events.base import EventData
-from schemas.llm import AttemptOutcome, ChatOutcome, ErrorKind, ExtractionError
 
 
 def conversation_aggregate(conversation_id: str) -> str:

@@ -4,7 +4,7 @@ its X-ray; and `justify_choice`, an internal job that asks the server-side model
 from pydantic import Field, JsonValue
 
 from schemas import routes
-from schemas.llm import ChatMessage, ChatOutcome, ExtractionError, XRay
+from schemas.chat import ChatMessage, ChatOutcome, ExtractionError, XRay
 from schemas.preflight.justification import Domain
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 

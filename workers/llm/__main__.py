@@ -7,8 +7,8 @@ from typing import TextIO
 
 from geogate.calls.store import EventStore
 from geogate.settings import SettingsError, process_settings
+from schemas.chat import LLMStats, ModelStats
 from schemas.events.llm import LLMAttempted
-from schemas.llm import LLMStats, ModelStats
 from workers.llm.metrics import attempt_stats
 from workers.llm.parse_cli import parse_lines
 

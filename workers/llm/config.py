@@ -1,8 +1,10 @@
-"""Settings of the LLM host as value objects: the provider connection, backoff, and the loop's limits."""
+"""Settings of the LLM host as value objects (the provider connection, backoff, and the loop's limits), and how the
+settings section (`geogate.settings.LLMSettings`, `GEOGATE_LLM_*`) becomes what one request uses."""
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from geogate.settings import Connection
+from geogate.settings import Connection, LLMSettings
+from schemas.tools.llm import AskArgs
 from workers.llm.capabilities import ModelCapability, capability_for
 
 
@@ -19,7 +21,7 @@ class BackoffPolicy(_Config):
 
 
 class LLMConfig(Connection):
-    """The connection one request uses (`workers.llm.settings.config_for`), with its backoff policy."""
+    """The connection one request uses (`workers.llm.config.config_for`), with its backoff policy."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -59,3 +61,35 @@ class LoopPolicy(_Config):
     def temperature_for(self, attempt: int) -> float:
         """Temperature of 1-based `attempt`: 0.7, 0.6, 0.5, … never below `min_temperature`."""
         return round(max(self.min_temperature, self.temperature - self.temperature_step * (attempt - 1)), 4)
+
+
+ALWAYS_BLOCKED = ("ask",)
+"""The model never calls the chat loop itself."""
+
+
+def config_for(llm: LLMSettings, model: str | None = None) -> LLMConfig:
+    """The provider connection, for `model` when the request names one."""
+    connection = {name: getattr(llm, name) for name in Connection.model_fields}
+    return LLMConfig(
+        **{**connection, "model": model or llm.model}, backoff=BackoffPolicy(max_retries=llm.backoff_retries)
+    )
+
+
+def blocked(llm: LLMSettings) -> tuple[str, ...]:
+    """The blocked patterns, `ask` always among them."""
+    return (*ALWAYS_BLOCKED, *llm.blocked_tools)
+
+
+def policy_for(llm: LLMSettings, args: AskArgs) -> LoopPolicy:
+    """The loop's limits: the server's, lowered where the request asks for less."""
+    return LoopPolicy(
+        max_attempts=_lowest(llm.max_attempts, args.max_attempts),
+        max_turns=_lowest(llm.max_turns, args.max_turns),
+        max_tool_calls=_lowest(llm.max_tool_calls, args.max_tool_calls),
+        max_total_tokens=_lowest(llm.max_total_tokens, args.max_total_tokens),
+        blocked_tools=blocked(llm),
+    )
+
+
+def _lowest(server: int, requested: int | None) -> int:
+    return server if requested is None else min(server, requested)

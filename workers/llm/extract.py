@@ -8,10 +8,10 @@ from typing import Any
 import json_repair
 from pydantic import JsonValue
 
-from schemas.llm import ErrorKind, ExtractedCall, ExtractionError
+from schemas.chat import ErrorKind, ExtractedCall, ExtractionError
+from workers.llm.call_shapes import call_shapes
 from workers.llm.formats import RawCall, parse_reply
 from workers.llm.scanner import looks_like_call, match_object
-from workers.llm.shapes import call_shapes
 from workers.llm.validation import ToolIndex, build_index, check_call
 
 

@@ -13,10 +13,10 @@ from geogate.calls import keys
 from geogate.calls.store import EventStore
 from geogate.ratelimit import Limiter, Limits
 from geogate.settings import LLMSettings, Settings
+from schemas.chat import ChatRequest
 from schemas.events import Event, EventData, ToolStarted, ToolSucceeded
 from schemas.events.llm import LLMAttempted, LLMConversationStarted, conversation_aggregate
 from schemas.ids import call_aggregate, new_id
-from schemas.llm import ChatRequest
 from schemas.preflight.gate import PreflightMissing
 from schemas.tools import TOOLS, TOOLSET, ToolSpec
 from schemas.tools.llm import AskArgs, AskResult
@@ -24,10 +24,10 @@ from schemas.tools.toolsets import published, unpublished_message
 from schemas.validation import ArgumentsInvalid
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
+from workers.llm.config import config_for, policy_for
 from workers.llm.errors import ProviderError
 from workers.llm.loop import run_chat
 from workers.llm.providers import build_provider, http_client
-from workers.llm.settings import config_for, policy_for
 from workers.llm.xray_events import load_conversation, xray_from_events
 from workers.run.calling import CallTimedOut, call_tool
 

@@ -8,10 +8,10 @@ from schemas.preflight.prompts import PROMPTS
 from schemas.tools.llm import JustifyArgs, JustifyResult
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
+from workers.llm.config import config_for
 from workers.llm.errors import ProviderError
 from workers.llm.providers import build_provider, http_client
 from workers.llm.providers.base import Message
-from workers.llm.settings import config_for
 
 SYSTEM = "You justify geospatial processing choices for an audit log. Answer with the requested JSON only."
 

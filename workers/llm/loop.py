@@ -6,9 +6,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from schemas.events.base import EventData
-from schemas.events.llm import LLMAttempted, LLMConversationFinished, LLMConversationStarted
-from schemas.llm import (
+from schemas.chat import (
     AnswerItem,
     ChatAnswer,
     ChatOutcome,
@@ -19,6 +17,8 @@ from schemas.llm import (
     ToolCallItem,
     XRayItem,
 )
+from schemas.events.base import EventData
+from schemas.events.llm import LLMAttempted, LLMConversationFinished, LLMConversationStarted
 from workers.llm.config import LoopPolicy
 from workers.llm.errors import ProviderError
 from workers.llm.planned import CallTool, ReadReply, failed_reply_text, read_completion, result_messages, run_parallel

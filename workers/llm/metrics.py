@@ -4,8 +4,8 @@ errors, tokens."""
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 
+from schemas.chat import LLMStats, ModelStats
 from schemas.events.llm import LLMAttempted
-from schemas.llm import LLMStats, ModelStats
 
 _SUCCESS = frozenset({"calls", "answer"})
 

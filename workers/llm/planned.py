@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import anyio
 from pydantic import JsonValue
 
-from schemas.llm import ExtractedCall, ExtractionError, XRayTool
+from schemas.chat import ExtractedCall, ExtractionError, XRayTool
 from workers.llm.extract import Extraction, extract_with_index, parse_object
 from workers.llm.prompts import results_message
 from workers.llm.providers.base import Completion, Message, NativeCall

@@ -3,7 +3,7 @@
 from collections.abc import Sequence
 from typing import Any
 
-from schemas.llm import ErrorKind, ExtractionError
+from schemas.chat import ErrorKind, ExtractionError
 from workers.llm.prompts import render_tools
 from workers.llm.templates import PromptTemplate
 

@@ -14,7 +14,7 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 from pydantic import JsonValue
 
-from schemas.llm import ErrorKind, ExtractedCall, ExtractionError
+from schemas.chat import ErrorKind, ExtractedCall, ExtractionError
 from workers.llm.coerce import coerce_params
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

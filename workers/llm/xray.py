@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
-from schemas.llm import Citation, TimelineEntry, XRay, XRayTool
+from schemas.chat import Citation, TimelineEntry, XRay, XRayTool
 
 CITATION_KEYS = frozenset(
     {"source", "sources", "uri", "url", "href", "path", "file", "dataset", "citation", "citations"}

@@ -11,10 +11,10 @@ from datetime import datetime
 from pydantic import JsonValue
 
 from geogate.calls.store import EventStore
+from schemas.chat import Citation, TimelineEntry, XRay, XRayTool
 from schemas.events import Event, ToolFailed, ToolRequested, ToolStarted, ToolSucceeded
 from schemas.events.llm import LLMAttempted, LLMConversationFinished, LLMConversationStarted, conversation_aggregate
 from schemas.ids import call_aggregate
-from schemas.llm import Citation, TimelineEntry, XRay, XRayTool
 from workers.llm.xray import MAX_CITATIONS, citations_from, preview
 
 Outcome = ToolSucceeded | ToolFailed

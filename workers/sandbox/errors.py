@@ -6,7 +6,7 @@ JobFailed
     └── HandlerFailed        the handler (not the tool) failed; carries a `HandlerError` with a stable code
 """
 
-from schemas.handlers import HandlerError
+from schemas.result_handlers import HandlerError
 from workers.jobkit.errors import JobFailed
 
 

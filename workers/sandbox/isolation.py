@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Literal
 
 from geogate.settings import SecuritySettings
-from schemas.handlers import Isolation
+from schemas.result_handlers import Isolation
 from workers.sandbox.bootstrap import required_modules
 from workers.sandbox.errors import SandboxUnavailable
 

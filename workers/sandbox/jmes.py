@@ -6,7 +6,7 @@ from typing import Any
 import jmespath
 from jmespath import exceptions as jmes_errors
 
-from schemas.handlers import HandlerError, HandlerLimits
+from schemas.result_handlers import HandlerError, HandlerLimits
 from workers.sandbox.errors import HandlerFailed
 
 

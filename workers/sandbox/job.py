@@ -37,8 +37,8 @@ from schemas.events import (
     ToolRequested,
     ToolSucceeded,
 )
-from schemas.handlers import HandlerLimits, HandlerOutcome, ResultHandler
 from schemas.ids import call_aggregate, new_id
+from schemas.result_handlers import HandlerLimits, HandlerOutcome, ResultHandler
 from schemas.tools import TOOLS
 from schemas.tools.handlers import RunResultHandlerArgs, RunResultHandlerResult
 from workers.jobkit.context import JobContext

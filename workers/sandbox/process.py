@@ -8,7 +8,7 @@ import tempfile
 import time
 from typing import Any
 
-from schemas.handlers import Isolation
+from schemas.result_handlers import Isolation
 from workers.sandbox.bootstrap import server_program
 from workers.sandbox.errors import SandboxUnavailable
 from workers.sandbox.inner.framing import read_frame, write_frame

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from schemas.handlers import HandlerError, HandlerErrorCode, HandlerLimits, HandlerOutcome, Isolation
+from schemas.result_handlers import HandlerError, HandlerErrorCode, HandlerLimits, HandlerOutcome, Isolation
 from workers.sandbox.bridge import ToolBridge
 from workers.sandbox.isolation import SandboxConfig, detect, require_seccomp
 from workers.sandbox.process import SandboxProcess

@@ -4,7 +4,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from schemas.handlers import HandlerLimits, HandlerOutcome, ResultHandler
+from schemas.result_handlers import HandlerLimits, HandlerOutcome, ResultHandler
 from workers.sandbox.bridge import CallTool, ToolBridge
 from workers.sandbox.errors import HandlerFailed
 from workers.sandbox.jmes import run_jmespath

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
-from schemas.llm import ExtractionError
+from schemas.chat import ExtractionError
 from workers.llm.scanner import match_object
 
 NAME = r"[A-Za-z_][\w.\-:/]*"

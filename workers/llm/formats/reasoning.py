@@ -8,7 +8,7 @@ gpt-oss's analysis channel is read by the harmony parser.
 
 from dataclasses import dataclass, field
 
-from schemas.llm import ExtractionError
+from schemas.chat import ExtractionError
 from workers.llm.scanner import scan_objects
 
 PAIRS: tuple[tuple[str, str], ...] = (

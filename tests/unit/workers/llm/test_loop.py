@@ -7,8 +7,8 @@ import anyio
 import pytest
 from pydantic import JsonValue
 
+from schemas.chat import AnswerItem, ChatRequest, ProgressItem, ToolCallItem, XRayItem
 from schemas.events.llm import LLMAttempted, LLMConversationFinished, LLMConversationStarted
-from schemas.llm import AnswerItem, ChatRequest, ProgressItem, ToolCallItem, XRayItem
 from tests.llm_server import ScriptedServer, failure, native, text
 from tests.unit.workers.llm.samples import TOOLS
 from workers.llm import (
@@ -254,7 +254,7 @@ async def test_total_token_limit_stops_the_conversation(llm_server: ScriptedServ
 
 
 async def test_long_history_is_trimmed_to_the_prompt_budget(llm_server: ScriptedServer) -> None:
-    from schemas.llm import ChatMessage
+    from schemas.chat import ChatMessage
 
     history = [ChatMessage(role="user", content=f"old question {i} " + "x" * 2000) for i in range(20)]
     llm_server.script.load([text("ok")])

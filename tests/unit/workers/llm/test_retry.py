@@ -1,6 +1,6 @@
 """Retry context (seed 001): all previous errors in order, guidance per kind, the tool schema again."""
 
-from schemas.llm import ExtractionError
+from schemas.chat import ExtractionError
 from tests.unit.workers.llm.samples import TOOLS
 from workers.llm.config import LoopPolicy
 from workers.llm.retry import GUIDANCE, retry_prompt
@@ -26,7 +26,7 @@ def test_retry_prompt_lists_every_attempt_guidance_and_schema() -> None:
 def test_every_error_kind_has_guidance() -> None:
     from typing import get_args
 
-    from schemas.llm import ErrorKind
+    from schemas.chat import ErrorKind
 
     assert set(get_args(ErrorKind)) == set(GUIDANCE)
 

@@ -4,8 +4,8 @@ import pytest
 
 from geogate.settings import LLMSettings
 from workers.llm import LLMConfig, capability_for, extract_calls
+from workers.llm.config import config_for
 from workers.llm.providers.openai import parse_reply
-from workers.llm.settings import config_for
 from workers.llm.templates import TEMPLATES
 
 EXAMPLE_TOOLS = [

@@ -20,8 +20,8 @@ from schemas.ids import new_id
 from schemas.tools.llm import AskArgs
 from tests.support import make_event
 from workers.jobkit.context import JobContext
+from workers.llm.config import config_for, policy_for
 from workers.llm.job import ConversationLog, tool_definitions
-from workers.llm.settings import config_for, policy_for
 from workers.llm.xray_events import xray_from_events
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from schemas.handlers import HandlerLimits, ResultHandler
+from schemas.result_handlers import HandlerLimits, ResultHandler
 from workers.jobkit.errors import JobFailed
 from workers.sandbox import PythonSandbox, ToolBridge, run_handler
 

@@ -1,9 +1,9 @@
-"""The `result_handler` contract (schemas/handlers.py): accepted shapes and size caps."""
+"""The `result_handler` contract (schemas/result_handlers.py): accepted shapes and size caps."""
 
 import pytest
 from pydantic import ValidationError
 
-from schemas.handlers import MAX_SCRIPT_CHARS, MAX_SCRIPT_LINES, HandlerLimits, ResultHandler
+from schemas.result_handlers import MAX_SCRIPT_CHARS, MAX_SCRIPT_LINES, HandlerLimits, ResultHandler
 
 
 def test_script_lines_are_joined_with_newlines() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from schemas.handlers import HandlerLimits, HandlerOutcome
+from schemas.result_handlers import HandlerLimits, HandlerOutcome
 from workers.sandbox import PythonSandbox, SandboxConfig
 
 SECRET = "hunter2-do-not-leak"

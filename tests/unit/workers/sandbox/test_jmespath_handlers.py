@@ -2,7 +2,7 @@
 
 import pytest
 
-from schemas.handlers import HandlerLimits, ResultHandler
+from schemas.result_handlers import HandlerLimits, ResultHandler
 from workers.sandbox import HandlerFailed, run_handler, run_jmespath
 
 STATS = {"bands": [{"band": i, "mean": i / 2, "std": 1.0, "histogram": [0] * 256} for i in range(1, 51)]}

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from schemas.handlers import HandlerLimits, ResultHandler
+from schemas.result_handlers import HandlerLimits, ResultHandler
 from workers.sandbox import PythonSandbox, run_handler
 
 
