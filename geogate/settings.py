@@ -2,9 +2,8 @@
 
 Read once per process, at its entry point (`process_settings()`: `geogate …`, `python -m workers`), and passed down:
 `build_server(settings)`, `EventStore.from_settings(settings)`, a job's `ctx.settings`. Tests build
-`Settings(redis_url=…)` directly. Each section reads its own variables (its `env_prefix`): `GEOGATE_RETENTION_*`
-(`retention`), `GEOGATE_AUTH_*` and the other limits (`security`), `GEOGATE_LLM_*`, `GEOGATE_LIMIT_*`; the rest on
-`Settings` itself.
+`Settings(redis_url=…)` directly. Each section reads its own variables (`env_prefix`): `GEOGATE_RETENTION_*`,
+`GEOGATE_AUTH_*` and the other limits (`security`), `GEOGATE_LLM_*`, `GEOGATE_LIMIT_*`; the rest on `Settings`.
 
 SettingsError
 └── raised by `read_settings` and `require_redis_url`; the CLI turns it into a message and exit status 1
