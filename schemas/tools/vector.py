@@ -162,7 +162,7 @@ VECTOR_CONVERT = _spec(
     "output's extension unless given). Use it when another program needs a different format or encoding.",
     VectorConvertArgs,
     VectorConvertResult,
-    examples=({"uri": "roads.shp", "output": "roads.gpkg"},),
+    examples=({"uri": "roads.shp", "output": "roads.fgb"},),
 )
 VECTOR_REPROJECT = replace(
     _spec(

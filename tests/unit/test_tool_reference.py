@@ -56,10 +56,15 @@ def test_every_tool_has_a_section_with_arguments_errors_and_an_example_call(name
         assert part in section, (name, part)
 
 
-def test_each_example_result_from_a_run_is_valid_for_its_tool_and_answers_its_example() -> None:
+def test_every_file_tool_has_an_example_result_from_a_run_valid_for_its_tool() -> None:
     ran = json.loads(GENERATOR.RESULTS.read_text())
+    file_tools = {
+        name
+        for name, spec in TOOLS.items()
+        if TOOLSET[name] not in GENERATOR.NOT_RUN and spec.example_result is None and not spec.internal
+    }
 
-    assert set(ran) == set(GENERATOR.RUN)
+    assert set(ran) == file_tools
     for name, result in ran.items():
         TOOLS[name].result.model_validate(result)
 
