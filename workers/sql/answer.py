@@ -21,7 +21,7 @@ from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import atomic_output, output_path, resolve_in_workspace
-from workers.sql.engine import PARQUET_SUFFIXES, LoadedLayer, connection, deadline
+from workers.sql.engine import PARQUET_SUFFIXES, LoadedLayer, connection, run_query
 from workers.sql.guard import check_query
 
 TABLE_ROWS_DEFAULT = 100
@@ -153,21 +153,19 @@ def vector_sql(args: VectorSqlArgs, ctx: JobContext) -> VectorSqlResult:
     if args.output is not None:  # refuse a bad output before reading anything
         output_path(args.output, ctx.roots, overwrite=args.overwrite)
     limit = args.max_rows or (OUTPUT_ROWS_DEFAULT if args.output is not None else TABLE_ROWS_DEFAULT)
+    check_query(args.query, set(args.layers))
     with connection(_inputs(args, ctx), ctx) as (con, loaded):
-        check_query(con, args.query, {layer.name for layer in loaded})
-        with deadline(con, args.timeout_s):
-            relation = con.sql(args.query)
-            assert relation is not None  # a SELECT always gives a relation
-            kinds = [str(kind) for kind in relation.types]
-            table = relation.limit(limit + 1).to_arrow_table()
-    ctx.progress(len(loaded), len(loaded) + 1, f"query gave {min(table.num_rows, limit)} rows")
+        crs = _common_crs(args, loaded) if args.output is not None else None
+        at = len(loaded) / (len(loaded) + 1)
+        kinds, table = run_query(con, args.query, limit + 1, args.timeout_s, ctx, at)
+    ctx.progress(at, 1.0, f"query gave {min(table.num_rows, limit)} rows")
     truncated = table.num_rows > limit
     table = table.slice(0, limit)
     columns = [SqlColumn(name=n, type=k) for n, k in zip(table.column_names, kinds, strict=True)]
     layers = [SqlLayer(name=x.name, path=str(x.path), feature_count=x.feature_count, crs=x.crs) for x in loaded]
     common = {"columns": columns, "row_count": table.num_rows, "truncated": truncated, "layers": layers}
     if args.output is not None:
-        written = _write(args, table, kinds, _common_crs(args, loaded), ctx)
+        written = _write(args, table, kinds, crs, ctx)
         return VectorSqlResult(**common, **written, elapsed_s=round(time.monotonic() - started, 3))
     cells = [_cells(table.column(i), kinds[i], args.geometry_format) for i in range(table.num_columns)]
     rows = [list(row) for row in zip(*cells, strict=True)] if cells else []

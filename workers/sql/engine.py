@@ -9,6 +9,7 @@ and copied into an in-memory table with its geometry as GEOMETRY. Then the conne
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -159,7 +160,7 @@ def connection(
         loaded = []
         for done, (name, (path, layer)) in enumerate(layers.items(), 1):
             loaded.append(load_layer(con, name, path, layer))
-            ctx.progress(done, len(layers) + 1, f"loaded layer {name}")
+            ctx.progress(done / (len(layers) + 1), 1.0, f"loaded layer {name}")
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
         yield con, loaded
@@ -167,21 +168,54 @@ def connection(
         con.close()
 
 
-@contextmanager
-def deadline(con: duckdb.DuckDBPyConnection, seconds: float) -> Iterator[None]:
-    """Interrupt what `con` runs once `seconds` have passed; a query stopped so fails with `query.timeout`.
+WAIT_S = 0.25
+"""How often a running query's caller reports progress (which renews the lease and checks for cancellation)."""
+
+
+def run_query(
+    con: duckdb.DuckDBPyConnection, query: str, limit: int, seconds: float, ctx: JobContext, at: float
+) -> tuple[list[str], pa.Table]:
+    """The column types and at most `limit` rows of `query`, run in a thread of its own: this one reports progress
+    (`at`, a fraction of the call) while it runs and interrupts it when the call is cancelled or `seconds` have
+    passed.
 
     Raises:
         JobFailed: `query.timeout` (naming `timeout_s`), or `query.failed` with DuckDB's message (naming `query`).
+        JobCancelled: the call was cancelled while the query ran.
     """
-    timer = threading.Timer(seconds, con.interrupt)
-    timer.start()
+    answer: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            relation = con.sql(query)
+            if relation is None:
+                raise JobFailed("query.refused", "query: the statement gave no rows", field="query")
+            answer["kinds"] = [str(kind) for kind in relation.types]
+            answer["table"] = relation.limit(limit).to_arrow_table()
+        except BaseException as exc:  # handed to the caller's thread
+            answer["error"] = exc
+
+    thread = threading.Thread(target=work, name="vector_sql", daemon=True)
+    started = time.monotonic()
+    thread.start()
     try:
-        yield
-    except duckdb.InterruptException as exc:
+        while thread.is_alive():
+            thread.join(WAIT_S)
+            if time.monotonic() - started > seconds and thread.is_alive():
+                con.interrupt()
+                thread.join()
+                break
+            ctx.progress(at, 1.0, f"query running for {time.monotonic() - started:.0f} s")
+    except BaseException:
+        con.interrupt()
+        thread.join()
+        raise
+    error = answer.get("error")
+    if isinstance(error, duckdb.InterruptException) or (error is None and "table" not in answer):
         message = f"timeout_s: the query was stopped after {seconds:g} s; narrow it or raise timeout_s (at most 900)"
-        raise JobFailed("query.timeout", message, field="timeout_s") from exc
-    except duckdb.Error as exc:
-        raise JobFailed("query.failed", f"query: {exc}", field="query") from exc
-    finally:
-        timer.cancel()
+        raise JobFailed("query.timeout", message, field="timeout_s") from error
+    if isinstance(error, duckdb.Error):
+        raise JobFailed("query.failed", f"query: {error}", field="query") from error
+    if isinstance(error, BaseException):
+        raise error
+    return answer["kinds"], answer["table"]  # type: ignore[return-value]

@@ -3,9 +3,10 @@
 The query is split into statements by DuckDB's parser (`extract_statements`): exactly one, of type SELECT, so
 COPY, ATTACH, INSTALL, LOAD, PRAGMA, SET, EXPORT, CREATE … never reach execution. Its parse tree
 (`json_serialize_sql`) is then walked: every table it reads must be one of the layers or a CTE of the query (a
-quoted file path is a table name and is refused), and every table function must be one of `TABLE_FUNCTIONS`, so
-`read_csv`, `read_parquet`, `ST_Read`, `glob`, `read_text`, `duckdb_settings` … are refused. The connection the
-query then runs on cannot reach files anyway (`workers.sql.engine`).
+quoted file path is a table name and is refused), DESCRIBE, SHOW and SUMMARIZE are refused, and every table
+function must be one of `TABLE_FUNCTIONS`, so `read_csv`, `read_parquet`, `ST_Read`, `glob`, `read_text`,
+`duckdb_settings` … are refused. The connection the query then runs on cannot reach files anyway
+(`workers.sql.engine`).
 """
 
 import json
@@ -18,6 +19,14 @@ from workers.jobkit.errors import JobFailed
 
 TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest"})
 """Table functions a query may call: none of them reads a file or the database's state."""
+
+
+_PARSER = {"autoinstall_known_extensions": False, "autoload_known_extensions": False, "enable_external_access": False}
+
+
+def _serialized(con: duckdb.DuckDBPyConnection, query: str) -> str:
+    row = con.execute("SELECT json_serialize_sql($1::VARCHAR)", [query]).fetchone()
+    return str(row[0]) if row else "{}"
 
 
 def _refused(message: str) -> JobFailed:
@@ -45,22 +54,23 @@ def _ctes(tree: Any) -> set[str]:
     return names
 
 
-def check_query(con: duckdb.DuckDBPyConnection, query: str, layers: set[str]) -> None:
+def check_query(query: str, layers: set[str]) -> None:
     """Refuse `query` unless it is one SELECT whose tables are `layers` (or its own CTEs) and whose table
-    functions are harmless (`TABLE_FUNCTIONS`).
+    functions are harmless (`TABLE_FUNCTIONS`). Parsed on a connection of its own, before any layer is read.
 
     Raises:
         JobFailed: `query.invalid` (DuckDB cannot parse it; its message), `query.refused` (what is not allowed).
     """
-    try:
-        statements = con.extract_statements(query)
-    except duckdb.Error as exc:
-        raise JobFailed("query.invalid", f"query: {exc}", field="query") from exc
+    with duckdb.connect(":memory:", config=_PARSER) as con:
+        try:
+            statements = con.extract_statements(query)
+            serialized = _serialized(con, query) if len(statements) == 1 else "{}"
+        except duckdb.Error as exc:
+            raise JobFailed("query.invalid", f"query: {exc}", field="query") from exc
     if len(statements) != 1:
         raise _refused(f"give exactly one statement, not {len(statements)}")
     if statements[0].type != duckdb.StatementType.SELECT:
         raise _refused(f"only a SELECT may run, not {statements[0].type.name}")
-    (serialized,) = con.execute("SELECT json_serialize_sql($1::VARCHAR)", [query]).fetchone() or ("{}",)
     tree = json.loads(serialized)
     if tree.get("error") or len(tree.get("statements", [])) != 1:
         raise _refused(str(tree.get("error_message") or "only a single SELECT may run"))
@@ -69,6 +79,8 @@ def check_query(con: duckdb.DuckDBPyConnection, query: str, layers: set[str]) ->
         kind = node.get("type")
         if kind == "BASE_TABLE":
             _check_table(node, allowed, layers)
+        elif kind == "SHOW_REF":  # DESCRIBE, SHOW, SUMMARIZE: the database's catalog, not the layers
+            raise _refused("DESCRIBE, SHOW and SUMMARIZE are not allowed; the result lists each column's type")
         elif kind == "TABLE_FUNCTION":
             function = node.get("function") or {}
             name = str(function.get("function_name", "")).lower()

@@ -1,5 +1,6 @@
 """`vector_sql` on layers written here: hostile queries refused, answers checked against geopandas and shapely."""
 
+import time
 from pathlib import Path
 
 import geopandas as gpd
@@ -13,7 +14,7 @@ from pydantic import ValidationError
 from schemas.tools.sql import SqlLayerRef, VectorSqlArgs
 from workers.jobkit.confine import confinement
 from workers.jobkit.context import JobContext
-from workers.jobkit.errors import JobFailed
+from workers.jobkit.errors import JobCancelled, JobFailed
 from workers.sql.engine import connection
 from workers.tools.sql import vector_sql
 
@@ -46,6 +47,11 @@ HOSTILE = [
     "SELECT (SELECT count(*) FROM read_text('/etc/passwd')) AS n FROM parcels",
     "SELECT * FROM parcels WHERE id IN (SELECT 1 FROM glob('/*'))",
     "SELECT * FROM parcels, LATERAL read_csv('/etc/passwd')",
+    "SELECT * FROM query_table('parcels')",
+    "SHOW ALL TABLES",
+    "DESCRIBE duckdb_settings",
+    "CALL pragma_version()",
+    "UPDATE parcels SET id = 1",
 ]
 
 CRS_UTM = "EPSG:32633"
@@ -249,3 +255,15 @@ def test_inputs_and_output_go_through_the_confined_paths(
 
     assert result.row_count == len(gpd.read_file(ctx.roots[0] / "outside/inside.gpkg")) > 0
     assert (failed.value.code, failed.value.field) == ("path.outside_workspace", "layers.x")
+
+
+def test_a_cancelled_call_interrupts_the_running_query(tmp_path: Path, parcels: gpd.GeoDataFrame) -> None:
+    def cancelled_once_running(progress: float, total: float | None, message: str | None) -> bool:
+        return (message or "").startswith("query running")
+
+    ctx = JobContext(call_id="test-call", roots=[tmp_path], sink=cancelled_once_running)
+    started = time.monotonic()
+    with pytest.raises(JobCancelled):
+        run(ctx, "SELECT count(*) FROM range(100000000000) a, parcels", layers={"parcels": "parcels.gpkg"})
+
+    assert time.monotonic() - started < 10
