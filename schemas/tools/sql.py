@@ -27,7 +27,9 @@ class SqlLayerRef(ToolArgs):
 class VectorSqlArgs(GeoArgs):
     query: str = Field(min_length=1, max_length=100_000)
     """One SELECT statement (CTEs allowed) over the layers by their names here; their geometry column is `geom`
-    (type GEOMETRY) and the spatial extension's ST_ functions apply."""
+    (type GEOMETRY) and the spatial extension's ST_ functions apply. Measures are in the layer's CRS units: for
+    metres on geographic data use ST_Transform(geom, 'EPSG:4326', '<projected CRS>', always_xy := true), or the
+    _Spheroid functions on ST_FlipCoordinates(geom) (they take latitude first)."""
     layers: dict[LayerName, Uri | SqlLayerRef] = Field(min_length=1, max_length=16)
     """The tables the query may read: name → a workspace dataset (GeoPackage, Shapefile, FlatGeobuf, GeoJSON,
     GeoParquet, …), or {uri, layer} for one layer of a multi-layer dataset."""

@@ -10,6 +10,7 @@ import pytest
 import shapely
 import shapely.affinity
 from pydantic import ValidationError
+from pyproj import Geod
 
 from schemas.tools.sql import SqlLayerRef, VectorSqlArgs
 from workers.jobkit.confine import confinement
@@ -267,3 +268,24 @@ def test_a_cancelled_call_interrupts_the_running_query(tmp_path: Path, parcels: 
         run(ctx, "SELECT count(*) FROM range(100000000000) a, parcels", layers={"parcels": "parcels.gpkg"})
 
     assert time.monotonic() - started < 10
+
+
+def test_metric_areas_of_a_geographic_layer_match_geopandas_and_the_ellipsoid(
+    ctx: JobContext, parcels: gpd.GeoDataFrame
+) -> None:
+    geographic = parcels.to_crs("EPSG:4326")
+    geographic.to_file(ctx.roots[0] / "geo.gpkg")
+    query = (
+        "SELECT sum(ST_Area(ST_Transform(geom, 'EPSG:4326', 'EPSG:32633', always_xy := true))) AS utm, "
+        "sum(ST_Area_Spheroid(ST_FlipCoordinates(geom))) AS ellipsoid FROM geo"
+    )
+
+    result = run(ctx, query, layers={"geo": "geo.gpkg"})
+
+    utm, ellipsoid = result.rows[0]
+    geod = Geod(ellps="WGS84")
+    assert utm == pytest.approx(float(geographic.to_crs(CRS_UTM).area.sum()), rel=1e-9)
+    assert ellipsoid == pytest.approx(
+        sum(abs(geod.geometry_area_perimeter(g)[0]) for g in shapely.normalize(geographic.geometry.values)), rel=1e-6
+    )
+    assert result.layers[0].crs == "EPSG:4326"
