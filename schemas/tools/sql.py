@@ -1,4 +1,5 @@
-"""The `vector_sql` tool: a read-only SQL query (DuckDB with its spatial extension) over named workspace layers."""
+"""`vector_sql`, a read-only SQL query (DuckDB with its spatial extension) over named workspace layers, and
+`vector_calculate`, a filter and field calculator on an allow-listed SQL expression grammar."""
 
 from typing import Annotated, Any, Literal, Self
 
@@ -7,6 +8,7 @@ from pydantic import Field, model_validator
 from schemas import routes
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 from schemas.tools.raster import CrsText, GeoArgs, OutputRef, Uri
+from schemas.tools.vector import VectorResult, VectorWriteArgs
 
 LayerName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")]
 """A name the query uses for a layer: letters, digits and underscores, not starting with a digit."""
@@ -91,6 +93,8 @@ class VectorSqlResult(ToolResult):
     """The output's layer geometry type."""
     crs: str | None = None
     """The output's CRS."""
+    bounds: list[float] | None = None
+    """minx, miny, maxx, maxy of the output."""
     elapsed_s: float
     """Seconds from the call's start to the answer: reading the layers, the query, writing."""
 
@@ -124,6 +128,65 @@ VECTOR_SQL = ToolSpec(
             "query": "SELECT d.name, count(*) AS wells FROM districts d JOIN wells w ON ST_Within(w.geom, d.geom) "
             "GROUP BY d.name ORDER BY wells DESC",
             "layers": {"districts": "districts.gpkg", "wells": "wells.gpkg"},
+        },
+    ),
+)
+
+
+# --- vector_calculate -----------------------------------------------------------------------------------------
+
+FieldName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")]
+
+
+class VectorCalculateArgs(VectorWriteArgs):
+    where: str | None = Field(default=None, min_length=1, max_length=4000)
+    """Keep only the features where this is true, e.g. `population > 1000 AND area_m2(geom) < 5e6`."""
+    fields: dict[FieldName, Annotated[str, Field(min_length=1, max_length=4000)]] = Field(
+        default_factory=dict, max_length=64
+    )
+    """Fields to add or replace: name → expression over the layer's fields and `geom`, e.g.
+    {"density": "population / (area_m2(geom) / 1e6)"}."""
+
+    @model_validator(mode="after")
+    def _something_to_do(self) -> Self:
+        if self.where is None and not self.fields:
+            raise ValueError("give where, fields or both")
+        return self
+
+
+class VectorCalculateResult(VectorResult):
+    source_feature_count: int
+    added: list[str] = Field(default_factory=list)
+    """The fields the layer did not have."""
+    replaced: list[str] = Field(default_factory=list)
+    """The fields whose values were computed anew."""
+
+
+VECTOR_CALCULATE = ToolSpec(
+    name="vector_calculate",
+    title="Filter features and calculate fields",
+    description=(
+        "Keep the features an expression selects and add or replace fields computed per feature, writing a new "
+        "layer. Expressions are SQL on an allow-listed grammar: the layer's fields and `geom`, numbers and text, "
+        "arithmetic, comparisons, AND/OR/NOT, IN, BETWEEN, LIKE, IS NULL, CASE, CAST, and per-feature functions "
+        "(round, abs, sqrt, lower, concat, coalesce, ST_Area, ST_Intersects, … and the ellipsoid measures "
+        "area_m2, length_m and perimeter_m, holes included, in any CRS). Anything else is refused naming the "
+        "argument."
+    ),
+    queue=routes.GDAL,
+    args=VectorCalculateArgs,
+    result=VectorCalculateResult,
+    hints=Hints(destructive=True),
+    timeout_s=3600.0,
+    aliases={"path": "uri", "file": "uri", "input": "uri", "dst": "output", "output_path": "output"},
+    runs_long=True,
+    toolset="vector",
+    examples=(
+        {
+            "uri": "parcels.gpkg",
+            "output": "large_parcels.gpkg",
+            "where": "area_m2(geom) > 10000",
+            "fields": {"hectares": "round(area_m2(geom) / 10000, 2)"},
         },
     ),
 )

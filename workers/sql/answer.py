@@ -103,10 +103,22 @@ def _field_values(column: pa.ChunkedArray, kind: str) -> np.ndarray:
     return np.array(values, dtype=object)
 
 
-def _write(args: VectorSqlArgs, table: pa.Table, kinds: list[str], crs: str | None, ctx: JobContext) -> dict:
-    """Write the result rows as a layer at `args.output`, staged beside it; what the result says about it."""
-    assert args.output is not None
-    dst = output_path(args.output, ctx.roots, overwrite=args.overwrite)
+def write_rows(
+    output: str,
+    driver: str | None,
+    overwrite: bool,
+    table: pa.Table,
+    kinds: list[str],
+    crs: str | None,
+    ctx: JobContext,
+) -> dict:
+    """Write result rows as a layer at `output`, staged beside it; what a result says about it. The first GEOMETRY
+    column is the layer's geometry, other ones are written as WKT.
+
+    Raises:
+        JobFailed: `query.no_geometry`, or an output error (`output`, `driver`).
+    """
+    dst = output_path(output, ctx.roots, overwrite=overwrite)
     spatial = [i for i, kind in enumerate(kinds) if _is_geometry(kind)]
     if not spatial:
         message = "query: the result has no GEOMETRY column to write as a layer; select one (e.g. geom) or omit output"
@@ -115,8 +127,8 @@ def _write(args: VectorSqlArgs, table: pa.Table, kinds: list[str], crs: str | No
     geometry = _geometries(table.column(spatial[0]))
     fields = [names[i] for i in range(len(names)) if i != spatial[0]]
     columns = [_field_values(table.column(i), kinds[i]) for i in range(len(names)) if i != spatial[0]]
-    parquet = dst.suffix.lower() in PARQUET_SUFFIXES if args.driver is None else args.driver == GEOPARQUET
-    driver = GEOPARQUET if parquet else output_driver(args.driver, dst)
+    parquet = dst.suffix.lower() in PARQUET_SUFFIXES if driver is None else driver == GEOPARQUET
+    driver = GEOPARQUET if parquet else output_driver(driver, dst)
     if parquet:
         frame = gpd.GeoDataFrame(dict(zip(fields, columns, strict=True)), geometry=gpd.GeoSeries(geometry), crs=crs)
         target = Path(pinned(dst, "output"))
@@ -124,10 +136,12 @@ def _write(args: VectorSqlArgs, table: pa.Table, kinds: list[str], crs: str | No
             frame.to_parquet(tmp)
     else:
         write_layer(Layer(dst.stem, driver, crs, fields, columns, geometry), dst, driver, crs, fence=ctx.fence)
-    present = geometry[~shapely.is_missing(geometry)]
+    present = geometry[~shapely.is_missing(geometry) & ~shapely.is_empty(geometry)]
+    bounds = shapely.total_bounds(present).tolist() if len(present) else None
     return {
         "output": file_ref(dst, driver),
         "geometry_type": geometry_type(geometry) if len(present) else None,
+        "bounds": bounds,
         "crs": crs,
     }
 
@@ -165,7 +179,7 @@ def vector_sql(args: VectorSqlArgs, ctx: JobContext) -> VectorSqlResult:
     layers = [SqlLayer(name=x.name, path=str(x.path), feature_count=x.feature_count, crs=x.crs) for x in loaded]
     common = {"columns": columns, "row_count": table.num_rows, "truncated": truncated, "layers": layers}
     if args.output is not None:
-        written = _write(args, table, kinds, crs, ctx)
+        written = write_rows(args.output, args.driver, args.overwrite, table, kinds, crs, ctx)
         return VectorSqlResult(**common, **written, elapsed_s=round(time.monotonic() - started, 3))
     cells = [_cells(table.column(i), kinds[i], args.geometry_format) for i in range(table.num_columns)]
     rows = [list(row) for row in zip(*cells, strict=True)] if cells else []
