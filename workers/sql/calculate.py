@@ -21,6 +21,8 @@ from workers.sql.answer import write_rows
 from workers.sql.engine import connection, run_query
 
 TABLE = "layer"
+QUERY_SECONDS = 3000.0
+"""The query's time limit: inside the tool's own timeout, with room to read the layer and write the output."""
 EXPRESSIONS = frozenset(
     {"BETWEEN", "CASE", "CAST", "COLUMN_REF", "COMPARISON", "CONJUNCTION", "CONSTANT", "FUNCTION", "OPERATOR"}
 )
@@ -171,7 +173,7 @@ def vector_calculate(args: VectorCalculateArgs, ctx: JobContext) -> VectorCalcul
     with connection({TABLE: (src, args.layer)}, ctx) as (con, loaded):
         columns = [str(row[0]) for row in con.execute(f'DESCRIBE "{TABLE}"').fetchall()]
         _macros(con, loaded[0].crs)
-        kinds, table = run_query(con, _query(args, con, columns), 2**62, 3600.0, ctx, 0.5)
+        kinds, table = run_query(con, _query(args, con, columns), 2**62, QUERY_SECONDS, ctx, 0.5)
     written = write_rows(args.output, args.driver, args.overwrite, table, kinds, loaded[0].crs, ctx)
     known = {c.lower() for c in columns}
     return VectorCalculateResult(
