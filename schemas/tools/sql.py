@@ -183,8 +183,8 @@ VECTOR_CALCULATE = ToolSpec(
     toolset="vector",
     examples=(
         {
-            "uri": "parcels.gpkg",
-            "output": "large_parcels.gpkg",
+            "uri": "districts.gpkg",
+            "output": "large_districts.gpkg",
             "where": "area_m2(geom) > 10000",
             "fields": {"hectares": "round(area_m2(geom) / 10000, 2)"},
         },
