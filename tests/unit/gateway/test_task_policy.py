@@ -48,6 +48,8 @@ def test_the_published_tools_that_run_long_are_the_gdal_writers_stats_and_ask() 
         "raster_polygonize",
         "vector_rasterize",
         "raster_contours",
+        "vector_sql",
+        "vector_calculate",
         "ask",
     }
     assert not [name for name, spec in TOOLS.items() if spec.task_only]
