@@ -56,9 +56,22 @@ class VectorClipArgs(VectorWriteArgs):
 
 class VectorBufferArgs(VectorWriteArgs):
     distance: float
-    """Buffer distance in CRS units (metres in a projected CRS, degrees in a geographic one); negative shrinks."""
+    """Buffer distance in `units`; negative shrinks (polygons only: points and lines vanish)."""
+    units: Literal["metres", "crs"] = "metres"
+    """`metres`: metres on any CRS (a geographic layer is buffered in an azimuthal equidistant projection centred
+    near each feature, a projected one in its own unit scaled to metres); `crs`: the layer's own units (degrees in
+    a geographic CRS)."""
     resolution: int = Field(default=16, ge=4, le=64)
     """Segments per quarter circle."""
+    cap_style: Literal["round", "flat", "square"] = "round"
+    """Ends of buffered lines: round, flat (cut at the end point) or square (extended by the distance)."""
+    join_style: Literal["round", "mitre", "bevel"] = "round"
+    """Corners: round, mitre (sharp, up to `mitre_limit`) or bevel (cut off)."""
+    mitre_limit: float = Field(default=5.0, gt=0)
+    """With `join_style` mitre: the longest a corner may reach, as a multiple of the distance; beyond it the
+    corner is bevelled."""
+    dissolve: bool = False
+    """Merge every buffer into one feature (without attributes); else one buffer per feature, attributes kept."""
 
     @model_validator(mode="after")
     def _non_zero(self) -> Self:
@@ -68,12 +81,21 @@ class VectorBufferArgs(VectorWriteArgs):
 
 
 class VectorSimplifyArgs(VectorWriteArgs):
-    tolerance: Annotated[float, Field(gt=0)]
+    tolerance: Annotated[float, Field(ge=0)] = 0.0
     """Douglas–Peucker: largest distance a removed vertex may lie from the line, in CRS units. Visvalingam–Whyatt:
-    triangles smaller than tolerance² are removed."""
+    triangles smaller than tolerance² are removed. 0: no simplification (with `grid_size`, only the snap)."""
     method: Literal["douglas-peucker", "visvalingam"] = "douglas-peucker"
     preserve_topology: bool = True
     """Keep geometries valid (no self-intersections, no collapsed rings)."""
+    grid_size: Annotated[float, Field(gt=0)] | None = None
+    """After simplifying, snap every vertex to a grid of this size in CRS units (GEOS precision reduction: the
+    result stays valid; parts narrower than a cell collapse and are dropped)."""
+
+    @model_validator(mode="after")
+    def _something_to_do(self) -> Self:
+        if self.tolerance == 0 and self.grid_size is None:
+            raise ValueError("give a tolerance > 0, a grid_size, or both")
+        return self
 
 
 class VectorResult(ToolResult):
@@ -85,9 +107,19 @@ class VectorResult(ToolResult):
     bounds: list[float] | None = None
     """minx, miny, maxx, maxy of the output."""
     crs: str | None = None
+    empty_dropped: int = 0
+    """Features not written because their geometry was missing or empty, in the source or after the operation."""
+    renamed_fields: dict[str, str] = Field(default_factory=dict)
+    """Fields written under another name because the output format reserves theirs (old → new): a GeoPackage's
+    `fid` is its integer feature id, so a text `fid` (as GML has) is written as `source_fid`."""
 
     def summary(self) -> str:
-        return f"wrote {self.feature_count} {self.geometry_type or ''} features to {self.output.path}"
+        said = f"wrote {self.feature_count} {self.geometry_type or ''} features to {self.output.path}"
+        if self.empty_dropped:
+            said += f"; {self.empty_dropped} without geometry dropped"
+        if self.renamed_fields:
+            said += "; renamed " + ", ".join(f"{old} → {new}" for old, new in self.renamed_fields.items())
+        return said
 
 
 class VectorConvertResult(VectorResult):
@@ -113,7 +145,10 @@ class VectorClipResult(VectorResult):
 
 class VectorBufferResult(VectorResult):
     buffer_distance: float
+    units: str
+    """The distance's unit as applied: `metres`, or the layer's own unit name."""
     resolution: int
+    dissolved: bool = False
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -121,6 +156,9 @@ class VectorSimplifyResult(VectorResult):
     tolerance: float
     method: str
     preserve_topology: bool
+    grid_size: float | None = None
+    repaired: int = 0
+    """Invalid geometries made valid (GEOS make_valid) before snapping to the grid, which needs valid input."""
     vertices_before: int
     vertices_after: int
 
@@ -188,8 +226,9 @@ VECTOR_CLIP = _spec(
 VECTOR_BUFFER = _spec(
     "vector_buffer",
     "Buffer vector features",
-    "Grow (or, with a negative distance, shrink) every geometry by a distance in CRS units. Use it for proximity "
-    "zones; reproject a geographic layer to a metric CRS first so the distance is in metres.",
+    "Grow (or, with a negative distance, shrink) every geometry by a distance in metres, on a geographic CRS as "
+    "on a projected one (or in CRS units when asked), with end-cap and corner styles and an optional dissolve. "
+    "Use it for proximity zones.",
     VectorBufferArgs,
     VectorBufferResult,
     examples=({"uri": "wells.gpkg", "output": "wells_500m.gpkg", "distance": 500},),
@@ -197,8 +236,8 @@ VECTOR_BUFFER = _spec(
 VECTOR_SIMPLIFY = _spec(
     "vector_simplify",
     "Simplify vector geometries",
-    "Reduce vertex counts with Douglas–Peucker or Visvalingam–Whyatt. Use it to make a layer lighter for display "
-    "or web maps at a given scale; preserve_topology keeps geometries valid.",
+    "Reduce vertex counts with Douglas–Peucker or Visvalingam–Whyatt, and/or snap vertices to a grid. Use it to "
+    "make a layer lighter for display or web maps at a given scale; preserve_topology keeps geometries valid.",
     VectorSimplifyArgs,
     VectorSimplifyResult,
     examples=({"uri": "coast.gpkg", "output": "coast_light.gpkg", "tolerance": 10},),

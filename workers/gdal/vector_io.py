@@ -39,6 +39,12 @@ class Layer:
         """The features where `keep` is true."""
         return replace(self, columns=[c[keep] for c in self.columns], geometry=self.geometry[keep])
 
+    def with_geometry(self) -> tuple["Layer", int]:
+        """The features whose geometry is neither missing nor empty, and how many were left out: the one rule of
+        the vector tools, which write no feature without a geometry."""
+        present = ~(shapely.is_missing(self.geometry) | shapely.is_empty(self.geometry))
+        return self.where(present), int(len(present) - present.sum())
+
 
 def layer_name(path: Path, layer: str | None, field: str = "uri") -> str:
     """`layer` if the dataset has it, else its first layer; errors about the file name `field`.
@@ -128,20 +134,62 @@ def geometry_type(geometry: np.ndarray) -> str:
     return "Unknown"
 
 
+def _reserved_renamed(layer: Layer, driver: str) -> tuple[list[str], dict[str, str]]:
+    """`layer`'s field names with those `driver` reserves renamed, and the renames: a GeoPackage's `fid` is its
+    integer feature id, so a `fid` field that is not integer (GML's text ids) becomes `source_fid`."""
+    fields, renamed = list(layer.fields), {}
+    for i, name in enumerate(fields):
+        if driver == "GPKG" and name.lower() == "fid" and not np.issubdtype(layer.columns[i].dtype, np.integer):
+            new, n = "source_fid", 1
+            while new.lower() in {f.lower() for f in fields}:
+                n += 1
+                new = f"source_fid_{n}"
+            fields[i] = renamed[name] = new
+    return fields, renamed
+
+
+_COLLECTIONS = (4, 5, 6, 7)
+_MULTI = {0: shapely.multipoints, 1: shapely.multilinestrings, 2: shapely.multipolygons}
+
+
+def of_dimension(geometry: np.ndarray, dimension: np.ndarray) -> np.ndarray:
+    """Each geometry reduced to its non-empty parts of `dimension` (0 points, 1 lines, 2 polygons; one per
+    geometry): one part as itself, several as their Multi geometry, none as None. Every part of a collection is
+    looked at, so a polygon with stray edges keeps only the polygon."""
+    parts, owner = geometry, np.arange(len(geometry))
+    while (nested := np.isin(shapely.get_type_id(parts), _COLLECTIONS)).any():
+        inner, index = shapely.get_parts(parts[nested], return_index=True)
+        parts = np.concatenate([parts[~nested], inner])
+        owner = np.concatenate([owner[~nested], owner[nested][index]])
+    wanted = (shapely.get_dimensions(parts) == np.asarray(dimension)[owner]) & ~shapely.is_empty(parts)
+    order = np.argsort(owner[wanted], kind="stable")
+    parts, owner = parts[wanted][order], owner[wanted][order]
+    out = np.full(len(geometry), None, dtype=object)
+    owners, first, count = np.unique(owner, return_index=True, return_counts=True)
+    out[owners[count == 1]] = parts[first[count == 1]]
+    for i in owners[count > 1].tolist():
+        mine = parts[owner == i]
+        out[i] = _MULTI[int(shapely.get_dimensions(mine[0]))](mine)
+    return out
+
+
 def write_layer(
     layer: Layer, target: Path, driver: str, crs: str | None, encoding: str | None = None, fence: Fence | None = None
-) -> None:
-    """Write `layer` to a temporary file beside `target` and rename it (and its sidecars) into place.
+) -> dict[str, str]:
+    """Write `layer` to a temporary file beside `target` and rename it (and its sidecars) into place; the fields
+    renamed because `driver` reserves their names, old → new.
 
     Raises:
         JobFailed: `gdal.write_failed`.
     """
+    fields, renamed = _reserved_renamed(layer, driver)
     kind = geometry_type(layer.geometry)
     wkb = np.array(shapely.to_wkb(layer.geometry), dtype=object)
     options = {"encoding": encoding} if driver == "ESRI Shapefile" and encoding else {}
     target = Path(pinned(target, "output"))  # written in the folder that was checked
     with atomic_output(target, fence) as tmp, writing():  # a Shapefile's .shx/.dbf/.prj/.cpg go with it
         pyogrio.raw.write(
-            tmp, wkb, layer.columns, layer.fields, layer=target.stem, driver=driver, geometry_type=kind,
+            tmp, wkb, layer.columns, fields, layer=target.stem, driver=driver, geometry_type=kind,
             crs=crs, promote_to_multi=kind.startswith("Multi") or None, **options,
         )  # fmt: skip
+    return renamed

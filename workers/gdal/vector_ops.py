@@ -24,10 +24,19 @@ from schemas.tools.vector import (
     VectorSimplifyResult,
     VectorWriteArgs,
 )
-from workers.gdal import visvalingam
+from workers.gdal import vector_metric, visvalingam
 from workers.gdal.errors import parse_crs, reading
 from workers.gdal.outputs import file_ref
-from workers.gdal.vector_io import GeometryOp, Layer, geometry_type, layer_name, output_driver, read_layer, write_layer
+from workers.gdal.vector_io import (
+    GeometryOp,
+    Layer,
+    geometry_type,
+    layer_name,
+    of_dimension,
+    output_driver,
+    read_layer,
+    write_layer,
+)
 from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
@@ -55,11 +64,21 @@ def _described(layer: Layer, dst: Path, driver: str, crs: str | None) -> dict:
     }
 
 
-def _rewrite(args: VectorWriteArgs, ctx: JobContext, op: GeometryOp | None = None) -> tuple[Layer, Path, str]:
+def _written(
+    layer: Layer, dst: Path, driver: str, ctx: JobContext, crs: str | None, encoding: str | None = None
+) -> tuple[Layer, dict]:
+    """Write the features of `layer` that have a geometry (the vector tools' one rule: none is written without
+    one, and they are counted) and describe what was written, with `crs` as the result names it."""
+    kept, dropped = layer.with_geometry()
+    renamed = write_layer(kept, dst, driver, layer.crs, encoding, ctx.fence)
+    described = _described(kept, dst, driver, crs or layer.crs)
+    return kept, {**described, "empty_dropped": dropped, "renamed_fields": renamed}
+
+
+def _rewrite(args: VectorWriteArgs, ctx: JobContext, op: GeometryOp | None = None) -> tuple[Layer, dict]:
     src, dst, driver = _paths(args, ctx)
     layer = read_layer(src, args.layer, ctx, op)
-    write_layer(layer, dst, driver, layer.crs, getattr(args, "encoding", None), ctx.fence)
-    return layer, dst, driver
+    return layer, _written(layer, dst, driver, ctx, None, getattr(args, "encoding", None))[1]
 
 
 def vector_convert(args: VectorConvertArgs, ctx: JobContext) -> VectorConvertResult:
@@ -70,9 +89,9 @@ def vector_convert(args: VectorConvertArgs, ctx: JobContext) -> VectorConvertRes
             an unknown layer or driver, or a GDAL write error.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
-    layer, dst, driver = _rewrite(args, ctx)
+    layer, described = _rewrite(args, ctx)
+    driver = described["output"].driver
     encoding = args.encoding if driver == "ESRI Shapefile" else "UTF-8"
-    described = _described(layer, dst, driver, layer.crs)
     return VectorConvertResult(src_driver=layer.driver, dst_driver=driver, encoding=encoding, **described)
 
 
@@ -108,8 +127,7 @@ def vector_reproject(args: VectorReprojectArgs, ctx: JobContext) -> VectorReproj
     src, dst, driver = _paths(args, ctx)
     src_crs, dst_crs = _layer_crs(src, args.layer, args.src_crs), parse_crs(args.dst_crs, "dst_crs")
     layer = read_layer(src, args.layer, ctx, _transformer_op(src_crs, dst_crs))
-    write_layer(layer, dst, driver, dst_crs.to_wkt(), fence=ctx.fence)
-    described = _described(layer, dst, driver, args.dst_crs)
+    _, described = _written(replace(layer, crs=dst_crs.to_wkt()), dst, driver, ctx, args.dst_crs)
     return VectorReprojectResult(src_crs=src_crs.to_string(), dst_crs=args.dst_crs, **described)
 
 
@@ -153,22 +171,25 @@ def _mask(args: VectorClipArgs, layer_crs: str | None, ctx: JobContext) -> tuple
     return geometry, reprojected
 
 
-def _clip_op(mask: shapely.Geometry) -> GeometryOp:
+def _clip_op(mask: shapely.Geometry, source_empty: list[int]) -> GeometryOp:
+    """Each geometry cut to `mask` and kept to its own dimension (None when nothing of it is left), counting the
+    source geometries that were missing or empty into `source_empty`."""
     shapely.prepare(mask)
 
     def clip(geometry: np.ndarray) -> np.ndarray:
         out = np.full(len(geometry), None, dtype=object)
-        hit = shapely.intersects(mask, geometry)
+        source_empty[0] += int((shapely.is_missing(geometry) | shapely.is_empty(geometry)).sum())
+        hit = np.flatnonzero(shapely.intersects(mask, geometry))
         cut = shapely.intersection(geometry[hit], mask)
-        same_kind = shapely.get_dimensions(cut) == shapely.get_dimensions(geometry[hit])  # drop edge-only touches
-        out[np.flatnonzero(hit)[same_kind]] = cut[same_kind]
+        out[hit] = of_dimension(cut, shapely.get_dimensions(geometry[hit]))  # no stray edges, touches or points
         return out
 
     return clip
 
 
 def vector_clip(args: VectorClipArgs, ctx: JobContext) -> VectorClipResult:
-    """Keep the features that intersect `args.bounds` or `args.mask`, cut to it.
+    """Keep the features that intersect `args.bounds` or `args.mask`, cut to it: of each cut, only the parts of the
+    feature's own dimension (a polygon's shared edges and corners are not kept).
 
     Raises:
         JobFailed: as `vector_convert`, plus an unreadable or non-polygonal mask.
@@ -178,37 +199,73 @@ def vector_clip(args: VectorClipArgs, ctx: JobContext) -> VectorClipResult:
     with reading(src):
         crs = pyogrio.read_info(pinned(src), layer=layer_name(src, args.layer))["crs"]
     mask, reprojected = _mask(args, crs, ctx)
-    layer = read_layer(src, args.layer, ctx, _clip_op(mask))
-    kept = layer.where(~shapely.is_missing(layer.geometry))
-    write_layer(kept, dst, driver, layer.crs, fence=ctx.fence)
+    source_empty = [0]
+    layer = read_layer(src, args.layer, ctx, _clip_op(mask, source_empty))
+    described = {**_written(layer, dst, driver, ctx, None)[1], "empty_dropped": source_empty[0]}  # not the misses
     method = "bbox" if args.bounds is not None else "mask"
-    described = _described(kept, dst, driver, layer.crs)
     return VectorClipResult(
         clip_method=method, source_feature_count=len(layer.geometry), reprojected=reprojected, **described
     )
 
 
+def _buffer_op(args: VectorBufferArgs, distance: float) -> GeometryOp:
+    style = {"cap_style": args.cap_style, "join_style": args.join_style, "mitre_limit": args.mitre_limit}
+    return lambda geometry: shapely.buffer(geometry, distance, quad_segs=args.resolution, **style)
+
+
+def _buffer_units(args: VectorBufferArgs, crs: CRS | None) -> tuple[GeometryOp, str, list[str]]:
+    """The buffer to apply in `crs`, the unit its distance was taken in, and what the caller should know."""
+    if crs is None:
+        return _buffer_op(args, args.distance), "crs", ["the layer has no CRS: the distance is in its own units"]
+    if args.units == "crs":
+        unit = crs.axis_info[0].unit_name
+        said = [f"the CRS is geographic: the distance {args.distance} is in {unit}"] if crs.is_geographic else []
+        return _buffer_op(args, args.distance), unit, said
+    if crs.is_geographic:
+        return vector_metric.in_metres(crs, _buffer_op(args, args.distance)), "metres", []
+    return _buffer_op(args, args.distance / vector_metric.metres_per_unit(crs)), "metres", []
+
+
 def vector_buffer(args: VectorBufferArgs, ctx: JobContext) -> VectorBufferResult:
-    """Buffer every geometry by `args.distance` CRS units.
+    """Buffer every geometry by `args.distance` in `args.units` with the caps and joins asked for, then dissolve
+    the buffers into one feature when asked.
 
     Raises:
         JobFailed: as `vector_convert`.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
-    layer, dst, driver = _rewrite(args, ctx, lambda g: shapely.buffer(g, args.distance, quad_segs=args.resolution))
-    warnings = []
-    if layer.crs and CRS(layer.crs).is_geographic:
-        warnings.append(f"{layer.crs} is geographic: the distance {args.distance} is in degrees, not metres")
-    described = _described(layer, dst, driver, layer.crs)
-    return VectorBufferResult(buffer_distance=args.distance, resolution=args.resolution, warnings=warnings, **described)
+    src, dst, driver = _paths(args, ctx)
+    with reading(src):
+        crs_text = pyogrio.read_info(pinned(src), layer=layer_name(src, args.layer))["crs"]
+    op, units, warnings = _buffer_units(args, CRS(crs_text) if crs_text else None)
+    layer = read_layer(src, args.layer, ctx, op)
+    if args.dissolve:
+        dropped = int((shapely.is_missing(layer.geometry) | shapely.is_empty(layer.geometry)).sum())
+        merged = shapely.union_all(layer.geometry[~shapely.is_missing(layer.geometry)])
+        layer = Layer(layer.name, layer.driver, layer.crs, [], [], np.array([merged], dtype=object))
+    described = _written(layer, dst, driver, ctx, None)[1]
+    if args.dissolve:
+        described["empty_dropped"] += dropped
+    settings = {"buffer_distance": args.distance, "units": units, "resolution": args.resolution}
+    return VectorBufferResult(**settings, dissolved=args.dissolve, warnings=warnings, **described)
 
 
 def _simplify_op(args: VectorSimplifyArgs, counts: list[int]) -> GeometryOp:
+    """Simplify, then snap to the grid (GEOS needs valid input for that: invalid geometries are made valid first);
+    `counts` gathers vertices before, after, and geometries repaired."""
+
     def simplify(geometry: np.ndarray) -> np.ndarray:
-        if args.method == "visvalingam":
+        out = geometry
+        if args.tolerance and args.method == "visvalingam":
             out = visvalingam.simplify(geometry, args.tolerance, args.preserve_topology)
-        else:
+        elif args.tolerance:
             out = shapely.simplify(geometry, args.tolerance, preserve_topology=args.preserve_topology)
+        if args.grid_size is not None:
+            invalid = np.flatnonzero(~shapely.is_valid(out) & ~shapely.is_missing(out))
+            out = out.copy()
+            out[invalid] = of_dimension(shapely.make_valid(out[invalid]), shapely.get_dimensions(out[invalid]))
+            counts[2] += len(invalid)
+            out = shapely.set_precision(out, args.grid_size)
         counts[0] += int(shapely.get_num_coordinates(geometry).sum())
         counts[1] += int(shapely.get_num_coordinates(out).sum())
         return out
@@ -217,14 +274,20 @@ def _simplify_op(args: VectorSimplifyArgs, counts: list[int]) -> GeometryOp:
 
 
 def vector_simplify(args: VectorSimplifyArgs, ctx: JobContext) -> VectorSimplifyResult:
-    """Reduce vertex counts with Douglas–Peucker (GEOS) or Visvalingam–Whyatt.
+    """Reduce vertex counts with Douglas–Peucker (GEOS) or Visvalingam–Whyatt, then snap to `args.grid_size`.
 
     Raises:
         JobFailed: as `vector_convert`.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
-    counts = [0, 0]
-    layer, dst, driver = _rewrite(args, ctx, _simplify_op(args, counts))
-    described = _described(layer, dst, driver, layer.crs)
+    counts = [0, 0, 0]
+    _, described = _rewrite(args, ctx, _simplify_op(args, counts))
     settings = {"tolerance": args.tolerance, "method": args.method, "preserve_topology": args.preserve_topology}
-    return VectorSimplifyResult(vertices_before=counts[0], vertices_after=counts[1], **settings, **described)
+    return VectorSimplifyResult(
+        vertices_before=counts[0],
+        vertices_after=counts[1],
+        grid_size=args.grid_size,
+        repaired=counts[2],
+        **settings,
+        **described,
+    )

@@ -51,11 +51,11 @@ def vector_clip(args: VectorClipArgs, ctx: JobContext) -> VectorClipResult:
 
 @job(VECTOR_BUFFER)
 def vector_buffer(args: VectorBufferArgs, ctx: JobContext) -> VectorBufferResult:
-    """Buffer every geometry by `args.distance` CRS units."""
+    """Buffer every geometry by `args.distance` in metres or CRS units, with the caps and joins asked for."""
     return vector_ops.vector_buffer(args, ctx)
 
 
 @job(VECTOR_SIMPLIFY)
 def vector_simplify(args: VectorSimplifyArgs, ctx: JobContext) -> VectorSimplifyResult:
-    """Reduce vertex counts with Douglas–Peucker (GEOS) or Visvalingam–Whyatt."""
+    """Reduce vertex counts with Douglas–Peucker (GEOS) or Visvalingam–Whyatt, and/or snap vertices to a grid."""
     return vector_ops.vector_simplify(args, ctx)

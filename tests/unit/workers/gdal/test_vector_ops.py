@@ -168,7 +168,8 @@ def test_buffer_grows_every_area(make_vector: VectorFactory, ctx: JobContext) ->
 def test_buffer_of_points_gives_polygons_and_warns_about_degrees(make_vector: VectorFactory, ctx: JobContext) -> None:
     make_vector("pts.geojson", [shapely.Point(10, 49), shapely.Point(11, 49)], driver="GeoJSON")
 
-    result = vector_buffer(VectorBufferArgs(uri="pts.geojson", output="buf.geojson", distance=0.1), ctx)
+    args = VectorBufferArgs(uri="pts.geojson", output="buf.geojson", distance=0.1, units="crs")
+    result = vector_buffer(args, ctx)
 
     assert result.geometry_type == "Polygon"
     assert result.warnings
