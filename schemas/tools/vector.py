@@ -98,6 +98,17 @@ class VectorSimplifyArgs(VectorWriteArgs):
         return self
 
 
+class VectorGeometryArgs(VectorWriteArgs):
+    operation: Literal["centroid", "representative_point", "convex_hull", "envelope", "make_valid"]
+    """centroid: the centre of mass (in the layer's CRS plane: reproject a geographic layer for large features);
+    representative_point: a point guaranteed inside; convex_hull; envelope: the bounding box; make_valid: invalid
+    geometries repaired, keeping their own dimension (collapsed parts are dropped)."""
+
+
+class VectorMeasureArgs(VectorWriteArgs):
+    """The layer to measure and where to write it with its measures."""
+
+
 class VectorResult(ToolResult):
     """What every vector tool that writes a file reports."""
 
@@ -164,6 +175,21 @@ class VectorSimplifyResult(VectorResult):
 
     def summary(self) -> str:
         return f"{super().summary()}; vertices {self.vertices_before} → {self.vertices_after} ({self.method})"
+
+
+class VectorGeometryResult(VectorResult):
+    operation: str
+    repaired: int = 0
+    """With make_valid: the geometries that were invalid."""
+
+
+class VectorMeasureResult(VectorResult):
+    fields_added: list[str]
+    """`area_m2` (polygons; 0 otherwise), `length_m` (lines; 0 otherwise), `perimeter_m` (polygons, holes included;
+    0 otherwise): on the CRS's ellipsoid (geodesics), whatever its projection. Existing fields of those names are
+    replaced."""
+    total_area_m2: float
+    total_length_m: float
 
 
 _ALIASES = {"path": "uri", "file": "uri", "input": "uri", "dst": "output", "output_path": "output"}
@@ -241,6 +267,27 @@ VECTOR_SIMPLIFY = _spec(
     VectorSimplifyArgs,
     VectorSimplifyResult,
     examples=({"uri": "coast.gpkg", "output": "coast_light.gpkg", "tolerance": 10},),
+)
+
+VECTOR_GEOMETRY = _spec(
+    "vector_geometry",
+    "Derive geometries",
+    "Replace every geometry by its centroid, a representative point inside it, its convex hull, its bounding box, "
+    "or its valid repair (make_valid), keeping the attributes. Use it for label points, footprints or to fix "
+    "invalid polygons before an overlay.",
+    VectorGeometryArgs,
+    VectorGeometryResult,
+    examples=({"uri": "lakes.gpkg", "output": "lake_points.gpkg", "operation": "representative_point"},),
+)
+VECTOR_MEASURE = _spec(
+    "vector_measure",
+    "Measure geometries geodesically",
+    "Add each feature's area in m², length and perimeter in m, measured on the ellipsoid (geodesics, as "
+    "pyproj.Geod), on a geographic or a projected layer alike. Use it for true areas and lengths without choosing "
+    "an equal-area or equidistant projection.",
+    VectorMeasureArgs,
+    VectorMeasureResult,
+    examples=({"uri": "districts.gpkg", "output": "districts_measured.gpkg"},),
 )
 
 

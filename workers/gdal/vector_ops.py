@@ -45,7 +45,8 @@ from workers.jobkit.files import output_path, resolve_in_workspace
 _WKT_TYPES = ("POINT", "LINESTRING", "POLYGON", "MULTI", "GEOMETRYCOLLECTION")
 
 
-def _paths(args: VectorWriteArgs, ctx: JobContext) -> tuple[Path, Path, str]:
+def paths(args: VectorWriteArgs, ctx: JobContext) -> tuple[Path, Path, str]:
+    """The source, the output (checked: inside the workspace, not there unless `overwrite`) and its driver."""
     src = resolve_in_workspace(args.uri, ctx.roots)
     dst = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     return src, dst, output_driver(args.driver, dst)
@@ -64,7 +65,7 @@ def _described(layer: Layer, dst: Path, driver: str, crs: str | None) -> dict:
     }
 
 
-def _written(
+def written(
     layer: Layer, dst: Path, driver: str, ctx: JobContext, crs: str | None, encoding: str | None = None
 ) -> tuple[Layer, dict]:
     """Write the features of `layer` that have a geometry (the vector tools' one rule: none is written without
@@ -76,9 +77,9 @@ def _written(
 
 
 def _rewrite(args: VectorWriteArgs, ctx: JobContext, op: GeometryOp | None = None) -> tuple[Layer, dict]:
-    src, dst, driver = _paths(args, ctx)
+    src, dst, driver = paths(args, ctx)
     layer = read_layer(src, args.layer, ctx, op)
-    return layer, _written(layer, dst, driver, ctx, None, getattr(args, "encoding", None))[1]
+    return layer, written(layer, dst, driver, ctx, None, getattr(args, "encoding", None))[1]
 
 
 def vector_convert(args: VectorConvertArgs, ctx: JobContext) -> VectorConvertResult:
@@ -124,10 +125,10 @@ def vector_reproject(args: VectorReprojectArgs, ctx: JobContext) -> VectorReproj
         JobFailed: as `vector_convert`, plus an unknown, missing or untransformable CRS.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
-    src, dst, driver = _paths(args, ctx)
+    src, dst, driver = paths(args, ctx)
     src_crs, dst_crs = _layer_crs(src, args.layer, args.src_crs), parse_crs(args.dst_crs, "dst_crs")
     layer = read_layer(src, args.layer, ctx, _transformer_op(src_crs, dst_crs))
-    _, described = _written(replace(layer, crs=dst_crs.to_wkt()), dst, driver, ctx, args.dst_crs)
+    _, described = written(replace(layer, crs=dst_crs.to_wkt()), dst, driver, ctx, args.dst_crs)
     return VectorReprojectResult(src_crs=src_crs.to_string(), dst_crs=args.dst_crs, **described)
 
 
@@ -195,13 +196,13 @@ def vector_clip(args: VectorClipArgs, ctx: JobContext) -> VectorClipResult:
         JobFailed: as `vector_convert`, plus an unreadable or non-polygonal mask.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
-    src, dst, driver = _paths(args, ctx)
+    src, dst, driver = paths(args, ctx)
     with reading(src):
         crs = pyogrio.read_info(pinned(src), layer=layer_name(src, args.layer))["crs"]
     mask, reprojected = _mask(args, crs, ctx)
     source_empty = [0]
     layer = read_layer(src, args.layer, ctx, _clip_op(mask, source_empty))
-    described = {**_written(layer, dst, driver, ctx, None)[1], "empty_dropped": source_empty[0]}  # not the misses
+    described = {**written(layer, dst, driver, ctx, None)[1], "empty_dropped": source_empty[0]}  # not the misses
     method = "bbox" if args.bounds is not None else "mask"
     return VectorClipResult(
         clip_method=method, source_feature_count=len(layer.geometry), reprojected=reprojected, **described
@@ -234,7 +235,7 @@ def vector_buffer(args: VectorBufferArgs, ctx: JobContext) -> VectorBufferResult
         JobFailed: as `vector_convert`.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
-    src, dst, driver = _paths(args, ctx)
+    src, dst, driver = paths(args, ctx)
     with reading(src):
         crs_text = pyogrio.read_info(pinned(src), layer=layer_name(src, args.layer))["crs"]
     op, units, warnings = _buffer_units(args, CRS(crs_text) if crs_text else None)
@@ -243,7 +244,7 @@ def vector_buffer(args: VectorBufferArgs, ctx: JobContext) -> VectorBufferResult
         dropped = int((shapely.is_missing(layer.geometry) | shapely.is_empty(layer.geometry)).sum())
         merged = shapely.union_all(layer.geometry[~shapely.is_missing(layer.geometry)])
         layer = Layer(layer.name, layer.driver, layer.crs, [], [], np.array([merged], dtype=object))
-    described = _written(layer, dst, driver, ctx, None)[1]
+    described = written(layer, dst, driver, ctx, None)[1]
     if args.dissolve:
         described["empty_dropped"] += dropped
     settings = {"buffer_distance": args.distance, "units": units, "resolution": args.resolution}

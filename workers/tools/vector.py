@@ -1,10 +1,13 @@
-"""The vector tools' jobs (`schemas/tools/vector.py`): metadata, convert, reproject, clip, buffer and simplify."""
+"""The vector tools' jobs (`schemas/tools/vector.py`): metadata, convert, reproject, clip, buffer, simplify, derived
+geometries and geodesic measures."""
 
 from schemas.tools.vector import (
     VECTOR_BUFFER,
     VECTOR_CLIP,
     VECTOR_CONVERT,
+    VECTOR_GEOMETRY,
     VECTOR_INFO,
+    VECTOR_MEASURE,
     VECTOR_REPROJECT,
     VECTOR_SIMPLIFY,
     VectorBufferArgs,
@@ -13,14 +16,18 @@ from schemas.tools.vector import (
     VectorClipResult,
     VectorConvertArgs,
     VectorConvertResult,
+    VectorGeometryArgs,
+    VectorGeometryResult,
     VectorInfoArgs,
     VectorInfoResult,
+    VectorMeasureArgs,
+    VectorMeasureResult,
     VectorReprojectArgs,
     VectorReprojectResult,
     VectorSimplifyArgs,
     VectorSimplifyResult,
 )
-from workers.gdal import info, vector_ops
+from workers.gdal import info, vector_derive, vector_ops
 from workers.jobkit.context import JobContext
 from workers.jobs import job
 
@@ -59,3 +66,15 @@ def vector_buffer(args: VectorBufferArgs, ctx: JobContext) -> VectorBufferResult
 def vector_simplify(args: VectorSimplifyArgs, ctx: JobContext) -> VectorSimplifyResult:
     """Reduce vertex counts with Douglas–Peucker (GEOS) or Visvalingam–Whyatt, and/or snap vertices to a grid."""
     return vector_ops.vector_simplify(args, ctx)
+
+
+@job(VECTOR_GEOMETRY)
+def vector_geometry(args: VectorGeometryArgs, ctx: JobContext) -> VectorGeometryResult:
+    """Replace every geometry by its centroid, representative point, convex hull, envelope or valid repair."""
+    return vector_derive.vector_geometry(args, ctx)
+
+
+@job(VECTOR_MEASURE)
+def vector_measure(args: VectorMeasureArgs, ctx: JobContext) -> VectorMeasureResult:
+    """Add each feature's geodesic area, length and perimeter on its CRS's ellipsoid."""
+    return vector_derive.vector_measure(args, ctx)

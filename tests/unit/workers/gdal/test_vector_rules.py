@@ -13,12 +13,22 @@ from schemas.tools.vector import (
     VectorBufferArgs,
     VectorClipArgs,
     VectorConvertArgs,
+    VectorGeometryArgs,
+    VectorMeasureArgs,
     VectorReprojectArgs,
     VectorResult,
     VectorSimplifyArgs,
 )
 from workers.jobkit.context import JobContext
-from workers.tools.vector import vector_buffer, vector_clip, vector_convert, vector_reproject, vector_simplify
+from workers.tools.vector import (
+    vector_buffer,
+    vector_clip,
+    vector_convert,
+    vector_geometry,
+    vector_measure,
+    vector_reproject,
+    vector_simplify,
+)
 
 VectorFactory = Callable[..., Path]
 
@@ -124,10 +134,14 @@ def runs(ctx: JobContext) -> dict[str, Callable[[], VectorResult]]:
         "buffer": lambda: vector_buffer(VectorBufferArgs(uri="src.gpkg", output="o.fgb", distance=0.1), ctx),
         "simplify": lambda: vector_simplify(VectorSimplifyArgs(uri="src.gpkg", output="o.fgb", tolerance=0.1), ctx),
         "snap": lambda: vector_simplify(VectorSimplifyArgs(uri="src.gpkg", output="o.fgb", grid_size=0.5), ctx),
+        "geometry": lambda: vector_geometry(
+            VectorGeometryArgs(uri="src.gpkg", output="o.fgb", operation="centroid"), ctx
+        ),
+        "measure": lambda: vector_measure(VectorMeasureArgs(uri="src.gpkg", output="o.fgb"), ctx),
     }
 
 
-@pytest.mark.parametrize("tool", ["convert", "reproject", "clip", "buffer", "simplify", "snap"])
+@pytest.mark.parametrize("tool", ["convert", "reproject", "clip", "buffer", "simplify", "snap", "geometry", "measure"])
 def test_every_vector_tool_drops_and_counts_missing_and_empty_geometries(
     make_vector: VectorFactory, ctx: JobContext, tool: str
 ) -> None:
