@@ -44,6 +44,8 @@ def test_the_published_tools_that_run_long_are_the_gdal_writers_stats_and_ask() 
         "vector_clip",
         "vector_buffer",
         "vector_simplify",
+        "vector_geometry",
+        "vector_measure",
         "zonal_stats",
         "raster_polygonize",
         "vector_rasterize",
