@@ -19,9 +19,16 @@ def metres_per_unit(crs: CRS) -> float:
     return float(crs.axis_info[0].unit_conversion_factor)
 
 
-def _through(transformer: Transformer) -> GeometryOp:
+def _through(transformer: Transformer, near_lon: float | None = None) -> GeometryOp:
+    """Geometries through `transformer`; with `near_lon`, longitudes out of it are taken within 180° of it, so a
+    geometry across the antimeridian stays in one piece (longitudes beyond ±180 rather than a ring round the
+    globe)."""
+
     def coords(xy: np.ndarray) -> np.ndarray:
-        return np.column_stack(transformer.transform(*xy.T))
+        out = np.column_stack(transformer.transform(*xy.T))
+        if near_lon is not None:
+            out[:, 0] = near_lon + (out[:, 0] - near_lon + 180.0) % 360.0 - 180.0
+        return out
 
     return lambda geometry: shapely.transform(geometry, coords, include_z=None)
 
@@ -32,7 +39,7 @@ def _local(crs: CRS, lon: float, lat: float) -> tuple[GeometryOp, GeometryOp]:
     local = ProjectedCRS(conversion=conversion, geodetic_crs=crs.geodetic_crs)
     into = Transformer.from_crs(crs, local, always_xy=True)
     back = Transformer.from_crs(local, crs, always_xy=True)
-    return _through(into), _through(back)
+    return _through(into), _through(back, lon)
 
 
 def in_metres(crs: CRS, op: GeometryOp) -> GeometryOp:

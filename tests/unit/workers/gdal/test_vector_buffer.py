@@ -40,6 +40,16 @@ def test_a_metre_buffer_on_a_geographic_layer_has_the_geodesic_area(
     assert (result.units, result.warnings) == ("metres", [])
 
 
+def test_a_metre_buffer_across_the_antimeridian_stays_in_one_piece(make_vector: VectorFactory, ctx: JobContext) -> None:
+    make_vector("pts.gpkg", [shapely.Point(179.9995, 10.0), shapely.Point(-179.9998, -10.0)])
+
+    vector_buffer(VectorBufferArgs(uri="pts.gpkg", output="buf.gpkg", distance=500), ctx)
+
+    buffers = read(ctx.roots[0] / "buf.gpkg")
+    assert [geodesic_area(g) for g in buffers] == pytest.approx([np.pi * 500**2] * 2, rel=0.01)
+    assert (shapely.bounds(buffers)[:, 2] - shapely.bounds(buffers)[:, 0] < 0.02).all()  # not round the globe
+
+
 def test_a_metre_buffer_of_a_line_is_500_m_from_it_geodesically(make_vector: VectorFactory, ctx: JobContext) -> None:
     line = shapely.LineString([(24.0, 60.0), (24.05, 60.02), (24.1, 60.0)])
     make_vector("line.gpkg", [line])
