@@ -34,6 +34,8 @@ class Layer:
     fields: list[str]
     columns: list[np.ndarray]
     geometry: np.ndarray
+    spatial: bool = True
+    """False for a table without a geometry column (a CSV, a GeoPackage attribute table): its rows have none."""
 
     def where(self, keep: np.ndarray) -> "Layer":
         """The features where `keep` is true."""
@@ -41,7 +43,10 @@ class Layer:
 
     def with_geometry(self) -> tuple["Layer", int]:
         """The features whose geometry is neither missing nor empty, and how many were left out: the one rule of
-        the vector tools, which write no feature without a geometry."""
+        the vector tools, which write no feature without a geometry. A table without a geometry column keeps its
+        rows."""
+        if not self.spatial:
+            return self, 0
         present = ~(shapely.is_missing(self.geometry) | shapely.is_empty(self.geometry))
         return self.where(present), int(len(present) - present.sum())
 
@@ -92,7 +97,8 @@ def read_layer(
         ctx.progress(min(skip + CHUNK_FEATURES, total), total, f"read {min(skip + CHUNK_FEATURES, total)}/{total}")
     columns = [np.concatenate([p[1][i] for p in parts]) for i in range(len(meta["fields"]))]
     geometry = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, dtype=object)
-    return Layer(name, str(info["driver"]), info["crs"], list(meta["fields"]), columns, geometry)
+    spatial = info["geometry_type"] is not None
+    return Layer(name, str(info["driver"]), info["crs"], list(meta["fields"]), columns, geometry, spatial)
 
 
 def output_driver(driver: str | None, output: Path) -> str:
@@ -183,13 +189,13 @@ def write_layer(
         JobFailed: `gdal.write_failed`.
     """
     fields, renamed = _reserved_renamed(layer, driver)
-    kind = geometry_type(layer.geometry)
-    wkb = np.array(shapely.to_wkb(layer.geometry), dtype=object)
+    kind = geometry_type(layer.geometry) if layer.spatial else None
+    wkb = np.array(shapely.to_wkb(layer.geometry), dtype=object) if layer.spatial else None  # a table: no column
     options = {"encoding": encoding} if driver == "ESRI Shapefile" and encoding else {}
     target = Path(pinned(target, "output"))  # written in the folder that was checked
     with atomic_output(target, fence) as tmp, writing():  # a Shapefile's .shx/.dbf/.prj/.cpg go with it
         pyogrio.raw.write(
             tmp, wkb, layer.columns, fields, layer=target.stem, driver=driver, geometry_type=kind,
-            crs=crs, promote_to_multi=kind.startswith("Multi") or None, **options,
+            crs=crs, promote_to_multi=(kind or "").startswith("Multi") or None, **options,
         )  # fmt: skip
     return renamed

@@ -172,3 +172,12 @@ def test_an_empty_result_is_an_empty_layer(make_vector: VectorFactory, ctx: JobC
 
     assert (result.feature_count, result.empty_dropped, result.geometry_type) == (0, 0, None)
     assert pyogrio.read_info(ctx.roots[0] / "o.gpkg")["features"] == 0
+
+
+def test_a_table_without_a_geometry_column_keeps_its_rows(ctx: JobContext) -> None:
+    (ctx.roots[0] / "table.csv").write_text("name,value\na,1\nb,2\n")
+
+    result = vector_convert(VectorConvertArgs(uri="table.csv", output="table.gpkg"), ctx)
+
+    assert (result.feature_count, result.empty_dropped) == (2, 0)
+    assert pyogrio.read_dataframe(ctx.roots[0] / "table.gpkg")["name"].tolist() == ["a", "b"]
