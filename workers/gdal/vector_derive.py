@@ -9,7 +9,7 @@ from pyproj import CRS, Geod, Transformer
 
 from schemas.tools.vector import VectorGeometryArgs, VectorGeometryResult, VectorMeasureArgs, VectorMeasureResult
 from workers.gdal.errors import reading
-from workers.gdal.vector_io import GeometryOp, layer_name, of_dimension, read_layer
+from workers.gdal.vector_io import GeometryOp, layer_name, no_geometry, of_dimension, read_layer
 from workers.gdal.vector_ops import paths, written
 from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
@@ -89,16 +89,20 @@ def vector_measure(args: VectorMeasureArgs, ctx: JobContext) -> VectorMeasureRes
     """Write the layer with each feature's geodesic area, length and perimeter on its CRS's ellipsoid.
 
     Raises:
-        JobFailed: as `vector_geometry`, plus `crs.missing` for a layer without a CRS.
+        JobFailed: as `vector_geometry`, plus `crs.missing` for a layer without a CRS, `layer.no_geometry` for a
+            table.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
     src, dst, driver = paths(args, ctx)
+    name = layer_name(src, args.layer)
     with reading(src):
-        crs = pyogrio.read_info(pinned(src), layer=layer_name(src, args.layer))["crs"]
-    if crs is None:
+        info = pyogrio.read_info(pinned(src), layer=name)
+    if info["geometry_type"] is None:
+        raise no_geometry(name)
+    if info["crs"] is None:
         raise JobFailed("crs.missing", "uri: the layer has no CRS, so it has no ellipsoid to measure on", field="uri")
-    geod, geographic = _to_geographic(CRS(crs))
-    layer = read_layer(src, args.layer, ctx)
+    geod, geographic = _to_geographic(CRS(info["crs"]))
+    layer = read_layer(src, name, ctx)
     kept, _ = layer.with_geometry()
     measures = np.array([_measured(geod, g) for g in geographic(kept.geometry).tolist()]).reshape(-1, 3)
     fields, columns = list(layer.fields), list(layer.columns)

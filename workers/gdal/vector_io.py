@@ -66,6 +66,15 @@ def layer_name(path: Path, layer: str | None, field: str = "uri") -> str:
     return layer if layer is not None else names[0]
 
 
+def no_geometry(layer: str, field: str = "uri") -> JobFailed:
+    """The error for a geometry operation asked of a table without a geometry column."""
+    return JobFailed(
+        "layer.no_geometry",
+        f"{field}: layer {layer!r} has no geometry column (a table: only vector_convert copies it)",
+        field=field,
+    )
+
+
 def read_layer(
     path: Path,
     layer: str | None,
@@ -78,12 +87,15 @@ def read_layer(
     `counted` is given the layer's feature count before a feature is read (where a bound refuses it).
 
     Raises:
-        JobFailed: the file cannot be read, or the layer does not exist (or what `counted` raises).
+        JobFailed: the file cannot be read, the layer does not exist, `op` is given for a table without geometries
+            (or what `counted` raises).
         JobCancelled: the call was cancelled between chunks.
     """
     name = layer_name(path, layer, field)
     with reading(path, field):
         info = pyogrio.read_info(pinned(path, field), layer=name, force_feature_count=True)
+    if op is not None and info["geometry_type"] is None:
+        raise no_geometry(name, field)
     total, parts = max(int(info["features"]), 0), []
     if counted is not None:
         counted(total)

@@ -20,6 +20,7 @@ from schemas.tools.vector import (
     VectorSimplifyArgs,
 )
 from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 from workers.tools.vector import (
     vector_buffer,
     vector_clip,
@@ -124,20 +125,18 @@ def test_an_integer_fid_is_the_geopackage_feature_id_and_is_not_renamed(ctx: Job
 SHAPES = [shapely.box(0, 0, 1, 1), None, shapely.Polygon(), WITH_HOLE]
 
 
-def runs(ctx: JobContext) -> dict[str, Callable[[], VectorResult]]:
+def runs(ctx: JobContext, src: str = "src.gpkg") -> dict[str, Callable[[], VectorResult]]:
     return {
-        "convert": lambda: vector_convert(VectorConvertArgs(uri="src.gpkg", output="o.fgb"), ctx),
+        "convert": lambda: vector_convert(VectorConvertArgs(uri=src, output="o.fgb"), ctx),
         "reproject": lambda: vector_reproject(
-            VectorReprojectArgs(uri="src.gpkg", output="o.fgb", dst_crs="EPSG:3857", src_crs="EPSG:32633"), ctx
+            VectorReprojectArgs(uri=src, output="o.fgb", dst_crs="EPSG:3857", src_crs="EPSG:32633"), ctx
         ),
-        "clip": lambda: vector_clip(VectorClipArgs(uri="src.gpkg", output="o.fgb", bounds=[-1, -1, 9, 9]), ctx),
-        "buffer": lambda: vector_buffer(VectorBufferArgs(uri="src.gpkg", output="o.fgb", distance=0.1), ctx),
-        "simplify": lambda: vector_simplify(VectorSimplifyArgs(uri="src.gpkg", output="o.fgb", tolerance=0.1), ctx),
-        "snap": lambda: vector_simplify(VectorSimplifyArgs(uri="src.gpkg", output="o.fgb", grid_size=0.5), ctx),
-        "geometry": lambda: vector_geometry(
-            VectorGeometryArgs(uri="src.gpkg", output="o.fgb", operation="centroid"), ctx
-        ),
-        "measure": lambda: vector_measure(VectorMeasureArgs(uri="src.gpkg", output="o.fgb"), ctx),
+        "clip": lambda: vector_clip(VectorClipArgs(uri=src, output="o.fgb", bounds=[-1, -1, 9, 9]), ctx),
+        "buffer": lambda: vector_buffer(VectorBufferArgs(uri=src, output="o.fgb", distance=0.1), ctx),
+        "simplify": lambda: vector_simplify(VectorSimplifyArgs(uri=src, output="o.fgb", tolerance=0.1), ctx),
+        "snap": lambda: vector_simplify(VectorSimplifyArgs(uri=src, output="o.fgb", grid_size=0.5), ctx),
+        "geometry": lambda: vector_geometry(VectorGeometryArgs(uri=src, output="o.fgb", operation="centroid"), ctx),
+        "measure": lambda: vector_measure(VectorMeasureArgs(uri=src, output="o.fgb"), ctx),
     }
 
 
@@ -181,3 +180,14 @@ def test_a_table_without_a_geometry_column_keeps_its_rows(ctx: JobContext) -> No
 
     assert (result.feature_count, result.empty_dropped) == (2, 0)
     assert pyogrio.read_dataframe(ctx.roots[0] / "table.gpkg")["name"].tolist() == ["a", "b"]
+
+
+@pytest.mark.parametrize("tool", ["reproject", "clip", "buffer", "simplify", "geometry", "measure"])
+def test_a_geometry_operation_on_a_table_fails_naming_uri(ctx: JobContext, tool: str) -> None:
+    (ctx.roots[0] / "src.csv").write_text("name,value\na,1\n")
+
+    with pytest.raises(JobFailed) as failed:
+        runs(ctx, "src.csv")[tool]()
+
+    assert (failed.value.code, failed.value.field) == ("layer.no_geometry", "uri")
+    assert sorted(p.name for p in ctx.roots[0].iterdir()) == ["src.csv"]
