@@ -122,7 +122,8 @@ def vector_reproject(args: VectorReprojectArgs, ctx: JobContext) -> VectorReproj
     """Transform a layer's coordinates into `args.dst_crs` with PROJ, chunk by chunk.
 
     Raises:
-        JobFailed: as `vector_convert`, plus an unknown, missing or untransformable CRS.
+        JobFailed: as `vector_convert`, plus an unknown, missing or untransformable CRS, and `layer.no_geometry`
+            for a table without a geometry column.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
     src, dst, driver = paths(args, ctx)
@@ -193,7 +194,8 @@ def vector_clip(args: VectorClipArgs, ctx: JobContext) -> VectorClipResult:
     feature's own dimension (a polygon's shared edges and corners are not kept).
 
     Raises:
-        JobFailed: as `vector_convert`, plus an unreadable or non-polygonal mask.
+        JobFailed: as `vector_convert`, plus an unreadable or non-polygonal mask, and `layer.no_geometry` for a
+            table without a geometry column.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
     src, dst, driver = paths(args, ctx)
@@ -232,7 +234,7 @@ def vector_buffer(args: VectorBufferArgs, ctx: JobContext) -> VectorBufferResult
     the buffers into one feature when asked.
 
     Raises:
-        JobFailed: as `vector_convert`.
+        JobFailed: as `vector_convert`, plus `layer.no_geometry` for a table without a geometry column.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
     src, dst, driver = paths(args, ctx)
@@ -240,13 +242,11 @@ def vector_buffer(args: VectorBufferArgs, ctx: JobContext) -> VectorBufferResult
         crs_text = pyogrio.read_info(pinned(src), layer=layer_name(src, args.layer))["crs"]
     op, units, warnings = _buffer_units(args, CRS(crs_text) if crs_text else None)
     layer = read_layer(src, args.layer, ctx, op)
+    dropped = layer.with_geometry()[1]
     if args.dissolve:
-        dropped = int((shapely.is_missing(layer.geometry) | shapely.is_empty(layer.geometry)).sum())
         merged = shapely.union_all(layer.geometry[~shapely.is_missing(layer.geometry)])
-        layer = Layer(layer.name, layer.driver, layer.crs, [], [], np.array([merged], dtype=object))
-    described = written(layer, dst, driver, ctx, None)[1]
-    if args.dissolve:
-        described["empty_dropped"] += dropped
+        layer = replace(layer, fields=[], columns=[], geometry=np.array([merged], dtype=object))
+    described = {**written(layer, dst, driver, ctx, None)[1], "empty_dropped": dropped}  # the features, not the union
     settings = {"buffer_distance": args.distance, "units": units, "resolution": args.resolution}
     return VectorBufferResult(**settings, dissolved=args.dissolve, warnings=warnings, **described)
 
@@ -278,7 +278,7 @@ def vector_simplify(args: VectorSimplifyArgs, ctx: JobContext) -> VectorSimplify
     """Reduce vertex counts with Douglas–Peucker (GEOS) or Visvalingam–Whyatt, then snap to `args.grid_size`.
 
     Raises:
-        JobFailed: as `vector_convert`.
+        JobFailed: as `vector_convert`, plus `layer.no_geometry` for a table without a geometry column.
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
     counts = [0, 0, 0]

@@ -131,6 +131,15 @@ def test_dissolve_merges_every_buffer_into_one_feature(make_vector: VectorFactor
     assert pyogrio.read_info(ctx.roots[0] / "b.gpkg")["fields"].tolist() == []
 
 
+def test_dissolving_buffers_that_all_vanish_writes_an_empty_layer(make_vector: VectorFactory, ctx: JobContext) -> None:
+    make_vector("pts.gpkg", [shapely.Point(500_000, 0), None], crs="EPSG:32633")
+
+    args = VectorBufferArgs(uri="pts.gpkg", output="b.gpkg", distance=-5, dissolve=True)
+    result = vector_buffer(args, ctx)
+
+    assert (result.feature_count, result.empty_dropped) == (0, 2)
+
+
 def test_dissolve_in_metres_on_a_geographic_layer(make_vector: VectorFactory, ctx: JobContext) -> None:
     to_utm = Transformer.from_crs("EPSG:32632", "EPSG:4326", always_xy=True)
     points = [shapely.Point(*to_utm.transform(500_000 + dx, 5_400_000)) for dx in (0, 300)]
