@@ -56,22 +56,19 @@ class VectorClipArgs(VectorWriteArgs):
 
 class VectorBufferArgs(VectorWriteArgs):
     distance: float
-    """Buffer distance in `units`; negative shrinks (polygons only: points and lines vanish)."""
+    """Buffer distance in `units`; negative shrinks polygons."""
     units: Literal["metres", "crs"] = "metres"
-    """`metres`: metres on any CRS (a geographic layer is buffered in an azimuthal equidistant projection centred
-    near each feature, a projected one in its own unit scaled to metres); `crs`: the layer's own units (degrees in
-    a geographic CRS)."""
+    """metres on any CRS (geographic too), or the CRS's own units."""
     resolution: int = Field(default=16, ge=4, le=64)
     """Segments per quarter circle."""
     cap_style: Literal["round", "flat", "square"] = "round"
-    """Ends of buffered lines: round, flat (cut at the end point) or square (extended by the distance)."""
+    """Ends of buffered lines."""
     join_style: Literal["round", "mitre", "bevel"] = "round"
-    """Corners: round, mitre (sharp, up to `mitre_limit`) or bevel (cut off)."""
+    """Corners."""
     mitre_limit: float = Field(default=5.0, gt=0)
-    """With `join_style` mitre: the longest a corner may reach, as a multiple of the distance; beyond it the
-    corner is bevelled."""
+    """Longest mitre, as a multiple of the distance."""
     dissolve: bool = False
-    """Merge every buffer into one feature (without attributes); else one buffer per feature, attributes kept."""
+    """Merge all buffers into one feature without attributes."""
 
     @model_validator(mode="after")
     def _non_zero(self) -> Self:
@@ -83,13 +80,12 @@ class VectorBufferArgs(VectorWriteArgs):
 class VectorSimplifyArgs(VectorWriteArgs):
     tolerance: Annotated[float, Field(ge=0)] = 0.0
     """Douglas–Peucker: largest distance a removed vertex may lie from the line, in CRS units. Visvalingam–Whyatt:
-    triangles smaller than tolerance² are removed. 0: no simplification (with `grid_size`, only the snap)."""
+    triangles smaller than tolerance² are removed. 0: only snap to `grid_size`."""
     method: Literal["douglas-peucker", "visvalingam"] = "douglas-peucker"
     preserve_topology: bool = True
     """Keep geometries valid (no self-intersections, no collapsed rings)."""
     grid_size: Annotated[float, Field(gt=0)] | None = None
-    """After simplifying, snap every vertex to a grid of this size in CRS units (GEOS precision reduction: the
-    result stays valid; parts narrower than a cell collapse and are dropped)."""
+    """Then snap vertices to a grid of this size (CRS units); results stay valid."""
 
     @model_validator(mode="after")
     def _something_to_do(self) -> Self:
@@ -100,9 +96,8 @@ class VectorSimplifyArgs(VectorWriteArgs):
 
 class VectorGeometryArgs(VectorWriteArgs):
     operation: Literal["centroid", "representative_point", "convex_hull", "envelope", "make_valid"]
-    """centroid: the centre of mass (in the layer's CRS plane: reproject a geographic layer for large features);
-    representative_point: a point guaranteed inside; convex_hull; envelope: the bounding box; make_valid: invalid
-    geometries repaired, keeping their own dimension (collapsed parts are dropped)."""
+    """representative_point: a point surely inside; envelope: the bounding box; make_valid keeps each geometry's
+    dimension."""
 
 
 class VectorMeasureArgs(VectorWriteArgs):
@@ -119,10 +114,9 @@ class VectorResult(ToolResult):
     """minx, miny, maxx, maxy of the output."""
     crs: str | None = None
     empty_dropped: int = 0
-    """Features not written because their geometry was missing or empty, in the source or after the operation."""
+    """Features not written: no or an empty geometry."""
     renamed_fields: dict[str, str] = Field(default_factory=dict)
-    """Fields written under another name because the output format reserves theirs (old → new): a GeoPackage's
-    `fid` is its integer feature id, so a text `fid` (as GML has) is written as `source_fid`."""
+    """Fields renamed as the format needs (old → new)."""
 
     def summary(self) -> str:
         said = f"wrote {self.feature_count} {self.geometry_type or ''} features to {self.output.path}"
@@ -169,7 +163,7 @@ class VectorSimplifyResult(VectorResult):
     preserve_topology: bool
     grid_size: float | None = None
     repaired: int = 0
-    """Invalid geometries made valid (GEOS make_valid) before snapping to the grid, which needs valid input."""
+    """Invalid geometries made valid before snapping."""
     vertices_before: int
     vertices_after: int
 
@@ -185,9 +179,7 @@ class VectorGeometryResult(VectorResult):
 
 class VectorMeasureResult(VectorResult):
     fields_added: list[str]
-    """`area_m2` (polygons; 0 otherwise), `length_m` (lines; 0 otherwise), `perimeter_m` (polygons, holes included;
-    0 otherwise): on the CRS's ellipsoid (geodesics), whatever its projection. Existing fields of those names are
-    replaced."""
+    """area_m2, length_m, perimeter_m (0 where they do not apply); same-named fields replaced."""
     total_area_m2: float
     total_length_m: float
 
@@ -252,9 +244,8 @@ VECTOR_CLIP = _spec(
 VECTOR_BUFFER = _spec(
     "vector_buffer",
     "Buffer vector features",
-    "Grow (or, with a negative distance, shrink) every geometry by a distance in metres, on a geographic CRS as "
-    "on a projected one (or in CRS units when asked), with end-cap and corner styles and an optional dissolve. "
-    "Use it for proximity zones.",
+    "Grow (or, with a negative distance, shrink) every geometry by a distance in metres on any CRS, with cap and "
+    "corner styles and an optional dissolve. Use it for proximity zones.",
     VectorBufferArgs,
     VectorBufferResult,
     examples=({"uri": "wells.gpkg", "output": "wells_500m.gpkg", "distance": 500},),
@@ -272,9 +263,8 @@ VECTOR_SIMPLIFY = _spec(
 VECTOR_GEOMETRY = _spec(
     "vector_geometry",
     "Derive geometries",
-    "Replace every geometry by its centroid, a representative point inside it, its convex hull, its bounding box, "
-    "or its valid repair (make_valid), keeping the attributes. Use it for label points, footprints or to fix "
-    "invalid polygons before an overlay.",
+    "Replace every geometry by its centroid, a point inside it, its convex hull, its bounding box or its valid "
+    "repair, attributes kept. Use it for label points, footprints or to fix invalid polygons.",
     VectorGeometryArgs,
     VectorGeometryResult,
     examples=({"uri": "lakes.gpkg", "output": "lake_points.gpkg", "operation": "representative_point"},),
@@ -282,9 +272,8 @@ VECTOR_GEOMETRY = _spec(
 VECTOR_MEASURE = _spec(
     "vector_measure",
     "Measure geometries geodesically",
-    "Add each feature's area in m², length and perimeter in m, measured on the ellipsoid (geodesics, as "
-    "pyproj.Geod), on a geographic or a projected layer alike. Use it for true areas and lengths without choosing "
-    "an equal-area or equidistant projection.",
+    "Add each feature's area (m²), length and perimeter (m) measured on the ellipsoid, whatever the CRS. Use it "
+    "for true areas and lengths without choosing an equal-area projection.",
     VectorMeasureArgs,
     VectorMeasureResult,
     examples=({"uri": "districts.gpkg", "output": "districts_measured.gpkg"},),
