@@ -13,7 +13,7 @@ TOOLSETS: dict[str, str] = {
     "vector": "Read, convert, reproject, clip, buffer, simplify and measure vector layers; derive geometries; "
     "filter and calculate fields; query layers with SQL.",
     "analysis": "Between rasters and vectors: zonal statistics, polygonize, rasterize, contours.",
-    "previews": "Look at data: PNG quicklooks of rasters and vectors, COG validation.",
+    "previews": "Look at data: quicklooks of rasters and vectors, COG validation.",
     "preflight": "Store the justifications a gated call asks for (`persist_justification(s)`).",
     "llm": "`ask`: a question to the server's model, which may call the read-only tools.",
     "workflows": "Guided workflows and chain-of-thought steps (`start_workflow`, `startChainOfThought`, …).",
