@@ -1,0 +1,12 @@
+"""The vector analysis tools' jobs (`schemas/tools/overlay.py`): overlay, dissolve and spatial joins."""
+
+from schemas.tools.overlay import VECTOR_OVERLAY, VectorOverlayArgs, VectorOverlayResult
+from workers.jobkit.context import JobContext
+from workers.jobs import job
+from workers.vector import overlay
+
+
+@job(VECTOR_OVERLAY)
+def vector_overlay(args: VectorOverlayArgs, ctx: JobContext) -> VectorOverlayResult:
+    """Cut two layers against each other: intersection, union, difference, symmetric difference or identity."""
+    return overlay.vector_overlay(args, ctx)

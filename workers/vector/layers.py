@@ -1,0 +1,205 @@
+"""Whole layers as GeoDataFrames for the analysis tools: read through pyogrio with Arrow from checked workspace
+paths, bounded in features, invalid geometries refused with their count or repaired, a second layer moved into the
+first one's CRS, fields checked by name, and the result written to a temporary file renamed into place."""
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pyogrio
+import shapely
+from pyproj import CRS
+
+from schemas.tools import limits as bounds
+from schemas.tools.base import Reprojection
+from schemas.tools.overlay import LayerWriteArgs
+from workers.gdal.errors import reading, writing
+from workers.gdal.outputs import file_ref
+from workers.gdal.vector_io import geometry_type, layer_name, output_driver
+from workers.jobkit.confine import pinned
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import atomic_output, output_path, resolve_in_workspace
+from workers.jobkit.limits import exceeded, limits_of
+
+GEOMETRY = "geometry"
+
+
+@dataclass
+class Input:
+    """One input layer in memory and what reading it found."""
+
+    frame: gpd.GeoDataFrame
+    field: str
+    """The argument that named it (`uri`, `other`): errors about it name that."""
+    geometry_type: str
+    """The layer's declared geometry type (what an empty result is written as)."""
+    repaired: int = 0
+
+
+@dataclass
+class Target:
+    """Where the result goes, checked before any input is read."""
+
+    path: Path
+    driver: str
+    reprojected: list[Reprojection] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def target(args: LayerWriteArgs, ctx: JobContext) -> Target:
+    """The checked output path and its driver.
+
+    Raises:
+        JobFailed: a path outside the workspace, an existing output without `overwrite`, an unknown driver.
+    """
+    path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
+    return Target(path, output_driver(args.driver, path))
+
+
+def _layer(path: Path, layer: str | None, field: str, layer_field: str) -> str:
+    try:
+        return layer_name(path, layer, field)
+    except JobFailed as exc:
+        if exc.code != "layer.not_found" or layer_field == "layer":
+            raise
+        raise JobFailed(exc.code, f"{layer_field}: {layer!r} is not a layer of {field}", field=layer_field) from exc
+
+
+def read_input(
+    uri: str, layer: str | None, ctx: JobContext, *, field: str, layer_field: str, make_valid: bool
+) -> Input:
+    """Read one layer whole (Arrow), refusing more than `GEOGATE_LIMIT_FEATURES` features before reading them.
+
+    Raises:
+        JobFailed: path, read and layer errors naming `field` / `layer_field`; `limit.features`;
+            `geometry.invalid` (invalid geometries and `make_valid` false).
+    """
+    path = resolve_in_workspace(uri, ctx.roots, field=field)
+    name = _layer(path, layer, field, layer_field)
+    with reading(path, field):
+        info = pyogrio.read_info(pinned(path, field), layer=name, force_feature_count=True)
+    count = max(int(info["features"]), 0)
+    if count > limits_of(ctx.settings).features:
+        raise exceeded(bounds.LAYER_FEATURES, field, f"the layer has {count:,} features", ctx.settings)
+    with reading(path, field):
+        frame = pyogrio.read_dataframe(pinned(path, field), layer=name, use_arrow=True)
+    if not isinstance(frame, gpd.GeoDataFrame):
+        raise JobFailed("gdal.not_geospatial", f"{field}: layer {name!r} has no geometry", field=field)
+    frame = frame.rename_geometry(GEOMETRY) if frame.geometry.name != GEOMETRY else frame
+    read = Input(frame, field, str(info.get("geometry_type") or "Unknown"))
+    return _validated(read, make_valid)
+
+
+def _validated(read: Input, make_valid: bool) -> Input:
+    geometry = read.frame.geometry.values.to_numpy()
+    bad = ~shapely.is_missing(geometry) & ~shapely.is_valid(geometry)
+    if not bad.any():
+        return read
+    if not make_valid:
+        first = int(np.flatnonzero(bad)[0])
+        reason = shapely.is_valid_reason(geometry[first])
+        raise JobFailed(
+            "geometry.invalid",
+            f"{read.field}: {int(bad.sum())} of {len(geometry)} geometries are invalid (feature {first}: {reason}); "
+            "pass make_valid=true to repair them",
+            field=read.field,
+        )
+    repaired = geometry.copy()
+    repaired[bad] = [_same_dimension(shapely.make_valid(g), shapely.get_dimensions(g)) for g in geometry[bad]]
+    frame = read.frame.set_geometry(gpd.GeoSeries(repaired, index=read.frame.index, crs=read.frame.crs))
+    return Input(frame, read.field, read.geometry_type, int(bad.sum()))
+
+
+def _same_dimension(geometry: shapely.Geometry, dimension: int) -> shapely.Geometry | None:
+    """The parts of a repaired geometry of the original's dimension (no stray lines from a collapsed ring)."""
+    if geometry.geom_type != "GeometryCollection":
+        return geometry if shapely.get_dimensions(geometry) == dimension else None
+    parts = [p for p in shapely.get_parts(geometry) if shapely.get_dimensions(p) == dimension]
+    return shapely.union_all(parts) if parts else None
+
+
+def aligned(first: Input, second: Input, out: Target) -> gpd.GeoDataFrame:
+    """`second`'s frame in `first`'s CRS; a move is recorded in `out.reprojected`, a layer without CRS in
+    `out.warnings`."""
+    a, b = first.frame.crs, second.frame.crs
+    if a is None or b is None:
+        if (a is None) != (b is None):
+            lacking = first.field if a is None else second.field
+            out.warnings.append(f"{lacking} has no CRS: its coordinates are taken as the other layer's")
+        return second.frame.set_crs(a, allow_override=True) if b is not None or a is not None else second.frame
+    if CRS(a) == CRS(b):
+        return second.frame.set_crs(a, allow_override=True)
+    out.reprojected.append(Reprojection(input=second.field, from_crs=_crs_text(b), to_crs=_crs_text(a)))
+    return second.frame.to_crs(a)
+
+
+def _crs_text(crs: Any) -> str:
+    return str(crs.to_string())
+
+
+def check_fields(read: Input, names: list[str], arg: str) -> None:
+    """Refuse names that are not attribute fields of the layer.
+
+    Raises:
+        JobFailed: `field.not_found`, on `arg`, naming the field and the layer's fields.
+    """
+    fields = [c for c in read.frame.columns if c != GEOMETRY]
+    for name in names:
+        if name not in fields:
+            raise JobFailed(
+                "field.not_found",
+                f"{arg}: {name!r} is not a field of {read.field}; its fields are {fields}",
+                field=arg,
+            )
+
+
+def suffixed(first: Input, second: gpd.GeoDataFrame, suffixes: tuple[str, str]) -> tuple[gpd.GeoDataFrame, ...]:
+    """Both frames with the attribute names they share renamed with `suffixes`.
+
+    Raises:
+        JobFailed: `field.clash` (on `suffixes`) when a renamed field would take the name of another.
+    """
+    left = [c for c in first.frame.columns if c != GEOMETRY]
+    right = [c for c in second.columns if c != GEOMETRY]
+    shared = set(left) & set(right)
+    new_left = {c: c + suffixes[0] if c in shared else c for c in left}
+    new_right = {c: c + suffixes[1] if c in shared else c for c in right}
+    names = list(new_left.values()) + list(new_right.values())
+    if len(set(names)) != len(names):
+        clash = sorted({n for n in names if names.count(n) > 1})
+        message = f"suffixes: the renamed fields would clash with others: {clash}; choose other suffixes"
+        raise JobFailed("field.clash", message, field="suffixes")
+    return first.frame.rename(columns=new_left), second.rename(columns=new_right)
+
+
+def write_result(frame: gpd.GeoDataFrame, out: Target, ctx: JobContext, empty_type: str) -> dict[str, Any]:
+    """Write `frame` to `out` through a temporary file renamed into place; the fields every result shares.
+
+    Raises:
+        JobFailed: `limit.features` (too many output features), `gdal.write_failed`.
+    """
+    if len(frame) > limits_of(ctx.settings).features:
+        raise exceeded(bounds.LAYER_FEATURES, "output", f"the result has {len(frame):,} features", ctx.settings)
+    frame = frame.reset_index(drop=True)
+    geometry = frame.geometry.values.to_numpy()
+    present = geometry[~shapely.is_missing(geometry)]
+    kind = geometry_type(geometry) if len(present) else empty_type.removesuffix(" Z").replace("Unknown", "Unknown")
+    pinned_target = Path(pinned(out.path, "output"))
+    with atomic_output(pinned_target, ctx.fence) as tmp, writing():
+        pyogrio.write_dataframe(
+            frame, tmp, layer=out.path.stem, driver=out.driver, geometry_type=kind, promote_to_multi=None
+        )
+    box = shapely.total_bounds(present).tolist() if len(present) else []
+    return {
+        "output": file_ref(out.path, out.driver),
+        "feature_count": len(frame),
+        "geometry_type": kind if len(present) else None,
+        "bounds": box if box and not any(math.isnan(b) for b in box) else None,
+        "crs": _crs_text(frame.crs) if frame.crs is not None else None,
+        "reprojected": out.reprojected,
+        "warnings": out.warnings,
+    }
