@@ -156,3 +156,12 @@ VECTOR_OVERLAY = _spec(
     VectorOverlayResult,
     {"uri": "parcels.gpkg", "other": "flood_zones.gpkg", "output": "parcels_flooded.gpkg", "how": "intersection"},
 )
+VECTOR_DISSOLVE = _spec(
+    "vector_dissolve",
+    "Dissolve vector features",
+    "Merge the features that share the values of some fields (or all of them) into one, with aggregates of the "
+    "other fields (first, count, sum, mean, min, max, list). Use it to build regions from parts.",
+    VectorDissolveArgs,
+    VectorDissolveResult,
+    {"uri": "counties.gpkg", "output": "states.gpkg", "by": ["state"], "aggregates": {"pop": ["sum"]}},
+)
