@@ -31,17 +31,16 @@ class LayerWriteArgs(GeoArgs):
     overwrite: bool = False
     """Replace `output` if it exists."""
     make_valid: bool = False
-    """Repair invalid geometries (GEOS make-valid, keeping each geometry's dimension) and count them in the result;
-    when false an input with invalid geometries is refused with their count."""
+    """Repair invalid geometries (counted); false refuses them, with their count."""
 
 
 class TwoLayerArgs(LayerWriteArgs):
     other: Uri
-    """The second vector dataset (a workspace path); moved into the first one's CRS when its CRS differs."""
+    """Second vector dataset (a workspace path); reprojected to `uri`'s CRS when it differs."""
     other_layer: str | None = Field(default=None, max_length=256)
     """Layer of `other`; its first layer when omitted."""
-    suffixes: tuple[str, str] = ("_1", "_2")
-    """Added to an attribute name both layers have: the first layer's, the second's."""
+    suffixes: list[str] = Field(default=["_1", "_2"], min_length=2, max_length=2)
+    """Appended to the attribute names both layers have (`uri`'s, `other`'s)."""
 
     @model_validator(mode="after")
     def _distinct_suffixes(self) -> Self:
@@ -52,38 +51,35 @@ class TwoLayerArgs(LayerWriteArgs):
 
 class VectorOverlayArgs(TwoLayerArgs):
     how: Literal["intersection", "union", "difference", "symmetric_difference", "identity"] = "intersection"
-    """intersection: where both are; union: everywhere either is, cut where they overlap; difference: the first
-    minus the second; symmetric_difference: where exactly one is; identity: the first, cut by the second."""
+    """difference: `uri` minus `other`; identity: `uri` cut by `other`; symmetric_difference: where only one is."""
     keep_geom_type: bool = True
-    """Keep only results of the first layer's geometry dimension (no stray lines or points where polygons touch)."""
+    """Keep only results of `uri`'s dimension (no stray edges where polygons touch)."""
 
 
 class VectorDissolveArgs(LayerWriteArgs):
     by: list[FieldName] = Field(default_factory=list, max_length=32)
-    """Fields whose equal values make one feature; none merges the whole layer into one feature."""
+    """Fields whose equal values make one feature; none: the whole layer into one."""
     aggregates: dict[FieldName, list[Aggregate]] = Field(default_factory=dict, max_length=256)
-    """Per field, the aggregates to write, each as `<field>_<aggregate>` (`pop: ["sum", "max"]` → `pop_sum`,
-    `pop_max`). Fields not named here or in `by` are left out."""
+    """Per field, aggregates written as `<field>_<aggregate>` (`pop: ["sum"]` → `pop_sum`); other fields are dropped."""
 
 
 class VectorJoinArgs(TwoLayerArgs):
     mode: Literal["predicate", "nearest"] = "predicate"
-    """predicate: pair features where `predicate` holds; nearest: pair each feature with its `k` nearest in `other`."""
+    """predicate: pairs where `predicate` holds; nearest: each feature's `k` nearest in `other`."""
     predicate: Literal["intersects", "within", "contains", "overlaps", "touches", "crosses", "covers", "dwithin"] = (
         "intersects"
     )
-    """The relation of a feature of `uri` to one of `other` (mode predicate); dwithin takes `distance`."""
+    """`uri`'s feature in relation to `other`'s; dwithin needs `distance`."""
     distance: float | None = Field(default=None, ge=0)
-    """dwithin: the distance, in the first layer's CRS units; nearest: the largest distance searched (none: any)."""
+    """dwithin's distance, or nearest's search limit, in `uri`'s CRS units."""
     how: Literal["inner", "left"] = "inner"
-    """inner keeps the features of `uri` that matched; left keeps every one, with empty joined fields."""
+    """inner: matched features only; left: all, unmatched ones with empty joined fields."""
     aggregates: dict[FieldName, list[Aggregate]] | None = Field(default=None, max_length=256)
-    """One feature per feature of `uri`: the matched features of `other` summarised per field as in
-    `vector_dissolve` (`<field>_<aggregate>`), plus `join_count`. None: one feature per matched pair."""
+    """One feature per `uri` feature with `<field>_<aggregate>` of its matches and `join_count`; null: one per pair."""
     k: int = Field(default=1, ge=1, le=100)
-    """nearest: how many nearest features to join (ties at the k-th broken by their order in `other`)."""
+    """nearest: how many (ties broken by order in `other`)."""
     distance_field: str | None = Field(default="distance", min_length=1, max_length=64)
-    """nearest: the field that receives the distance to the joined feature (none: no such field)."""
+    """nearest: the field for the distance (null: none)."""
 
     @model_validator(mode="after")
     def _mode_fits(self) -> Self:
@@ -164,4 +160,13 @@ VECTOR_DISSOLVE = _spec(
     VectorDissolveArgs,
     VectorDissolveResult,
     {"uri": "counties.gpkg", "output": "states.gpkg", "by": ["state"], "aggregates": {"pop": ["sum"]}},
+)
+VECTOR_JOIN = _spec(
+    "vector_join",
+    "Join vector layers by location",
+    "Join a second layer's attributes to a first by a spatial predicate (within, dwithin …) or the k nearest, "
+    "one row per pair or one per feature with aggregates.",
+    VectorJoinArgs,
+    VectorJoinResult,
+    {"uri": "wells.gpkg", "other": "districts.gpkg", "output": "wells_districts.gpkg", "predicate": "within"},
 )

@@ -11,7 +11,7 @@ TOOLSETS: dict[str, str] = {
     "raster": "Read, convert, reproject, measure and transform rasters: info, statistics, band math, terrain, clip, "
     "mosaic.",
     "vector": "Read, convert, reproject, clip, buffer, simplify and measure vector layers; derive geometries; "
-    "filter and calculate fields; query layers with SQL.",
+    "overlay, dissolve and join layers; filter and calculate fields; query layers with SQL.",
     "analysis": "Between rasters and vectors: zonal statistics, polygonize, rasterize, contours.",
     "previews": "Look at data: quicklooks of rasters and vectors, COG validation.",
     "preflight": "Store the justifications a gated call asks for (`persist_justification(s)`).",

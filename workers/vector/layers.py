@@ -157,7 +157,7 @@ def check_fields(read: Input, names: list[str], arg: str) -> None:
             )
 
 
-def suffixed(first: Input, second: gpd.GeoDataFrame, suffixes: tuple[str, str]) -> tuple[gpd.GeoDataFrame, ...]:
+def suffixed(first: Input, second: gpd.GeoDataFrame, suffixes: list[str]) -> tuple[gpd.GeoDataFrame, ...]:
     """Both frames with the attribute names they share renamed with `suffixes`.
 
     Raises:

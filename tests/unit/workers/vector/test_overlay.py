@@ -51,7 +51,7 @@ def test_shared_attribute_names_take_the_suffixes(write: Write, ctx: JobContext)
     write("zones.gpkg", *zones())
 
     vector_overlay(
-        VectorOverlayArgs(uri="parcels.gpkg", other="zones.gpkg", output="out.gpkg", suffixes=("_p", "_z")), ctx
+        VectorOverlayArgs(uri="parcels.gpkg", other="zones.gpkg", output="out.gpkg", suffixes=["_p", "_z"]), ctx
     )
 
     columns = set(read(ctx.roots[0] / "out.gpkg").columns)

@@ -1,0 +1,120 @@
+"""`vector_join`: the attributes of a second layer joined to the features of a first, by a spatial predicate
+(the first layer's feature in relation to the second's) or by nearness (k nearest within a distance); one feature per
+matched pair, or one per feature of the first layer with aggregates of its matches."""
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+from pyproj import CRS
+
+from schemas.tools.overlay import VectorJoinArgs, VectorJoinResult
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.vector.aggregate import check_numeric, grouped
+from workers.vector.layers import GEOMETRY, Input, aligned, check_fields, read_input, suffixed, target, write_result
+from workers.vector.nearest import nearest_pairs
+
+COUNT = "join_count"
+_LEFT = "__geogate_left"
+
+
+def vector_join(args: VectorJoinArgs, ctx: JobContext) -> VectorJoinResult:
+    """Pair the features of `args.uri` with those of `args.other` (in the first layer's CRS) and write the first
+    layer's features with the joined attributes. No match at all writes an empty layer (inner) or the first layer
+    with empty joined fields (left).
+
+    Raises:
+        JobFailed: path, layer, read and write errors; `field.not_found` / `field.not_numeric` (on `aggregates`);
+            `field.clash`; `geometry.invalid`; `limit.features`.
+        JobCancelled: the call was cancelled; nothing is left at `args.output`.
+    """
+    out = target(args, ctx)
+    first = read_input(args.uri, args.layer, ctx, field="uri", layer_field="layer", make_valid=args.make_valid)
+    ctx.progress(1, 4, "read uri")
+    second = read_input(
+        args.other, args.other_layer, ctx, field="other", layer_field="other_layer", make_valid=args.make_valid
+    )
+    ctx.progress(2, 4, "read other")
+    if args.aggregates is not None:
+        check_fields(second, list(args.aggregates), "aggregates")
+        check_numeric(second.frame, args.aggregates, "aggregates")
+    right = aligned(first, second, out)
+    if args.distance is not None and first.frame.crs is not None and CRS(first.frame.crs).is_geographic:
+        out.warnings.append("distance is in the first layer's CRS units: degrees, not metres")
+    left_geoms, right_geoms = first.frame.geometry.values.to_numpy(), right.geometry.values.to_numpy()
+    if args.mode == "nearest":
+        li, ri, dist = nearest_pairs(left_geoms, right_geoms, args.k, args.distance)
+    else:
+        distance = args.distance if args.predicate == "dwithin" else None
+        li, ri = shapely.STRtree(right_geoms).query(left_geoms, predicate=args.predicate, distance=distance)
+        order = np.lexsort((ri, li))
+        li, ri, dist = li[order], ri[order], None
+    ctx.progress(3, 4, f"{len(li)} pairs")
+    frame = (
+        _pairs(first, right, li, ri, dist, args)
+        if args.aggregates is None
+        else _per_feature(first, right, li, ri, dist, args)
+    )
+    described = write_result(frame, out, ctx, first.geometry_type)
+    return VectorJoinResult(
+        mode=args.mode,
+        matched=len(np.unique(li)),
+        input_feature_counts=[len(first.frame), len(second.frame)],
+        repaired=first.repaired + second.repaired,
+        **described,
+    )
+
+
+def _distance_field(args: VectorJoinArgs, dist: np.ndarray | None, taken: list[str]) -> str | None:
+    if dist is None or args.distance_field is None:
+        return None
+    if args.distance_field in taken:
+        message = f"distance_field: {args.distance_field!r} is already a field of the result; choose another name"
+        raise JobFailed("field.clash", message, field="distance_field")
+    return args.distance_field
+
+
+def _pairs(
+    first: Input, right: gpd.GeoDataFrame, li: np.ndarray, ri: np.ndarray, dist: np.ndarray | None, args: VectorJoinArgs
+) -> gpd.GeoDataFrame:
+    """One feature per matched pair; with `how` left, each unmatched feature once with empty joined fields."""
+    left, right = suffixed(first, right, args.suffixes)
+    if args.how == "left":
+        alone = np.setdiff1d(np.arange(len(left)), li)
+        li, ri = np.concatenate([li, alone]), np.concatenate([ri, np.full(len(alone), -1)])
+        dist = None if dist is None else np.concatenate([dist, np.full(len(alone), np.nan)])
+        order = np.argsort(li, kind="stable")
+        li, ri, dist = li[order], ri[order], None if dist is None else dist[order]
+    rows = left.iloc[li].reset_index(drop=True)
+    joined = pd.DataFrame(right.drop(columns=GEOMETRY)).reset_index(drop=True).reindex(ri).reset_index(drop=True)
+    parts = [rows.drop(columns=GEOMETRY), joined]
+    name = _distance_field(args, dist, [*rows.columns, *joined.columns])
+    if name is not None and dist is not None:
+        parts.append(pd.DataFrame({name: dist}))
+    return gpd.GeoDataFrame(pd.concat(parts, axis=1), geometry=rows.geometry.values, crs=left.crs)
+
+
+def _per_feature(
+    first: Input, right: gpd.GeoDataFrame, li: np.ndarray, ri: np.ndarray, dist: np.ndarray | None, args: VectorJoinArgs
+) -> gpd.GeoDataFrame:
+    """One feature per feature of the first layer, its matches summarised by `args.aggregates` and counted."""
+    left = first.frame.reset_index(drop=True)
+    pairs = pd.DataFrame(right.drop(columns=GEOMETRY)).reset_index(drop=True).iloc[ri].reset_index(drop=True)
+    pairs[_LEFT] = li
+    values = grouped(pairs, _LEFT, args.aggregates or {}).reindex(np.arange(len(left)))
+    counts = pd.Series(li).value_counts().reindex(np.arange(len(left)), fill_value=0)
+    attributes = left.drop(columns=GEOMETRY)
+    taken = [*attributes.columns, *values.columns, COUNT]
+    if len(set(taken)) != len(taken):
+        clash = sorted({n for n in taken if taken.count(n) > 1})
+        raise JobFailed(
+            "field.clash", f"aggregates: the aggregate fields clash with the first layer's: {clash}", field="aggregates"
+        )
+    parts = [attributes, values.reset_index(drop=True), pd.DataFrame({COUNT: counts.to_numpy()})]
+    name = _distance_field(args, dist, taken)
+    if name is not None and dist is not None:
+        nearest = pd.Series(dist).groupby(li).min().reindex(np.arange(len(left)))
+        parts.append(pd.DataFrame({name: nearest.to_numpy()}))
+    frame = gpd.GeoDataFrame(pd.concat(parts, axis=1), geometry=left.geometry.values, crs=left.crs)
+    return frame[frame[COUNT] > 0] if args.how == "inner" else frame
