@@ -10,6 +10,7 @@ from typing import Any
 import geopandas as gpd
 import numpy as np
 import pyogrio
+import pyogrio.errors
 import shapely
 from pyproj import CRS
 
@@ -19,13 +20,16 @@ from schemas.tools.overlay import LayerWriteArgs
 from workers.gdal.errors import reading, writing
 from workers.gdal.outputs import file_ref
 from workers.gdal.vector_io import geometry_type, layer_name, output_driver
-from workers.jobkit.confine import pinned
+from workers.jobkit.confine import pinned, shown_paths
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import atomic_output, output_path, resolve_in_workspace
 from workers.jobkit.limits import exceeded, limits_of
 
 GEOMETRY = "geometry"
+NO_ARROW = frozenset({"FlatGeobuf"})
+"""Drivers whose layers are read feature by feature: GDAL's Arrow stream of a FlatGeobuf layer with a feature
+without geometry crashes the reading process."""
 
 
 @dataclass
@@ -85,8 +89,9 @@ def read_input(
     count = max(int(info["features"]), 0)
     if count > limits_of(ctx.settings).features:
         raise exceeded(bounds.LAYER_FEATURES, field, f"the layer has {count:,} features", ctx.settings)
+    arrow = info["driver"] not in NO_ARROW
     with reading(path, field):
-        frame = pyogrio.read_dataframe(pinned(path, field), layer=name, use_arrow=True)
+        frame = pyogrio.read_dataframe(pinned(path, field), layer=name, use_arrow=arrow)
     if not isinstance(frame, gpd.GeoDataFrame):
         raise JobFailed("gdal.not_geospatial", f"{field}: layer {name!r} has no geometry", field=field)
     frame = frame.rename_geometry(GEOMETRY) if frame.geometry.name != GEOMETRY else frame
@@ -186,13 +191,24 @@ def write_result(frame: gpd.GeoDataFrame, out: Target, ctx: JobContext, empty_ty
         raise exceeded(bounds.LAYER_FEATURES, "output", f"the result has {len(frame):,} features", ctx.settings)
     frame = frame.reset_index(drop=True)
     geometry = frame.geometry.values.to_numpy()
+    empty = shapely.is_empty(geometry)
+    if empty.any():  # a feature without geometry (a group of none, a repaired collapse) is written with a null one
+        geometry = np.where(empty, None, geometry)
+        frame = frame.set_geometry(gpd.GeoSeries(geometry, crs=frame.crs))
     present = geometry[~shapely.is_missing(geometry)]
-    kind = geometry_type(geometry) if len(present) else empty_type.removesuffix(" Z").replace("Unknown", "Unknown")
+    kind = geometry_type(geometry) if len(present) else empty_type.removesuffix(" Z")
+    # FlatGeobuf's spatial index cannot hold a feature without geometry: such a layer is written without one
+    options = {"SPATIAL_INDEX": "NO"} if out.driver == "FlatGeobuf" and len(present) < len(frame) else {}
     pinned_target = Path(pinned(out.path, "output"))
     with atomic_output(pinned_target, ctx.fence) as tmp, writing():
-        pyogrio.write_dataframe(
-            frame, tmp, layer=out.path.stem, driver=out.driver, geometry_type=kind, promote_to_multi=None
-        )
+        try:
+            pyogrio.write_dataframe(
+                frame, tmp, layer=out.path.stem, driver=out.driver, geometry_type=kind, promote_to_multi=None,
+                layer_options=options,
+            )  # fmt: skip
+        except pyogrio.errors.FeatureError as exc:
+            message = f"output: {out.driver} could not write a feature: {shown_paths(str(exc))}"
+            raise JobFailed("gdal.write_failed", message, field="output") from exc
     box = shapely.total_bounds(present).tolist() if len(present) else []
     return {
         "output": file_ref(out.path, out.driver),
