@@ -142,3 +142,14 @@ def test_a_missing_layer_or_a_bound_names_its_argument(write: Write, ctx: JobCon
     assert (missing.value.code, missing.value.field) == ("layer.not_found", "other_layer")
     assert (bound.value.code, bound.value.field) == ("limit.features", "uri")
     assert not (tmp_path / "out.gpkg").exists()
+
+
+def test_a_layer_mixing_points_and_polygons_is_refused_naming_it(write: Write, ctx: JobContext) -> None:
+    write("parcels.gpkg", *parcels())
+    write("mixed.gpkg", [box(0, 0, 10, 10), at(5, 5)])
+
+    with pytest.raises(JobFailed) as failed:
+        vector_overlay(VectorOverlayArgs(uri="parcels.gpkg", other="mixed.gpkg", output="out.gpkg"), ctx)
+
+    assert (failed.value.code, failed.value.field) == ("geometry.mixed", "other")
+    assert not (ctx.roots[0] / "out.gpkg").exists()
