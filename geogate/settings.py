@@ -157,8 +157,7 @@ class LimitSettings(BaseSettings):
     else."""
     features: int = Field(default=200_000, ge=1)
     """Polygons (`raster_polygonize`) or lines (`raster_contours`) one call makes; counted as they are traced, all
-    held in memory until written. Also the features of each input layer and of the output of the vector analysis
-    tools (`vector_overlay`, `vector_dissolve`, `vector_join`), which hold whole layers in memory."""
+    held in memory until written; and each input and output layer of the vector analysis tools (`vector_join` …)."""
     zones: int = Field(default=10_000, ge=1)
     """Zones (features of `zones`) one `zonal_stats` call measures; they run on one worker, one after another."""
     result_bytes: int = Field(default=16 << 20, ge=64 * 1024)

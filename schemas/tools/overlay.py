@@ -150,7 +150,7 @@ VECTOR_OVERLAY = _spec(
     "both layers' attributes. Use it to find where areas overlap or to split one layer by another.",
     VectorOverlayArgs,
     VectorOverlayResult,
-    {"uri": "parcels.gpkg", "other": "flood_zones.gpkg", "output": "parcels_flooded.gpkg", "how": "intersection"},
+    {"uri": "districts.gpkg", "other": "lakes.gpkg", "output": "district_lakes.gpkg", "how": "intersection"},
 )
 VECTOR_DISSOLVE = _spec(
     "vector_dissolve",
@@ -159,7 +159,7 @@ VECTOR_DISSOLVE = _spec(
     "other fields (first, count, sum, mean, min, max, list). Use it to build regions from parts.",
     VectorDissolveArgs,
     VectorDissolveResult,
-    {"uri": "counties.gpkg", "output": "states.gpkg", "by": ["state"], "aggregates": {"pop": ["sum"]}},
+    {"uri": "districts.gpkg", "output": "region.gpkg", "aggregates": {"name": ["count", "list"]}},
 )
 VECTOR_JOIN = _spec(
     "vector_join",
