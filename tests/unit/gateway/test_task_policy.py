@@ -52,6 +52,9 @@ def test_the_published_tools_that_run_long_are_the_gdal_writers_stats_and_ask() 
         "raster_contours",
         "vector_sql",
         "vector_calculate",
+        "vector_overlay",
+        "vector_dissolve",
+        "vector_join",
         "ask",
     }
     assert not [name for name, spec in TOOLS.items() if spec.task_only]
