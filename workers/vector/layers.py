@@ -135,7 +135,7 @@ def aligned(first: Input, second: Input, out: Target) -> gpd.GeoDataFrame:
         if (a is None) != (b is None):
             lacking = first.field if a is None else second.field
             out.warnings.append(f"{lacking} has no CRS: its coordinates are taken as the other layer's")
-        return second.frame.set_crs(a, allow_override=True) if b is not None or a is not None else second.frame
+        return second.frame.set_crs(a, allow_override=True)
     if CRS(a) == CRS(b):
         return second.frame.set_crs(a, allow_override=True)
     out.reprojected.append(Reprojection(input=second.field, from_crs=_crs_text(b), to_crs=_crs_text(a)))

@@ -1,6 +1,7 @@
 """Reference layers the vector analysis tests write and compute against: polygons with holes, multipolygons, an
 invalid ring, points on boundaries, crossing lines, in a projected CRS (EPSG:32633) and a geographic one."""
 
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,9 +43,11 @@ def bounded(root: Path, **limits: int) -> JobContext:
 def write(tmp_path: Path) -> Write:
     """Write a layer of `geoms` with attribute columns `fields` (in `crs`) to `name` in the workspace."""
 
-    def make(name: str, geoms: list[Any], fields: dict[str, list[Any]] | None = None, crs: str = UTM) -> Path:
+    def make(name: str, geoms: list[Any], fields: dict[str, list[Any]] | None = None, crs: str | None = UTM) -> Path:
         frame = gpd.GeoDataFrame(fields or {"id": list(range(len(geoms)))}, geometry=geoms, crs=crs)
-        pyogrio.write_dataframe(frame, tmp_path / name)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "'crs' was not provided", UserWarning)  # a layer without CRS, on purpose
+            pyogrio.write_dataframe(frame, tmp_path / name)
         return tmp_path / name
 
     return make

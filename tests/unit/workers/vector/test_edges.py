@@ -99,3 +99,14 @@ def test_a_flatgeobuf_input_with_features_without_geometry_is_read(write: Write,
     result = vector_join(VectorJoinArgs(uri="points.fgb", other="zones.gpkg", output="out.gpkg", how="left"), ctx)
 
     assert (result.feature_count, result.matched, result.input_feature_counts) == (2, 1, [2, 1])
+
+
+def test_a_layer_without_crs_is_taken_in_the_other_ones_and_said(write: Write, ctx: JobContext) -> None:
+    write("plain.gpkg", [box(0, 0, 100, 100)], {"id": [1]}, crs=None)
+    write("zones.gpkg", *zones())
+
+    result = vector_overlay(VectorOverlayArgs(uri="zones.gpkg", other="plain.gpkg", output="out.gpkg"), ctx)
+
+    assert result.crs == UTM and result.reprojected == []
+    assert result.warnings == ["other has no CRS: its coordinates are taken as the other layer's"]
+    assert read(ctx.roots[0] / "out.gpkg").area.sum() == pytest.approx(50 * 70)
