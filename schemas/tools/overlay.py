@@ -87,6 +87,8 @@ class VectorJoinArgs(TwoLayerArgs):
             raise ValueError("predicate dwithin needs distance")
         if self.mode == "predicate" and self.k != 1:
             raise ValueError("k is for mode nearest")
+        if self.mode == "predicate" and self.predicate != "dwithin" and self.distance is not None:
+            raise ValueError("distance is for predicate dwithin or mode nearest")
         return self
 
 

@@ -189,3 +189,5 @@ def test_field_errors_and_an_empty_result(write: Write, ctx: JobContext) -> None
     assert len(read(ctx.roots[0] / "out.gpkg")) == 0
     with pytest.raises(ValidationError, match="dwithin needs distance"):
         VectorJoinArgs(uri="a.gpkg", other="b.gpkg", output="c.gpkg", predicate="dwithin")
+    with pytest.raises(ValidationError, match="distance is for predicate dwithin"):
+        VectorJoinArgs(uri="a.gpkg", other="b.gpkg", output="c.gpkg", predicate="within", distance=3)

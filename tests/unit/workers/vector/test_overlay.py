@@ -144,9 +144,16 @@ def test_a_missing_layer_or_a_bound_names_its_argument(write: Write, ctx: JobCon
     assert not (tmp_path / "out.gpkg").exists()
 
 
-def test_a_layer_mixing_points_and_polygons_is_refused_naming_it(write: Write, ctx: JobContext) -> None:
+@pytest.mark.parametrize(
+    "geoms",
+    [[box(0, 0, 10, 10), at(5, 5)], [shapely.GeometryCollection([box(0, 0, 1, 1), at(9, 9)])]],
+    ids=["mixed", "collection"],
+)
+def test_a_layer_mixing_kinds_is_refused_naming_it(
+    write: Write, ctx: JobContext, geoms: list[shapely.Geometry]
+) -> None:
     write("parcels.gpkg", *parcels())
-    write("mixed.gpkg", [box(0, 0, 10, 10), at(5, 5)])
+    write("mixed.gpkg", geoms)
 
     with pytest.raises(JobFailed) as failed:
         vector_overlay(VectorOverlayArgs(uri="parcels.gpkg", other="mixed.gpkg", output="out.gpkg"), ctx)
