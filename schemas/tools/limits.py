@@ -24,7 +24,7 @@ TILES = Bound("tiles", "at most {value} windows of the tile grid")
 OUTPUT_BYTES = Bound("output_bytes", "an output raster of at most {value} uncompressed")
 READ_BYTES = Bound("output_bytes", "bands read of at most {value} uncompressed")
 FEATURES = Bound("features", "at most {value} features traced")
-LAYER_FEATURES = Bound("features", "at most {value} features in each input layer and in the output")
+LAYER_FEATURES = Bound("features", "at most {value} features per layer read or written")
 ZONES = Bound("zones", "at most {value} zones")
 RESULT_BYTES = Bound("result_bytes", "a structured result of at most {value} of JSON")
 

@@ -21,65 +21,65 @@ class LayerWriteArgs(GeoArgs):
     """One input layer and the output every analysis tool writes."""
 
     uri: Uri
-    """Input vector dataset (a workspace path)."""
-    layer: str | None = Field(default=None, max_length=256)
-    """Layer of `uri`; its first layer when omitted."""
+    """Input layer's file (workspace path)."""
+    layer: str | None = None
+    """Layer of `uri` (default: its first)."""
     output: Uri
-    """Where to write the result, inside the workspace; missing folders are created there."""
+    """Output path in the workspace."""
     driver: str | None = Field(default=None, max_length=64)
-    """Output driver (GPKG, ESRI Shapefile, GeoJSON, FlatGeobuf, …); inferred from the output's extension."""
+    """Output driver (default: from the extension)."""
     overwrite: bool = False
     """Replace `output` if it exists."""
     make_valid: bool = False
-    """Repair invalid geometries (counted); false refuses them, with their count."""
+    """Repair invalid geometries, else refuse them."""
 
 
 class TwoLayerArgs(LayerWriteArgs):
     other: Uri
-    """Second vector dataset (a workspace path); reprojected to `uri`'s CRS when it differs."""
-    other_layer: str | None = Field(default=None, max_length=256)
-    """Layer of `other`; its first layer when omitted."""
-    suffixes: list[str] = Field(default=["_1", "_2"], min_length=2, max_length=2)
-    """Appended to the attribute names both layers have (`uri`'s, `other`'s)."""
+    """Second layer's file; reprojected to `uri`'s CRS."""
+    other_layer: str | None = None
+    """Layer of `other` (default: its first)."""
+    suffixes: list[str] = Field(default=["_1", "_2"])
+    """For field names both layers have."""
 
     @model_validator(mode="after")
     def _distinct_suffixes(self) -> Self:
-        if self.suffixes[0] == self.suffixes[1]:
-            raise ValueError("suffixes must differ")
+        if len(self.suffixes) != 2 or self.suffixes[0] == self.suffixes[1]:
+            raise ValueError("suffixes must be two different strings")
         return self
 
 
 class VectorOverlayArgs(TwoLayerArgs):
     how: Literal["intersection", "union", "difference", "symmetric_difference", "identity"] = "intersection"
-    """difference: `uri` minus `other`; identity: `uri` cut by `other`; symmetric_difference: where only one is."""
+    """identity: `uri` cut by `other`."""
     keep_geom_type: bool = True
-    """Keep only results of `uri`'s dimension (no stray edges where polygons touch)."""
+    """Drop results of a lower dimension than `uri`'s."""
 
 
 class VectorDissolveArgs(LayerWriteArgs):
     by: list[FieldName] = Field(default_factory=list, max_length=32)
-    """Fields whose equal values make one feature; none: the whole layer into one."""
-    aggregates: dict[FieldName, list[Aggregate]] = Field(default_factory=dict, max_length=256)
-    """Per field, aggregates written as `<field>_<aggregate>` (`pop: ["sum"]` → `pop_sum`); other fields are dropped."""
+    """Group fields (none: one feature)."""
+    aggregates: dict[FieldName, list[Aggregate]] = Field(default_factory=dict)
+    """Written as `<field>_<aggregate>`; other fields are dropped."""
 
 
 class VectorJoinArgs(TwoLayerArgs):
     mode: Literal["predicate", "nearest"] = "predicate"
-    """predicate: pairs where `predicate` holds; nearest: each feature's `k` nearest in `other`."""
+    """nearest: the `k` nearest of `other`."""
     predicate: Literal["intersects", "within", "contains", "overlaps", "touches", "crosses", "covers", "dwithin"] = (
         "intersects"
     )
-    """`uri`'s feature in relation to `other`'s; dwithin needs `distance`."""
+    """`uri`'s feature to `other`'s."""
     distance: float | None = Field(default=None, ge=0)
-    """dwithin's distance, or nearest's search limit, in `uri`'s CRS units."""
+    """dwithin's, or nearest's limit, in CRS units."""
     how: Literal["inner", "left"] = "inner"
-    """inner: matched features only; left: all, unmatched ones with empty joined fields."""
-    aggregates: dict[FieldName, list[Aggregate]] | None = Field(default=None, max_length=256)
-    """One feature per `uri` feature with `<field>_<aggregate>` of its matches and `join_count`; null: one per pair."""
+    """left keeps unmatched features."""
+    aggregates: dict[FieldName, list[Aggregate]] | None = None
+    """One feature per `uri` feature, `<field>_<aggregate>` of its matches and `join_count` (null: per pair)."""
     k: int = Field(default=1, ge=1, le=100)
-    """nearest: how many (ties broken by order in `other`)."""
-    distance_field: str | None = Field(default="distance", min_length=1, max_length=64)
-    """nearest: the field for the distance (null: none)."""
+    """nearest: how many."""
+    distance_field: str | None = Field(default="distance", min_length=1)
+    """nearest: the distance's field."""
 
     @model_validator(mode="after")
     def _mode_fits(self) -> Self:
@@ -148,8 +148,8 @@ def _spec(
 VECTOR_OVERLAY = _spec(
     "vector_overlay",
     "Overlay two vector layers",
-    "Cut two layers against each other: intersection, union, difference, symmetric difference or identity, keeping "
-    "both layers' attributes. Use it to find where areas overlap or to split one layer by another.",
+    "Intersection, union, difference, symmetric difference or identity of two layers, keeping both layers' "
+    "attributes. Use it to find where areas overlap or to split one layer by another.",
     VectorOverlayArgs,
     VectorOverlayResult,
     {"uri": "districts.gpkg", "other": "lakes.gpkg", "output": "district_lakes.gpkg", "how": "intersection"},
@@ -157,8 +157,8 @@ VECTOR_OVERLAY = _spec(
 VECTOR_DISSOLVE = _spec(
     "vector_dissolve",
     "Dissolve vector features",
-    "Merge the features that share the values of some fields (or all of them) into one, with aggregates of the "
-    "other fields (first, count, sum, mean, min, max, list). Use it to build regions from parts.",
+    "Merge the features that share the values of some fields (or all of them), with aggregates of other fields. "
+    "Use it to build regions from parts.",
     VectorDissolveArgs,
     VectorDissolveResult,
     {"uri": "districts.gpkg", "output": "region.gpkg", "aggregates": {"name": ["count", "list"]}},
