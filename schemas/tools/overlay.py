@@ -21,24 +21,24 @@ class LayerWriteArgs(GeoArgs):
     """One input layer and the output every analysis tool writes."""
 
     uri: Uri
-    """Input layer's file (workspace path)."""
+    """Workspace path."""
     layer: str | None = None
-    """Layer of `uri` (default: its first)."""
+    """Default: the first."""
     output: Uri
     """Output path in the workspace."""
-    driver: str | None = Field(default=None, max_length=64)
-    """Output driver (default: from the extension)."""
+    driver: str | None = None
+    """Default: from the extension."""
     overwrite: bool = False
     """Replace `output` if it exists."""
     make_valid: bool = False
-    """Repair invalid geometries, else refuse them."""
+    """Else invalid geometries are refused."""
 
 
 class TwoLayerArgs(LayerWriteArgs):
     other: Uri
-    """Second layer's file; reprojected to `uri`'s CRS."""
+    """Second layer; reprojected to `uri`'s CRS."""
     other_layer: str | None = None
-    """Layer of `other` (default: its first)."""
+    """Default: the first."""
     suffixes: list[str] = Field(default=["_1", "_2"])
     """For field names both layers have."""
 
@@ -57,7 +57,7 @@ class VectorOverlayArgs(TwoLayerArgs):
 
 
 class VectorDissolveArgs(LayerWriteArgs):
-    by: list[FieldName] = Field(default_factory=list, max_length=32)
+    by: list[FieldName] = Field(default_factory=list)
     """Group fields (none: one feature)."""
     aggregates: dict[FieldName, list[Aggregate]] = Field(default_factory=dict)
     """Written as `<field>_<aggregate>`; other fields are dropped."""
@@ -78,7 +78,7 @@ class VectorJoinArgs(TwoLayerArgs):
     """One feature per `uri` feature, `<field>_<aggregate>` of its matches and `join_count` (null: per pair)."""
     k: int = Field(default=1, ge=1, le=100)
     """nearest: how many."""
-    distance_field: str | None = Field(default="distance", min_length=1)
+    distance_field: str | None = "distance"
     """nearest: the distance's field."""
 
     @model_validator(mode="after")
@@ -87,6 +87,8 @@ class VectorJoinArgs(TwoLayerArgs):
             raise ValueError("predicate dwithin needs distance")
         if self.mode == "predicate" and self.k != 1:
             raise ValueError("k is for mode nearest")
+        if self.distance_field == "":
+            raise ValueError("distance_field must not be empty")
         if self.mode == "predicate" and self.predicate != "dwithin" and self.distance is not None:
             raise ValueError("distance is for predicate dwithin or mode nearest")
         return self
@@ -148,8 +150,7 @@ def _spec(
 VECTOR_OVERLAY = _spec(
     "vector_overlay",
     "Overlay two vector layers",
-    "Intersection, union, difference, symmetric difference or identity of two layers, keeping both layers' "
-    "attributes. Use it to find where areas overlap or to split one layer by another.",
+    "Intersection, union, difference, symmetric difference or identity of two layers, with both layers' attributes.",
     VectorOverlayArgs,
     VectorOverlayResult,
     {"uri": "districts.gpkg", "other": "lakes.gpkg", "output": "district_lakes.gpkg", "how": "intersection"},
@@ -157,8 +158,7 @@ VECTOR_OVERLAY = _spec(
 VECTOR_DISSOLVE = _spec(
     "vector_dissolve",
     "Dissolve vector features",
-    "Merge the features that share the values of some fields (or all of them), with aggregates of other fields. "
-    "Use it to build regions from parts.",
+    "Merge features by the values of fields (or all into one), with aggregates of other fields.",
     VectorDissolveArgs,
     VectorDissolveResult,
     {"uri": "districts.gpkg", "output": "region.gpkg", "aggregates": {"name": ["count", "list"]}},
@@ -166,8 +166,7 @@ VECTOR_DISSOLVE = _spec(
 VECTOR_JOIN = _spec(
     "vector_join",
     "Join vector layers by location",
-    "Join a second layer's attributes to a first by a spatial predicate (within, dwithin …) or the k nearest, "
-    "one row per pair or one per feature with aggregates.",
+    "Join another layer's attributes by a spatial predicate or the k nearest; per pair or aggregated per feature.",
     VectorJoinArgs,
     VectorJoinResult,
     {"uri": "wells.gpkg", "other": "districts.gpkg", "output": "wells_districts.gpkg", "predicate": "within"},

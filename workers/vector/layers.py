@@ -9,6 +9,7 @@ from typing import Any
 
 import geopandas as gpd
 import numpy as np
+import pandas as pd
 import pyogrio
 import pyogrio.errors
 import shapely
@@ -19,7 +20,7 @@ from schemas.tools.base import Reprojection
 from schemas.tools.overlay import LayerWriteArgs
 from workers.gdal.errors import reading, writing
 from workers.gdal.outputs import file_ref
-from workers.gdal.vector_io import geometry_type, layer_name, output_driver
+from workers.gdal.vector_io import geometry_type, layer_name, no_geometry, output_driver
 from workers.jobkit.confine import pinned, shown_paths
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
@@ -79,8 +80,8 @@ def read_input(
     """Read one layer whole (Arrow), refusing more than `GEOGATE_LIMIT_FEATURES` features before reading them.
 
     Raises:
-        JobFailed: path, read and layer errors naming `field` / `layer_field`; `limit.features`;
-            `geometry.invalid` (invalid geometries and `make_valid` false).
+        JobFailed: path, read and layer errors naming `field` / `layer_field`; `layer.no_geometry` (a table);
+            `limit.features`; `geometry.invalid` (invalid geometries and `make_valid` false).
     """
     path = resolve_in_workspace(uri, ctx.roots, field=field)
     name = _layer(path, layer, field, layer_field)
@@ -93,7 +94,7 @@ def read_input(
     with reading(path, field):
         frame = pyogrio.read_dataframe(pinned(path, field), layer=name, use_arrow=arrow)
     if not isinstance(frame, gpd.GeoDataFrame):
-        raise JobFailed("gdal.not_geospatial", f"{field}: layer {name!r} has no geometry", field=field)
+        raise no_geometry(name, field)
     frame = frame.rename_geometry(GEOMETRY) if frame.geometry.name != GEOMETRY else frame
     read = Input(frame, field, str(info.get("geometry_type") or "Unknown"))
     return _validated(read, make_valid)
@@ -182,40 +183,54 @@ def suffixed(first: Input, second: gpd.GeoDataFrame, suffixes: list[str]) -> tup
 
 
 def write_result(frame: gpd.GeoDataFrame, out: Target, ctx: JobContext, empty_type: str) -> dict[str, Any]:
-    """Write `frame` to `out` through a temporary file renamed into place; the fields every result shares.
+    """Write the features of `frame` that have a geometry to `out` through a temporary file renamed into place (the
+    vector tools' one rule: no feature without a geometry is written; they are counted); the fields every result
+    shares.
 
     Raises:
         JobFailed: `limit.features` (too many output features), `gdal.write_failed`.
     """
+    geometry = frame.geometry.values.to_numpy()
+    present = ~(shapely.is_missing(geometry) | shapely.is_empty(geometry))
+    frame = frame[present].reset_index(drop=True)
     if len(frame) > limits_of(ctx.settings).features:
         raise exceeded(bounds.LAYER_FEATURES, "output", f"the result has {len(frame):,} features", ctx.settings)
-    frame = frame.reset_index(drop=True)
-    geometry = frame.geometry.values.to_numpy()
-    empty = shapely.is_empty(geometry)
-    if empty.any():  # a feature without geometry (a group of none, a repaired collapse) is written with a null one
-        geometry = np.where(empty, None, geometry)
-        frame = frame.set_geometry(gpd.GeoSeries(geometry, crs=frame.crs))
-    present = geometry[~shapely.is_missing(geometry)]
-    kind = geometry_type(geometry) if len(present) else empty_type.removesuffix(" Z")
-    # FlatGeobuf's spatial index cannot hold a feature without geometry: such a layer is written without one
-    options = {"SPATIAL_INDEX": "NO"} if out.driver == "FlatGeobuf" and len(present) < len(frame) else {}
+    frame, renamed = _reserved_renamed(frame, out.driver)
+    geometry = geometry[present]
+    kind = geometry_type(geometry) if len(geometry) else empty_type.removesuffix(" Z")
     pinned_target = Path(pinned(out.path, "output"))
     with atomic_output(pinned_target, ctx.fence) as tmp, writing():
         try:
             pyogrio.write_dataframe(
-                frame, tmp, layer=out.path.stem, driver=out.driver, geometry_type=kind, promote_to_multi=None,
-                layer_options=options,
-            )  # fmt: skip
+                frame, tmp, layer=out.path.stem, driver=out.driver, geometry_type=kind, promote_to_multi=None
+            )
         except pyogrio.errors.FeatureError as exc:
             message = f"output: {out.driver} could not write a feature: {shown_paths(str(exc))}"
             raise JobFailed("gdal.write_failed", message, field="output") from exc
-    box = shapely.total_bounds(present).tolist() if len(present) else []
+    box = shapely.total_bounds(geometry).tolist() if len(geometry) else []
     return {
         "output": file_ref(out.path, out.driver),
         "feature_count": len(frame),
-        "geometry_type": kind if len(present) else None,
+        "geometry_type": kind if len(geometry) else None,
         "bounds": box if box and not any(math.isnan(b) for b in box) else None,
         "crs": _crs_text(frame.crs) if frame.crs is not None else None,
+        "empty_dropped": int(len(present) - present.sum()),
+        "renamed_fields": renamed,
         "reprojected": out.reprojected,
         "warnings": out.warnings,
     }
+
+
+def _reserved_renamed(frame: gpd.GeoDataFrame, driver: str) -> tuple[gpd.GeoDataFrame, dict[str, str]]:
+    """`frame` with the fields `driver` reserves renamed, and the renames: a GeoPackage's `fid` is its integer
+    feature id, so a `fid` field that is not integer becomes `source_fid` (as the other vector tools write it)."""
+    taken, renamed = {str(c).lower() for c in frame.columns}, {}
+    for name in frame.columns:
+        if driver == "GPKG" and str(name).lower() == "fid" and not pd.api.types.is_integer_dtype(frame[name]):
+            new, n = "source_fid", 1
+            while new.lower() in taken:
+                n += 1
+                new = f"source_fid_{n}"
+            renamed[str(name)] = new
+            taken.add(new.lower())
+    return (frame.rename(columns=renamed) if renamed else frame), renamed

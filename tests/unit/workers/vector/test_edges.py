@@ -41,20 +41,29 @@ def test_cancelled_at_the_last_report_leaves_the_workspace_as_it_was(write: Writ
 
 
 @pytest.mark.parametrize("output", ["out.fgb", "out.shp", "out.geojson"])
-def test_features_without_geometry_are_written_with_a_null_one(write: Write, ctx: JobContext, output: str) -> None:
+def test_features_without_geometry_are_left_out_and_counted(write: Write, ctx: JobContext, output: str) -> None:
     write("points.gpkg", [at(0, 0), None, at(5, 5)], {"id": [1, 2, 3]})
     write("zones.gpkg", [box(-1, -1, 1, 1)], {"zone": ["a"]})
 
     joined = vector_join(VectorJoinArgs(uri="points.gpkg", other="zones.gpkg", output=output, how="left"), ctx)
-    dissolved = vector_dissolve(
-        VectorDissolveArgs(uri="points.gpkg", output="d_" + output, by=["id"], driver=None), ctx
-    )
+    dissolved = vector_dissolve(VectorDissolveArgs(uri="points.gpkg", output="d_" + output, by=["id"]), ctx)
 
-    assert (joined.feature_count, joined.matched, dissolved.feature_count) == (3, 1, 3)
+    assert (joined.feature_count, joined.matched, joined.empty_dropped) == (2, 1, 1)
+    assert (dissolved.feature_count, dissolved.empty_dropped) == (2, 1)
+    assert "1 without geometry dropped" in joined.summary()
     written = read(ctx.roots[0] / output).sort_values("id")
-    assert written.geometry.isna().tolist() == [False, True, False]
-    assert written["zone"].tolist()[0] == "a"
-    assert read(ctx.roots[0] / ("d_" + output)).geometry.isna().sum() == 1
+    assert written["id"].tolist() == [1, 3] and written["zone"].tolist()[0] == "a"
+    assert not written.geometry.isna().any()
+
+
+def test_a_text_fid_is_written_to_a_geopackage_as_source_fid(write: Write, ctx: JobContext) -> None:
+    write("parts.geojson", [box(0, 0, 1, 1), box(1, 0, 2, 1)], {"fid": ["a.1", "a.2"]})
+    write("zones.gpkg", [box(-1, -1, 5, 5)], {"zone": ["a"]})
+
+    result = vector_join(VectorJoinArgs(uri="parts.geojson", other="zones.gpkg", output="out.gpkg"), ctx)
+
+    assert (result.feature_count, result.renamed_fields) == (2, {"fid": "source_fid"})
+    assert read(ctx.roots[0] / "out.gpkg")["source_fid"].tolist() == ["a.1", "a.2"]
 
 
 def test_crossing_lines_are_cut_by_polygons_as_geopandas_cuts_them(write: Write, ctx: JobContext) -> None:
@@ -98,7 +107,8 @@ def test_a_flatgeobuf_input_with_features_without_geometry_is_read(write: Write,
 
     result = vector_join(VectorJoinArgs(uri="points.fgb", other="zones.gpkg", output="out.gpkg", how="left"), ctx)
 
-    assert (result.feature_count, result.matched, result.input_feature_counts) == (2, 1, [2, 1])
+    assert (result.feature_count, result.matched, result.input_feature_counts) == (1, 1, [2, 1])
+    assert result.empty_dropped == 1
 
 
 def test_a_layer_without_crs_is_taken_in_the_other_ones_and_said(write: Write, ctx: JobContext) -> None:
