@@ -7,6 +7,7 @@ for the parent and for every tile, `geogate replay --check` clean, and no part l
 import asyncio
 import hashlib
 import os
+import signal
 import threading
 import time
 from functools import partial
@@ -219,10 +220,16 @@ def test_the_call_page_draws_the_tiles_as_a_live_grid_coloured_by_state(
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
             page = browser.new_page()
-            page.goto(page_url)
-            cells = page.locator("#tile-grid .tilegrid i.tg")
-            expect(cells).to_have_count(tiles)
-            first = [cells.nth(i).get_attribute("data-state") for i in range(tiles)]
+            for node in cluster.workers:  # the job holds still while the page first draws, however slow the browser
+                cluster.signal_node(node, signal.SIGSTOP)
+            try:
+                page.goto(page_url)
+                cells = page.locator("#tile-grid .tilegrid i.tg")
+                expect(cells).to_have_count(tiles)
+                first = [cells.nth(i).get_attribute("data-state") for i in range(tiles)]
+            finally:
+                for node in cluster.workers:
+                    cluster.signal_node(node, signal.SIGCONT)
             expect(page.locator("#tile-grid")).to_have_attribute("data-live", "no", timeout=60_000)
             last = [cells.nth(i).get_attribute("data-state") for i in range(tiles)]
             page.screenshot(path=str(tmp_path / "tiles.png"))
