@@ -16,7 +16,10 @@ ROOT = Path(__file__).resolve().parents[2]
 REGENERATE = "run `.venv/bin/python docs/tool_reference.py`"
 
 
-def _generator() -> ModuleType:
+@pytest.fixture(scope="module")
+def generator() -> ModuleType:
+    """`docs/tool_reference.py`, loaded when a test asks (the image's test run mounts `tests/` alone and only imports
+    the test modules)."""
     spec = importlib.util.spec_from_file_location("tool_reference", ROOT / "docs" / "tool_reference.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -24,24 +27,21 @@ def _generator() -> ModuleType:
     return module
 
 
-GENERATOR = _generator()
-
-
 def test_there_is_one_committed_page_per_toolset_and_no_other() -> None:
     assert {path.name for path in (ROOT / "docs" / "tools").glob("*.md")} == {f"{name}.md" for name in TOOLSETS}
 
 
 @pytest.mark.parametrize("name", sorted(TOOLSETS))
-def test_each_committed_page_is_the_generated_one(name: str) -> None:
+def test_each_committed_page_is_the_generated_one(name: str, generator: ModuleType) -> None:
     committed = (ROOT / "docs" / "tools" / f"{name}.md").read_text()
 
-    assert committed == GENERATOR.pages()[f"{name}.md"], REGENERATE
+    assert committed == generator.pages()[f"{name}.md"], REGENERATE
 
 
-def test_the_toolsets_page_lists_every_toolset_and_its_tools_as_generated() -> None:
+def test_the_toolsets_page_lists_every_toolset_and_its_tools_as_generated(generator: ModuleType) -> None:
     page = (ROOT / "docs" / "toolsets.md").read_text()
 
-    assert page == GENERATOR.with_list(page), REGENERATE
+    assert page == generator.with_list(page), REGENERATE
     listed = set(re.findall(r"\[`([A-Za-z_]+)`\]\(tools/[a-z]+\.md#", page))
     assert listed == set(TOOLS) | set(GATEWAY_TOOLS)
 
@@ -56,12 +56,12 @@ def test_every_tool_has_a_section_with_arguments_errors_and_an_example_call(name
         assert part in section, (name, part)
 
 
-def test_every_file_tool_has_an_example_result_from_a_run_valid_for_its_tool() -> None:
-    ran = json.loads(GENERATOR.RESULTS.read_text())
+def test_every_file_tool_has_an_example_result_from_a_run_valid_for_its_tool(generator: ModuleType) -> None:
+    ran = json.loads(generator.RESULTS.read_text())
     file_tools = {
         name
         for name, spec in TOOLS.items()
-        if TOOLSET[name] not in GENERATOR.NOT_RUN and spec.example_result is None and not spec.internal
+        if TOOLSET[name] not in generator.NOT_RUN and spec.example_result is None and not spec.internal
     }
 
     assert set(ran) == file_tools
