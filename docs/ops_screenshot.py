@@ -64,8 +64,10 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--out", type=Path, default=HERE / "ops-dashboard.png")
+    parser.add_argument("--workspace", type=Path, default=Path("workspace"), help="the folder `make run` serves")
     args = parser.parse_args()
-    write_raster(Path("ops-demo.tif"))
+    args.workspace.mkdir(exist_ok=True)
+    write_raster(args.workspace / "ops-demo.tif")
     driver = threading.Thread(target=load, args=(f"{args.base}/mcp", args.clients, args.seconds))
     driver.start()
     with sync_playwright() as playwright:
