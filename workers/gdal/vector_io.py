@@ -23,6 +23,11 @@ CHUNK_FEATURES = 20_000
 GeometryOp = Callable[[np.ndarray], np.ndarray]
 """Maps an array of shapely geometries to another of the same length."""
 
+NO_ARROW = frozenset({"FlatGeobuf"})
+"""Drivers whose layers are read feature by feature, never through GDAL's Arrow stream: for a FlatGeobuf layer with a
+feature without geometry that stream's WKB column is corrupt (negative lengths), and geopandas' reading of it kills
+the process (SIGSEGV)."""
+
 
 @dataclass(frozen=True)
 class Layer:

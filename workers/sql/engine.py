@@ -17,13 +17,16 @@ from pathlib import Path
 
 import duckdb
 import duckdb_extension_spatial
+import geopandas
+import pandas
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pyogrio
+import shapely
 from pyproj import CRS
 
 from workers.gdal.errors import reading
-from workers.gdal.vector_io import layer_name
+from workers.gdal.vector_io import NO_ARROW, layer_name
 from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
@@ -72,9 +75,22 @@ def _crs_text(crs: object) -> str | None:
 def _read_gdal(path: Path, layer: str | None, field: str) -> tuple[pa.Table, str | None, str | None]:
     name = layer_name(path, layer, field)
     with reading(path, field):
+        if pyogrio.read_info(pinned(path, field), layer=name)["driver"] in NO_ARROW:
+            return _read_features(path, name, field)
         meta, table = pyogrio.read_arrow(pinned(path, field), layer=name)
     geometry = meta.get("geometry_name") or "wkb_geometry"
     return table, (geometry if geometry in table.column_names else None), meta.get("crs")
+
+
+def _read_features(path: Path, name: str, field: str) -> tuple[pa.Table, str | None, str | None]:
+    """A layer read feature by feature (`NO_ARROW`), as the Arrow table `_read_gdal` gives: WKB in `wkb_geometry`."""
+    frame = pyogrio.read_dataframe(pinned(path, field), layer=name, use_arrow=False)
+    if not isinstance(frame, geopandas.GeoDataFrame):
+        return pa.Table.from_pandas(frame, preserve_index=False), None, None
+    attributes = pa.Table.from_pandas(pandas.DataFrame(frame.drop(columns=frame.geometry.name)), preserve_index=False)
+    wkb = pa.array(shapely.to_wkb(frame.geometry.values), type=pa.binary())
+    crs = frame.crs.to_string() if frame.crs is not None else None
+    return attributes.append_column("wkb_geometry", wkb), "wkb_geometry", crs
 
 
 def _read_parquet(path: Path, field: str) -> tuple[pa.Table, str | None, str | None]:

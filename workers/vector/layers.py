@@ -20,7 +20,7 @@ from schemas.tools.base import Reprojection
 from schemas.tools.overlay import LayerWriteArgs
 from workers.gdal.errors import reading, writing
 from workers.gdal.outputs import file_ref
-from workers.gdal.vector_io import geometry_type, layer_name, no_geometry, output_driver
+from workers.gdal.vector_io import NO_ARROW, geometry_type, layer_name, no_geometry, output_driver
 from workers.jobkit.confine import pinned, shown_paths
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
@@ -28,9 +28,6 @@ from workers.jobkit.files import atomic_output, output_path, resolve_in_workspac
 from workers.jobkit.limits import exceeded, limits_of
 
 GEOMETRY = "geometry"
-NO_ARROW = frozenset({"FlatGeobuf"})
-"""Drivers whose layers are read feature by feature: GDAL's Arrow stream of a FlatGeobuf layer with a feature
-without geometry crashes the reading process."""
 
 
 @dataclass

@@ -289,3 +289,16 @@ def test_metric_areas_of_a_geographic_layer_match_geopandas_and_the_ellipsoid(
         sum(abs(geod.geometry_area_perimeter(g)[0]) for g in shapely.normalize(geographic.geometry.values)), rel=1e-6
     )
     assert result.layers[0].crs == "EPSG:4326"
+
+
+def test_a_flatgeobuf_with_features_without_geometry_loads_them_with_a_null_geometry(
+    ctx: JobContext, tmp_path: Path
+) -> None:
+    """GDAL's Arrow stream of such a layer is corrupt (the process reading it through geopandas dies): the layer is
+    read feature by feature instead."""
+    frame = gpd.GeoDataFrame({"a": [1, 2, 3]}, geometry=[None, shapely.box(0, 0, 1, 1), None], crs=CRS_UTM)
+    pyogrio.write_dataframe(frame, tmp_path / "gaps.fgb", layer_options={"SPATIAL_INDEX": "NO"})
+
+    result = run(ctx, "SELECT a, geom IS NULL AS empty FROM gaps ORDER BY a", layers={"gaps": "gaps.fgb"})
+
+    assert result.rows == [[1, True], [2, False], [3, True]]  # type: ignore[attr-defined]
