@@ -2,15 +2,14 @@
 merged by fields, with aggregates) and `vector_join` (attributes of one layer joined to another by a spatial
 predicate or by nearness)."""
 
-from typing import Any, Literal, Self
+from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
-from schemas import routes
 from schemas.tools import limits
-from schemas.tools.base import Hints, Reprojection, ToolSpec, reprojections_said
+from schemas.tools.base import Reprojection, reprojections_said
 from schemas.tools.raster import GeoArgs, Uri
-from schemas.tools.vector import VectorResult
+from schemas.tools.vector import VectorResult, write_spec
 
 FieldName = str
 Aggregate = Literal["first", "count", "sum", "mean", "min", "max", "list"]
@@ -127,47 +126,36 @@ class VectorJoinResult(VectorAnalysisResult):
 _ALIASES = {"path": "uri", "input": "uri", "dst": "output", "output_path": "output"}
 
 
-def _spec(
-    name: str, title: str, description: str, args: type[GeoArgs], result: type[VectorResult], example: dict[str, Any]
-) -> ToolSpec:
-    return ToolSpec(
-        name=name,
-        title=title,
-        description=description,
-        queue=routes.GDAL,
-        args=args,
-        result=result,
-        hints=Hints(destructive=True),
-        timeout_s=3600.0,
-        aliases=_ALIASES,
-        runs_long=True,
-        bounds=(limits.LAYER_FEATURES,),
-        toolset="vector",
-        examples=(example,),
-    )
-
-
-VECTOR_OVERLAY = _spec(
+VECTOR_OVERLAY = write_spec(
     "vector_overlay",
     "Overlay two vector layers",
     "Intersection, union, difference, symmetric difference or identity of two layers, with both layers' attributes.",
     VectorOverlayArgs,
     VectorOverlayResult,
-    {"uri": "districts.gpkg", "other": "lakes.gpkg", "output": "district_lakes.gpkg", "how": "intersection"},
+    ({"uri": "districts.gpkg", "other": "lakes.gpkg", "output": "district_lakes.gpkg", "how": "intersection"},),
+    aliases=_ALIASES,
+    bounds=(limits.LAYER_FEATURES,),
+    toolset="vector",
 )
-VECTOR_DISSOLVE = _spec(
+VECTOR_DISSOLVE = write_spec(
     "vector_dissolve",
     "Dissolve vector features",
     "Merge features by the values of fields (or all into one), with aggregates of other fields.",
     VectorDissolveArgs,
     VectorDissolveResult,
-    {"uri": "districts.gpkg", "output": "region.gpkg", "aggregates": {"name": ["count", "list"]}},
+    ({"uri": "districts.gpkg", "output": "region.gpkg", "aggregates": {"name": ["count", "list"]}},),
+    aliases=_ALIASES,
+    bounds=(limits.LAYER_FEATURES,),
+    toolset="vector",
 )
-VECTOR_JOIN = _spec(
+VECTOR_JOIN = write_spec(
     "vector_join",
     "Join vector layers by location",
     "Join another layer's attributes by a spatial predicate or the k nearest; per pair or aggregated per feature.",
     VectorJoinArgs,
     VectorJoinResult,
-    {"uri": "wells.gpkg", "other": "districts.gpkg", "output": "wells_districts.gpkg", "predicate": "within"},
+    ({"uri": "wells.gpkg", "other": "districts.gpkg", "output": "wells_districts.gpkg", "predicate": "within"},),
+    aliases=_ALIASES,
+    bounds=(limits.LAYER_FEATURES,),
+    toolset="vector",
 )

@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from schemas import routes
 from schemas.preflight.justification import PreflightSpec
 from schemas.tools.base import Hints, Reprojection, ToolArgs, ToolResult, ToolSpec, reprojections_said
+from schemas.tools.limits import Bound
 from schemas.tools.raster import CrsText, GeoArgs, OutputRef, Uri
 
 
@@ -188,14 +189,19 @@ _ALIASES = {"path": "uri", "file": "uri", "input": "uri", "dst": "output", "outp
 _WRITES = Hints(destructive=True)
 
 
-def _spec(
+def write_spec(
     name: str,
     title: str,
     description: str,
-    args: type[VectorWriteArgs],
+    args: type[ToolArgs],
     result: type[VectorResult],
     examples: tuple[dict[str, Any], ...] = (),
+    *,
+    aliases: dict[str, str] = _ALIASES,
+    bounds: tuple[Bound, ...] = (),
+    toolset: str | None = None,
 ) -> ToolSpec:
+    """A vector tool that writes a layer: on the GDAL queue, destructive, long-running."""
     return ToolSpec(
         name=name,
         title=title,
@@ -205,13 +211,15 @@ def _spec(
         result=result,
         hints=_WRITES,
         timeout_s=3600.0,
-        aliases=_ALIASES,
+        aliases=aliases,
         runs_long=True,
+        bounds=bounds,
+        toolset=toolset,
         examples=examples,
     )
 
 
-VECTOR_CONVERT = _spec(
+VECTOR_CONVERT = write_spec(
     "vector_convert",
     "Convert a vector dataset",
     "Copy one layer into another format (GeoPackage, Shapefile, GeoJSON, FlatGeobuf, …; the driver follows the "
@@ -221,7 +229,7 @@ VECTOR_CONVERT = _spec(
     examples=({"uri": "roads.shp", "output": "roads.fgb"},),
 )
 VECTOR_REPROJECT = replace(
-    _spec(
+    write_spec(
         "vector_reproject",
         "Reproject a vector dataset",
         "Transform a layer's coordinates into another CRS with PROJ. Use it before overlaying layers in different "
@@ -232,7 +240,7 @@ VECTOR_REPROJECT = replace(
     preflight=(PreflightSpec(domain="crs_datum", prompt="justify_crs_selection", args={"dst_crs": "dst_crs"}),),
     examples=({"uri": "roads.gpkg", "output": "roads_utm.gpkg", "dst_crs": "EPSG:32633"},),
 )
-VECTOR_CLIP = _spec(
+VECTOR_CLIP = write_spec(
     "vector_clip",
     "Clip a vector dataset",
     "Keep only the features that intersect a box or mask polygon, cut to it. Use it to cut a layer to an area of "
@@ -241,7 +249,7 @@ VECTOR_CLIP = _spec(
     VectorClipResult,
     examples=({"uri": "roads.gpkg", "output": "roads_aoi.gpkg", "mask": "aoi.gpkg"},),
 )
-VECTOR_BUFFER = _spec(
+VECTOR_BUFFER = write_spec(
     "vector_buffer",
     "Buffer vector features",
     "Grow (or, with a negative distance, shrink) every geometry by a distance in metres on any CRS, with cap and "
@@ -250,7 +258,7 @@ VECTOR_BUFFER = _spec(
     VectorBufferResult,
     examples=({"uri": "wells.gpkg", "output": "wells_500m.gpkg", "distance": 500},),
 )
-VECTOR_SIMPLIFY = _spec(
+VECTOR_SIMPLIFY = write_spec(
     "vector_simplify",
     "Simplify vector geometries",
     "Reduce vertex counts with Douglas–Peucker or Visvalingam–Whyatt, and/or snap vertices to a grid. Use it to "
@@ -260,7 +268,7 @@ VECTOR_SIMPLIFY = _spec(
     examples=({"uri": "coast.gpkg", "output": "coast_light.gpkg", "tolerance": 10},),
 )
 
-VECTOR_GEOMETRY = _spec(
+VECTOR_GEOMETRY = write_spec(
     "vector_geometry",
     "Derive geometries",
     "Replace every geometry by its centroid, a point inside it, its convex hull, its bounding box or its valid "
@@ -269,7 +277,7 @@ VECTOR_GEOMETRY = _spec(
     VectorGeometryResult,
     examples=({"uri": "lakes.gpkg", "output": "lake_points.gpkg", "operation": "representative_point"},),
 )
-VECTOR_MEASURE = _spec(
+VECTOR_MEASURE = write_spec(
     "vector_measure",
     "Measure geometries geodesically",
     "Add each feature's area (m²), length and perimeter (m) measured on the ellipsoid, whatever the CRS. Use it "
