@@ -217,11 +217,11 @@ def test_the_call_page_draws_the_tiles_as_a_live_grid_coloured_by_state(
         wait_for(lambda: store.redis.hget(store.live.call(parent), "tiles") is not None, what="the fan-out")
         tiles = int(store.redis.hget(store.live.call(parent), "tiles"))
         page_url = cluster.gateways[0][0].removesuffix("/mcp") + f"/ops/calls/{parent}"
+        for node in cluster.workers:  # the job holds still from its fan-out until the page first draws
+            cluster.signal_node(node, signal.SIGSTOP)
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
             page = browser.new_page()
-            for node in cluster.workers:  # the job holds still while the page first draws, however slow the browser
-                cluster.signal_node(node, signal.SIGSTOP)
             try:
                 page.goto(page_url)
                 cells = page.locator("#tile-grid .tilegrid i.tg")
