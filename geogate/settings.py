@@ -229,13 +229,11 @@ class Settings(BaseSettings):
     blob_ttl_s: int = 86400
     job_time_limit_s: int = 900
     visibility_timeout_s: int = 1200
-    """Celery/Redis redelivery timeout; must exceed the longest job (`job_time_limit_s`). A dead worker's calls do
-    not wait for it: leases (below) re-dispatch them within seconds."""
+    """Celery/Redis redelivery timeout, above `job_time_limit_s`; a dead worker's calls are re-dispatched by leases."""
     heartbeat_s: float = Field(default=2.0, gt=0)
     """How often each worker node renews its liveness lease (and the reaper looks for lapsed ones)."""
     lease_ttl_s: float = Field(default=6.0, gt=0)
-    """A lease not renewed for this long has lapsed: its node is taken for dead and its running calls are
-    re-dispatched. At least twice `heartbeat_s`."""
+    """A lease not renewed this long (at least twice `heartbeat_s`) lapses: its node's running calls re-dispatch."""
     max_attempts: int = Field(default=3, ge=1)
     """Starts of one call before it fails with `call.attempts_exhausted` (a job that kills its worker every time)."""
     job_memory_mb: int = Field(default=4096, ge=0)
@@ -250,6 +248,8 @@ class Settings(BaseSettings):
     tile_size: int = Field(default=2048, ge=256, le=16_384, multiple_of=256)
     """Side of a tile in pixels (rounded down to a multiple of the output's block size). 2048 by measurement: an
     8192² reprojection on 2 workers took 1.96 s in 2048² tiles, 2.31 s in 1024² ones (bench/tiles.py)."""
+    vector_partition_features: int = Field(default=100_000, ge=100)
+    """An overlay or join of at least this many features runs as spatial partitions of about as many (docs/tiles.md)."""
     tile_polygonize_min_pixels: int = Field(default=1 << 40, ge=65_536, le=1 << 40)
     """`raster_polygonize` runs as tiles from this many pixels (and `tile_min_pixels`); at the default, never: the
     fan-in's union of the regions that cross seams costs about what the tiles save (docs/tiles.md)."""

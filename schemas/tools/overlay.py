@@ -136,6 +136,7 @@ VECTOR_OVERLAY = write_spec(
     aliases=_ALIASES,
     bounds=(limits.LAYER_FEATURES,),
     toolset="vector",
+    tiled=True,
 )
 VECTOR_DISSOLVE = write_spec(
     "vector_dissolve",
@@ -158,4 +159,5 @@ VECTOR_JOIN = write_spec(
     aliases=_ALIASES,
     bounds=(limits.LAYER_FEATURES,),
     toolset="vector",
+    tiled=True,
 )

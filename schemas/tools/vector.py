@@ -200,8 +200,10 @@ def write_spec(
     aliases: dict[str, str] = _ALIASES,
     bounds: tuple[Bound, ...] = (),
     toolset: str | None = None,
+    tiled: bool = False,
 ) -> ToolSpec:
-    """A vector tool that writes a layer: on the GDAL queue, destructive, long-running."""
+    """A vector tool that writes a layer: on the GDAL queue, destructive, long-running (`tiled`: large calls may run
+    as partitions across the workers)."""
     return ToolSpec(
         name=name,
         title=title,
@@ -216,6 +218,7 @@ def write_spec(
         bounds=bounds,
         toolset=toolset,
         examples=examples,
+        tiled=tiled,
     )
 
 

@@ -13,7 +13,9 @@ from schemas.tools.overlay import (
 )
 from workers.jobkit.context import JobContext
 from workers.jobs import job
-from workers.vector import dissolve, join, overlay
+from workers.tiling.declare import Plan, tiler
+from workers.vector import dissolve, join, overlay, parts
+from workers.vector.partition import plan
 
 
 @job(VECTOR_OVERLAY)
@@ -32,3 +34,17 @@ def vector_dissolve(args: VectorDissolveArgs, ctx: JobContext) -> VectorDissolve
 def vector_join(args: VectorJoinArgs, ctx: JobContext) -> VectorJoinResult:
     """Join the attributes of `args.other` to the features of `args.uri` by a spatial predicate or by nearness."""
     return join.vector_join(args, ctx)
+
+
+def partitioned_overlay(args: VectorOverlayArgs, ctx: JobContext) -> Plan | None:
+    """A large overlay's partitions; its first layer must declare one geometry kind (what a cell keeps)."""
+    return plan(args, ctx, needs_kind=True)
+
+
+def partitioned_join(args: VectorJoinArgs, ctx: JobContext) -> Plan | None:
+    """A large join's partitions."""
+    return plan(args, ctx, needs_kind=False)
+
+
+tiler(VECTOR_OVERLAY, plan=partitioned_overlay, run=parts.run_overlay, assemble=parts.assemble_overlay)
+tiler(VECTOR_JOIN, plan=partitioned_join, run=parts.run_join, assemble=parts.assemble_join)

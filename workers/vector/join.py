@@ -12,10 +12,22 @@ from schemas.tools.overlay import VectorJoinArgs, VectorJoinResult
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.vector.aggregate import check_numeric, grouped
-from workers.vector.layers import GEOMETRY, Input, aligned, check_fields, read_input, suffixed, target, write_result
+from workers.vector.layers import (
+    FID1,
+    FID2,
+    GEOMETRY,
+    aligned,
+    check_fields,
+    read_input,
+    suffixed,
+    target,
+    write_result,
+)
 from workers.vector.nearest import nearest_pairs
 
 COUNT = "join_count"
+DIST = "__geogate_distance"
+"""A pair's distance, nearest: the second key of the result's order."""
 _LEFT = "__geogate_left"
 
 
@@ -42,7 +54,27 @@ def vector_join(args: VectorJoinArgs, ctx: JobContext) -> VectorJoinResult:
     right = aligned(first, second, out)
     if args.distance is not None and first.frame.crs is not None and CRS(first.frame.crs).is_geographic:
         out.warnings.append("distance is in the first layer's CRS units: degrees, not metres")
-    left_geoms, right_geoms = first.frame.geometry.values.to_numpy(), right.geometry.values.to_numpy()
+    frame, matched = joined(first.frame, right, args)
+    ctx.progress(3, 4, f"{len(frame)} features")
+    described = write_result(without_ids(frame), out, ctx, first.geometry_type)
+    return VectorJoinResult(
+        mode=args.mode,
+        matched=matched,
+        input_feature_counts=[len(first.frame), len(second.frame)],
+        repaired=first.repaired + second.repaired,
+        **described,
+    )
+
+
+def joined(left: gpd.GeoDataFrame, right: gpd.GeoDataFrame, args: VectorJoinArgs) -> tuple[gpd.GeoDataFrame, int]:
+    """The join of two layers indexed by feature id (`right` in `left`'s CRS), with the source ids (`FID1`, `FID2`)
+    and the pair's distance (`DIST`, nearest) in their order: by first-layer id, then distance, then second-layer
+    id; and how many first-layer features matched.
+
+    Raises:
+        JobFailed: `field.clash` (suffixes, aggregates, distance_field).
+    """
+    left_geoms, right_geoms = left.geometry.values.to_numpy(), right.geometry.values.to_numpy()
     if args.mode == "nearest":
         li, ri, dist = nearest_pairs(left_geoms, right_geoms, args.k, args.distance)
     else:
@@ -50,20 +82,27 @@ def vector_join(args: VectorJoinArgs, ctx: JobContext) -> VectorJoinResult:
         li, ri = shapely.STRtree(right_geoms).query(left_geoms, predicate=args.predicate, distance=distance)
         order = np.lexsort((ri, li))
         li, ri, dist = li[order], ri[order], None
-    ctx.progress(3, 4, f"{len(li)} pairs")
+    left, right = left.assign(**{FID1: left.index.to_numpy()}), right.assign(**{FID2: right.index.to_numpy()})
     frame = (
-        _pairs(first, right, li, ri, dist, args)
+        _pairs(left, right, li, ri, dist, args)
         if args.aggregates is None
-        else _per_feature(first, right, li, ri, dist, args)
+        else _per_feature(left, right, li, ri, dist, args)
     )
-    described = write_result(frame, out, ctx, first.geometry_type)
-    return VectorJoinResult(
-        mode=args.mode,
-        matched=len(np.unique(li)),
-        input_feature_counts=[len(first.frame), len(second.frame)],
-        repaired=first.repaired + second.repaired,
-        **described,
-    )
+    return ordered_join(frame), len(np.unique(li))
+
+
+def ordered_join(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+    """Joined features by first-layer id, distance, second-layer id (unmatched last)."""
+    keys = [frame[FID1].to_numpy(dtype=float)]
+    for name in (DIST, FID2):
+        if name in frame.columns:
+            keys.append(np.nan_to_num(frame[name].to_numpy(dtype=float), nan=np.inf))
+    return frame.iloc[np.lexsort(keys[::-1])].reset_index(drop=True)
+
+
+def without_ids(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+    """The result's own fields: the source ids and the sort distance dropped."""
+    return frame.drop(columns=[c for c in (FID1, FID2, DIST) if c in frame.columns])
 
 
 def _distance_field(args: VectorJoinArgs, dist: np.ndarray | None, taken: list[str]) -> str | None:
@@ -76,10 +115,15 @@ def _distance_field(args: VectorJoinArgs, dist: np.ndarray | None, taken: list[s
 
 
 def _pairs(
-    first: Input, right: gpd.GeoDataFrame, li: np.ndarray, ri: np.ndarray, dist: np.ndarray | None, args: VectorJoinArgs
+    left: gpd.GeoDataFrame,
+    right: gpd.GeoDataFrame,
+    li: np.ndarray,
+    ri: np.ndarray,
+    dist: np.ndarray | None,
+    args: VectorJoinArgs,
 ) -> gpd.GeoDataFrame:
     """One feature per matched pair; with `how` left, each unmatched feature once with empty joined fields."""
-    left, right = suffixed(first, right, args.suffixes)
+    left, right = suffixed(left, right, args.suffixes)
     if args.how == "left":
         alone = np.setdiff1d(np.arange(len(left)), li)
         li, ri = np.concatenate([li, alone]), np.concatenate([ri, np.full(len(alone), -1)])
@@ -90,22 +134,27 @@ def _pairs(
     joined = pd.DataFrame(right.drop(columns=GEOMETRY)).reset_index(drop=True).reindex(ri).reset_index(drop=True)
     parts = [rows.drop(columns=GEOMETRY), joined]
     name = _distance_field(args, dist, [*rows.columns, *joined.columns])
-    if name is not None and dist is not None:
-        parts.append(pd.DataFrame({name: dist}))
+    if dist is not None:
+        parts.append(pd.DataFrame({DIST: dist} | ({name: dist} if name is not None else {})))
     return gpd.GeoDataFrame(pd.concat(parts, axis=1), geometry=rows.geometry.values, crs=left.crs)
 
 
 def _per_feature(
-    first: Input, right: gpd.GeoDataFrame, li: np.ndarray, ri: np.ndarray, dist: np.ndarray | None, args: VectorJoinArgs
+    left: gpd.GeoDataFrame,
+    right: gpd.GeoDataFrame,
+    li: np.ndarray,
+    ri: np.ndarray,
+    dist: np.ndarray | None,
+    args: VectorJoinArgs,
 ) -> gpd.GeoDataFrame:
     """One feature per feature of the first layer, its matches summarised by `args.aggregates` and counted."""
-    left = first.frame.reset_index(drop=True)
+    left = left.reset_index(drop=True)
     pairs = pd.DataFrame(right.drop(columns=GEOMETRY)).reset_index(drop=True).iloc[ri].reset_index(drop=True)
     pairs[_LEFT] = li
     values = grouped(pairs, _LEFT, args.aggregates or {}).reindex(np.arange(len(left)))
     counts = pd.Series(li).value_counts().reindex(np.arange(len(left)), fill_value=0)
     attributes = left.drop(columns=GEOMETRY)
-    taken = [*attributes.columns, *values.columns, COUNT]
+    taken = [*attributes.columns.drop(FID1), *values.columns, COUNT]
     if len(set(taken)) != len(taken):
         clash = sorted({n for n in taken if taken.count(n) > 1})
         raise JobFailed(

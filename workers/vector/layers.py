@@ -28,6 +28,9 @@ from workers.jobkit.files import atomic_output, output_path, resolve_in_workspac
 from workers.jobkit.limits import exceeded, limits_of
 
 GEOMETRY = "geometry"
+FID1, FID2 = "__geogate_fid1", "__geogate_fid2"
+"""A result feature's source feature ids in the first and second layer (missing: none there), which order the
+result: a partitioned run's parts are put back in that order."""
 
 
 @dataclass
@@ -62,7 +65,8 @@ def target(args: LayerWriteArgs, ctx: JobContext) -> Target:
     return Target(path, output_driver(args.driver, path))
 
 
-def _layer(path: Path, layer: str | None, field: str, layer_field: str) -> str:
+def layer_of(path: Path, layer: str | None, field: str, layer_field: str) -> str:
+    """`layer` (or the first) of the dataset at checked `path`; a missing layer is an error on `layer_field`."""
     try:
         return layer_name(path, layer, field)
     except JobFailed as exc:
@@ -71,50 +75,76 @@ def _layer(path: Path, layer: str | None, field: str, layer_field: str) -> str:
         raise JobFailed(exc.code, f"{layer_field}: {layer!r} is not a layer of {field}", field=layer_field) from exc
 
 
+Box = tuple[float, float, float, float]
+"""minx, miny, maxx, maxy in a layer's CRS."""
+
+
 def read_input(
     uri: str, layer: str | None, ctx: JobContext, *, field: str, layer_field: str, make_valid: bool
 ) -> Input:
-    """Read one layer whole (Arrow), refusing more than `GEOGATE_LIMIT_FEATURES` features before reading them.
+    """Read one layer whole (Arrow), refusing more than `GEOGATE_LIMIT_FEATURES` features before reading them; the
+    frame is indexed by feature id.
 
     Raises:
         JobFailed: path, read and layer errors naming `field` / `layer_field`; `layer.no_geometry` (a table);
             `limit.features`; `geometry.invalid` (invalid geometries and `make_valid` false).
     """
     path = resolve_in_workspace(uri, ctx.roots, field=field)
-    name = _layer(path, layer, field, layer_field)
+    name = layer_of(path, layer, field, layer_field)
     with reading(path, field):
         info = pyogrio.read_info(pinned(path, field), layer=name, force_feature_count=True)
     count = max(int(info["features"]), 0)
     if count > limits_of(ctx.settings).features:
         raise exceeded(bounds.LAYER_FEATURES, field, f"the layer has {count:,} features", ctx.settings)
-    arrow = info["driver"] not in NO_ARROW
+    read = Input(read_frame(path, name, field), field, str(info.get("geometry_type") or "Unknown"))
+    frame, bad = validated(read.frame, field, make_valid)
+    return Input(frame, field, read.geometry_type, int(bad.sum()))
+
+
+def read_frame(path: Path, name: str, field: str, box: Box | None = None, limit: int | None = None) -> gpd.GeoDataFrame:
+    """Layer `name` of checked `path` (only the features whose bounding box meets `box`, when given) as a
+    GeoDataFrame indexed by feature id in id order, its geometry column named `geometry`; at most `limit` features.
+
+    Raises:
+        JobFailed: read errors naming `field`; `layer.no_geometry` (a table).
+    """
     with reading(path, field):
-        frame = pyogrio.read_dataframe(pinned(path, field), layer=name, use_arrow=arrow)
+        info = pyogrio.read_info(pinned(path, field), layer=name)
+        # GDAL's Arrow stream names the id column after an attribute that a driver takes ids from (GeoJSON's `id`),
+        # so that both columns have one name and pyogrio cannot index by it: such layers are read feature by feature
+        clash = info.get("fid_column") in list(info["fields"])
+        arrow = info["driver"] not in NO_ARROW and not clash
+        frame = pyogrio.read_dataframe(
+            pinned(path, field), layer=name, bbox=box, max_features=limit, fid_as_index=True, use_arrow=arrow
+        )
     if not isinstance(frame, gpd.GeoDataFrame):
         raise no_geometry(name, field)
-    frame = frame.rename_geometry(GEOMETRY) if frame.geometry.name != GEOMETRY else frame
-    read = Input(frame, field, str(info.get("geometry_type") or "Unknown"))
-    return _validated(read, make_valid)
+    frame = frame if frame.index.is_monotonic_increasing else frame.sort_index()
+    return frame.rename_geometry(GEOMETRY) if frame.geometry.name != GEOMETRY else frame
 
 
-def _validated(read: Input, make_valid: bool) -> Input:
-    geometry = read.frame.geometry.values.to_numpy()
+def validated(frame: gpd.GeoDataFrame, field: str, make_valid: bool) -> tuple[gpd.GeoDataFrame, np.ndarray]:
+    """`frame` with its invalid geometries repaired (`make_valid`), and which of its rows were invalid.
+
+    Raises:
+        JobFailed: `geometry.invalid` on `field`, with the count and the first one's reason, without `make_valid`.
+    """
+    geometry = frame.geometry.values.to_numpy()
     bad = ~shapely.is_missing(geometry) & ~shapely.is_valid(geometry)
     if not bad.any():
-        return read
+        return frame, bad
     if not make_valid:
         first = int(np.flatnonzero(bad)[0])
         reason = shapely.is_valid_reason(geometry[first])
         raise JobFailed(
             "geometry.invalid",
-            f"{read.field}: {int(bad.sum())} of {len(geometry)} geometries are invalid (feature {first}: {reason}); "
+            f"{field}: {int(bad.sum())} of {len(geometry)} geometries are invalid (feature {first}: {reason}); "
             "pass make_valid=true to repair them",
-            field=read.field,
+            field=field,
         )
     repaired = geometry.copy()
     repaired[bad] = [_same_dimension(shapely.make_valid(g), shapely.get_dimensions(g)) for g in geometry[bad]]
-    frame = read.frame.set_geometry(gpd.GeoSeries(repaired, index=read.frame.index, crs=read.frame.crs))
-    return Input(frame, read.field, read.geometry_type, int(bad.sum()))
+    return frame.set_geometry(gpd.GeoSeries(repaired, index=frame.index, crs=frame.crs)), bad
 
 
 def _same_dimension(geometry: shapely.Geometry, dimension: int) -> shapely.Geometry | None:
@@ -160,13 +190,13 @@ def check_fields(read: Input, names: list[str], arg: str) -> None:
             )
 
 
-def suffixed(first: Input, second: gpd.GeoDataFrame, suffixes: list[str]) -> tuple[gpd.GeoDataFrame, ...]:
+def suffixed(first: gpd.GeoDataFrame, second: gpd.GeoDataFrame, suffixes: list[str]) -> tuple[gpd.GeoDataFrame, ...]:
     """Both frames with the attribute names they share renamed with `suffixes`.
 
     Raises:
         JobFailed: `field.clash` (on `suffixes`) when a renamed field would take the name of another.
     """
-    left = [c for c in first.frame.columns if c != GEOMETRY]
+    left = [c for c in first.columns if c != GEOMETRY]
     right = [c for c in second.columns if c != GEOMETRY]
     shared = set(left) & set(right)
     new_left = {c: c + suffixes[0] if c in shared else c for c in left}
@@ -176,7 +206,7 @@ def suffixed(first: Input, second: gpd.GeoDataFrame, suffixes: list[str]) -> tup
         clash = sorted({n for n in names if names.count(n) > 1})
         message = f"suffixes: the renamed fields would clash with others: {clash}; choose other suffixes"
         raise JobFailed("field.clash", message, field="suffixes")
-    return first.frame.rename(columns=new_left), second.rename(columns=new_right)
+    return first.rename(columns=new_left), second.rename(columns=new_right)
 
 
 def write_result(frame: gpd.GeoDataFrame, out: Target, ctx: JobContext, empty_type: str) -> dict[str, Any]:

@@ -1,4 +1,11 @@
-"""`vector_overlay`: two layers cut against each other with geopandas.overlay, both layers' attributes kept."""
+"""`vector_overlay`: two layers cut against each other with geopandas.overlay, both layers' attributes kept.
+
+Every result feature comes from a feature of the first layer (`FID1`), of the second (`FID2`), or a pair of them, and
+is written in the order of those ids: pairs, then what is left of first-layer features, then of second-layer
+features. The partitioned run (`workers.vector.partitions`) computes each feature where its source features live and
+puts them back in the same order."""
+
+import warnings
 
 import geopandas as gpd
 import numpy as np
@@ -8,7 +15,7 @@ import shapely.errors
 from schemas.tools.overlay import VectorOverlayArgs, VectorOverlayResult
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
-from workers.vector.layers import aligned, read_input, suffixed, target, write_result
+from workers.vector.layers import FID1, FID2, GEOMETRY, aligned, read_input, suffixed, target, write_result
 
 
 def vector_overlay(args: VectorOverlayArgs, ctx: JobContext) -> VectorOverlayResult:
@@ -27,22 +34,68 @@ def vector_overlay(args: VectorOverlayArgs, ctx: JobContext) -> VectorOverlayRes
         args.other, args.other_layer, ctx, field="other", layer_field="other_layer", make_valid=args.make_valid
     )
     ctx.progress(2, 4, "read other")
-    left, right = suffixed(first, aligned(first, second, out), args.suffixes)
-    left, right = _with_geometry(left), _with_geometry(right)
-    for frame, name in ((left, "uri"), (right, "other")):
-        _one_kind(frame.geometry.values.to_numpy(), name)
-    try:
-        result = gpd.overlay(left, right, how=args.how, keep_geom_type=args.keep_geom_type)
-    except (NotImplementedError, TypeError) as exc:  # geometry kinds geopandas cannot overlay
-        raise JobFailed("geometry.mixed", f"uri: these layers cannot be overlaid: {exc}", field="uri") from exc
-    except shapely.errors.GEOSException as exc:
-        message = f"uri: GEOS could not overlay these geometries ({exc}); try make_valid=true"
-        raise JobFailed("geometry.invalid", message, field="uri") from exc
+    left, right = prepared(first.frame, aligned(first, second, out), args.suffixes)
+    result = without_ids(overlaid(left, right, args.how, args.keep_geom_type))
     ctx.progress(3, 4, f"{args.how}: {len(result)} features")
     described = write_result(result, out, ctx, first.geometry_type)
     counts = [len(first.frame), len(second.frame)]
     repaired = first.repaired + second.repaired
     return VectorOverlayResult(how=args.how, input_feature_counts=counts, repaired=repaired, **described)
+
+
+def prepared(
+    first: gpd.GeoDataFrame, second: gpd.GeoDataFrame, suffixes: list[str]
+) -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame]:
+    """Both layers (indexed by feature id, `second` in `first`'s CRS) ready to overlay: fields suffixed, features
+    without geometry left out, their ids as `FID1` / `FID2`.
+
+    Raises:
+        JobFailed: `field.clash` (on `suffixes`); `geometry.mixed` (on the layer's argument).
+    """
+    left, right = suffixed(first, second, suffixes)
+    left, right = _with_geometry(left), _with_geometry(right)
+    for frame, name in ((left, "uri"), (right, "other")):
+        _one_kind(frame.geometry.values.to_numpy(), name)
+    return left.assign(**{FID1: left.index.to_numpy()}), right.assign(**{FID2: right.index.to_numpy()})
+
+
+def overlaid(
+    left: gpd.GeoDataFrame, right: gpd.GeoDataFrame, how: str, keep_geom_type: bool, dimension: int | None = None
+) -> gpd.GeoDataFrame:
+    """The overlay of two `prepared` layers with their `FID1` / `FID2`, in their order. `dimension` is that of the
+    whole first layer's geometries, for a part of it with no feature (whose own overlay has no type to keep).
+
+    Raises:
+        JobFailed: `geometry.mixed` (kinds geopandas cannot overlay); `geometry.invalid` (GEOS failed).
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="`keep_geom_type=True` is invalid when df1 is empty")
+            result = gpd.overlay(left, right, how=how, keep_geom_type=keep_geom_type)
+    except (NotImplementedError, TypeError) as exc:  # geometry kinds geopandas cannot overlay
+        raise JobFailed("geometry.mixed", f"uri: these layers cannot be overlaid: {exc}", field="uri") from exc
+    except shapely.errors.GEOSException as exc:
+        message = f"uri: GEOS could not overlay these geometries ({exc}); try make_valid=true"
+        raise JobFailed("geometry.invalid", message, field="uri") from exc
+    if keep_geom_type and len(left) == 0 and dimension is not None and len(result):
+        result = result[shapely.get_dimensions(result.geometry.values.to_numpy()) == dimension]
+    return ordered(result)
+
+
+def ordered(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+    """Overlay features in their sources' order: pairs by (`FID1`, `FID2`), then first-layer features, then
+    second-layer ones."""
+    one, two = (frame[c].to_numpy(dtype=float) if c in frame else np.full(len(frame), np.nan) for c in (FID1, FID2))
+    has_one, has_two = ~np.isnan(one), ~np.isnan(two)
+    kind = np.where(has_one & has_two, 0, np.where(has_one, 1, 2))
+    order = np.lexsort((np.where(has_two & has_one, two, 0), np.where(has_one, one, two), kind))
+    return frame.iloc[order].reset_index(drop=True)
+
+
+def without_ids(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+    """The result's own fields: the source ids dropped, the geometry column last."""
+    rest = [c for c in frame.columns if c not in (FID1, FID2, GEOMETRY)]  # a difference has no FID2
+    return frame[[*rest, GEOMETRY]]
 
 
 def _with_geometry(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:

@@ -1,0 +1,177 @@
+"""Large overlays and joins run as spatial partitions across the workers give what one process gives: the same
+features in the same order, the same attributes, geometries equal within 1e-9 of their area. Each call runs through
+the real lifecycle on a fakeredis log (`tests/unit/workers/gdal/test_tiled.call`): whole, then partitioned."""
+
+from pathlib import Path
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pyogrio
+import pytest
+import shapely
+
+from geogate.calls import keys
+from geogate.calls.publish import request_event
+from geogate.calls.store import EventStore
+from geogate.settings import Settings
+from schemas.codec import encode
+from schemas.events import ToolRequested
+from schemas.ids import call_aggregate, new_id
+from schemas.tools import TOOLS
+from tests.support import drain_queue
+from tests.unit.workers.gdal.test_tiled import call
+from tests.unit.workers.vector.conftest import UTM, X0, Y0
+from workers.run import runner
+
+CELL = 100.0
+SIDE = 24
+"""A 24×24 grid of 100 m cells: 576 polygons a layer, and 1,500 points."""
+
+
+def settings(root: Path, *, partitioned: bool) -> Settings:
+    per = 250 if partitioned else 1 << 40
+    return Settings(redis_url="redis://unused", workspaces=str(root), vector_partition_features=per)
+
+
+def polygons(offset: float, seed: int) -> gpd.GeoDataFrame:
+    """A jittered grid of quadrilaterals, every fifth with a hole and every seventh in two parts."""
+    rng = np.random.default_rng(seed)
+    shapes, names = [], []
+    for i in range(SIDE):
+        for j in range(SIDE):
+            x, y = X0 + offset + i * CELL, Y0 + offset + j * CELL
+            jitter = rng.uniform(-20, 20, 8)
+            ring = [
+                (x + jitter[0], y + jitter[1]),
+                (x + CELL + jitter[2], y + jitter[3]),
+                (x + CELL + jitter[4], y + CELL + jitter[5]),
+                (x + jitter[6], y + CELL + jitter[7]),
+            ]
+            shape = shapely.Polygon(ring)
+            n = i * SIDE + j
+            if n % 5 == 0:
+                shape = shape.difference(shapely.Point(x + CELL / 2, y + CELL / 2).buffer(15))
+            if n % 7 == 0:
+                cut = shape.difference(shapely.box(x + 40, y - 50, x + 45, y + CELL + 50)).geoms[0]
+                shape = shapely.MultiPolygon([cut, shapely.box(x + 42, y + 40, x + 43, y + 41)])
+            shapes.append(shapely.make_valid(shape))
+            names.append(f"p{n}")
+    return gpd.GeoDataFrame({"name": names, "n": np.arange(len(names))}, geometry=shapes, crs=UTM)
+
+
+def points(count: int = 1_500) -> gpd.GeoDataFrame:
+    """Random points over the grid, some exactly on cell corners."""
+    rng = np.random.default_rng(7)
+    xy = rng.uniform(0, SIDE * CELL, (count, 2))
+    xy[:50] = np.round(xy[:50] / CELL) * CELL
+    geoms = shapely.points(xy + np.array([X0, Y0]))
+    return gpd.GeoDataFrame({"name": [f"q{i}" for i in range(count)], "w": rng.uniform(0, 1, count)}, geometry=geoms,
+                            crs=UTM)  # fmt: skip
+
+
+@pytest.fixture
+def layers(tmp_path: Path) -> Path:
+    for name, frame in (("a.gpkg", polygons(0, 1)), ("b.gpkg", polygons(CELL / 2, 2)), ("pts.gpkg", points())):
+        pyogrio.write_dataframe(frame, tmp_path / name)
+    pyogrio.write_dataframe(polygons(CELL / 2, 2).to_crs("EPSG:4326"), tmp_path / "b4326.gpkg")
+    return tmp_path
+
+
+def both(store: EventStore, root: Path, tool: str, **args: object) -> tuple[dict, dict, gpd.GeoDataFrame, ...]:
+    whole = call(store, settings(root, partitioned=False), tool, **args, output="whole.gpkg")[1]
+    call_id, parted = call(store, settings(root, partitioned=True), tool, **args, output="parted.gpkg")
+    types = [e.type for e in store.read_aggregate(call_aggregate(call_id))]
+    assert "tool.fanned_out" in types, "the call ran whole"
+    assert not (root / ".geogate").exists(), "the parts were left behind"
+    return whole, parted, pyogrio.read_dataframe(root / "whole.gpkg"), pyogrio.read_dataframe(root / "parted.gpkg")
+
+
+def assert_same(a: gpd.GeoDataFrame, b: gpd.GeoDataFrame) -> None:
+    """The same features in the same order: equal attributes, geometries equal within 1e-9 of their area."""
+    assert len(a) == len(b) and len(a) > 0
+    pd.testing.assert_frame_equal(pd.DataFrame(a.drop(columns="geometry")), pd.DataFrame(b.drop(columns="geometry")))
+    ga, gb = a.geometry.values.to_numpy(), b.geometry.values.to_numpy()
+    assert (shapely.get_type_id(ga) == shapely.get_type_id(gb)).all()
+    area = np.maximum(shapely.area(ga), 1.0)
+    assert (shapely.area(shapely.symmetric_difference(ga, gb)) <= 1e-9 * area).all()
+    assert shapely.equals_exact(ga, gb, tolerance=1e-6).all()
+
+
+@pytest.mark.parametrize("how", ["intersection", "union", "difference", "symmetric_difference", "identity"])
+def test_a_partitioned_overlay_is_the_one_process_overlay(fake_store: EventStore, layers: Path, how: str) -> None:
+    whole, parted, a, b = both(fake_store, layers, "vector_overlay", uri="a.gpkg", other="b.gpkg", how=how)
+
+    assert_same(a, b)
+    assert parted["feature_count"] == whole["feature_count"]
+    assert parted["input_feature_counts"] == whole["input_feature_counts"] == [SIDE * SIDE, SIDE * SIDE]
+    wanted = gpd.overlay(polygons(0, 1), polygons(CELL / 2, 2), how=how, keep_geom_type=True)
+    assert len(b) == len(wanted)
+    assert b.area.sum() == pytest.approx(wanted.area.sum(), rel=1e-9)
+
+
+def test_a_partitioned_overlay_of_a_layer_in_another_crs_is_the_one_process_one(
+    fake_store: EventStore, layers: Path
+) -> None:
+    whole, parted, a, b = both(fake_store, layers, "vector_overlay", uri="a.gpkg", other="b4326.gpkg", how="union")
+
+    assert_same(a, b)
+    assert parted["reprojected"] == whole["reprojected"] and whole["reprojected"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"predicate": "intersects"},
+        {"predicate": "within", "how": "left"},
+        {"predicate": "dwithin", "distance": 30.0},
+        {"predicate": "intersects", "aggregates": {"n": ["sum", "count", "list"], "name": ["first"]}, "how": "left"},
+        {"mode": "nearest", "k": 3},
+        {"mode": "nearest", "k": 2, "distance": 40.0, "how": "left"},
+    ],
+    ids=["intersects", "within-left", "dwithin", "aggregates", "nearest-3", "nearest-within"],
+)
+def test_a_partitioned_join_is_the_one_process_join(fake_store: EventStore, layers: Path, args: dict) -> None:
+    whole, parted, a, b = both(fake_store, layers, "vector_join", uri="pts.gpkg", other="a.gpkg", **args)
+
+    assert_same(a, b)
+    for key in ("feature_count", "matched", "input_feature_counts", "empty_dropped"):
+        assert parted[key] == whole[key], key
+
+
+def test_partitioned_joins_match_geopandas(fake_store: EventStore, layers: Path) -> None:
+    _, parted, _, b = both(fake_store, layers, "vector_join", uri="pts.gpkg", other="b.gpkg", predicate="within")
+
+    wanted = gpd.sjoin(points(), polygons(CELL / 2, 2), predicate="within")
+    assert sorted(zip(b["name_1"], b["name_2"], strict=True)) == sorted(
+        zip(wanted["name_left"], wanted["name_right"], strict=True)
+    )
+    assert parted["matched"] == wanted.index.nunique()
+
+
+def test_small_layers_run_whole(fake_store: EventStore, tmp_path: Path) -> None:
+    pyogrio.write_dataframe(points(100), tmp_path / "few.gpkg")
+    pyogrio.write_dataframe(polygons(0, 1).iloc[:100], tmp_path / "a.gpkg")
+    call_id, _ = call(fake_store, settings(tmp_path, partitioned=True), "vector_join", uri="few.gpkg",
+                      other="a.gpkg", output="out.gpkg")  # fmt: skip
+
+    assert "tool.fanned_out" not in [e.type for e in fake_store.read_aggregate(call_aggregate(call_id))]
+
+
+def test_an_invalid_geometry_fails_a_partitioned_call_on_its_argument(fake_store: EventStore, layers: Path) -> None:
+    frame = polygons(0, 1)
+    bowtie = shapely.Polygon([(X0 + 10, Y0 + 10), (X0 + 90, Y0 + 90), (X0 + 90, Y0 + 10), (X0 + 10, Y0 + 90)])
+    frame.loc[300, "geometry"] = bowtie
+    pyogrio.write_dataframe(frame, layers / "bad.gpkg")
+    args = {"uri": "bad.gpkg", "other": "b.gpkg", "output": "out.gpkg"}
+    valid = TOOLS["vector_overlay"].args.model_validate(args).model_dump(mode="json")
+    event = request_event(TOOLS["vector_overlay"], valid, call_id=new_id(), actor="tester")
+    call_id = event.payload(ToolRequested).call_id
+    fake_store.append(event, keys.requested_key(call_id))
+    runner.run_call(fake_store, settings(layers, partitioned=True), "host:p", encode(event))
+    drain_queue(fake_store, settings(layers, partitioned=True))
+
+    state = fake_store.call_state(call_id)
+    assert state is not None and state.status == "failed"
+    assert state.error_code == "geometry.invalid" and "uri: 1 of" in (state.error_message or "")
+    assert not (layers / "out.gpkg").exists() and not (layers / ".geogate").exists()

@@ -1,0 +1,236 @@
+"""Large overlays and joins as spatial partitions run across the workers as tiles (docs/tiles.md).
+
+The planner lays a grid over the first layer's extent with about `GEOGATE_VECTOR_PARTITION_FEATURES` features of
+both layers per cell. A feature belongs to the cell that holds its bounding box's centre (the outer cells reach to
+infinity, so every feature has one, whatever extent a file declares). A partition reads its own features by bounding
+box, then every feature of the other layer that can meet them, computes the result features its own features make
+(`workers.vector.parts`), and leaves them as a GeoParquet part with their source ids; the fan-in puts the parts
+together in the ids' order and writes the layer, as one process writes it.
+"""
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pyogrio
+import shapely
+from pydantic import JsonValue
+from pyproj import CRS, Transformer
+
+from schemas.tools.overlay import TwoLayerArgs
+from schemas.tools.tiling import TileArgs, TileWindow
+from workers.gdal.errors import reading
+from workers.jobkit.confine import pinned
+from workers.jobkit.context import JobContext
+from workers.jobkit.files import resolve_in_workspace
+from workers.jobkit.limits import limits_of
+from workers.tiling.declare import Plan
+from workers.tiling.grid import parts_folder, root_of, settings_of
+from workers.vector.layers import Box, layer_of, read_frame, target, validated
+
+_DIMENSIONS = {"point": 0, "linestring": 1, "polygon": 2}
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The cells of a partitioned call: `columns` × `rows` over `bounds`, in the first layer's CRS."""
+
+    bounds: Box
+    columns: int
+    rows: int
+
+    def owners(self, frame: gpd.GeoDataFrame) -> np.ndarray:
+        """The cell of each feature: the one that holds its bounding box's centre (-1 without geometry)."""
+        box = shapely.bounds(frame.geometry.values.to_numpy())
+        x, y = (box[:, 0] + box[:, 2]) / 2, (box[:, 1] + box[:, 3]) / 2
+        col = self._index(x, self.bounds[0], self.bounds[2], self.columns)
+        row = self._index(y, self.bounds[1], self.bounds[3], self.rows)
+        return np.where(np.isnan(x), -1, row * self.columns + col)
+
+    @staticmethod
+    def _index(v: np.ndarray, low: float, high: float, cells: int) -> np.ndarray:
+        width = (high - low) / cells
+        if not width > 0:
+            return np.zeros(len(v), dtype=np.int64)
+        return np.clip(np.floor((np.nan_to_num(v, nan=low) - low) / width), 0, cells - 1).astype(np.int64)
+
+    def box(self, index: int) -> Box:
+        """Cell `index`, its sides on the grid's border open to infinity."""
+        col, row = index % self.columns, index // self.columns
+        width, height = (
+            _span(self.bounds[0], self.bounds[2], self.columns),
+            _span(self.bounds[1], self.bounds[3], self.rows),
+        )
+        x0 = -math.inf if col == 0 else self.bounds[0] + col * width
+        x1 = math.inf if col == self.columns - 1 else self.bounds[0] + (col + 1) * width
+        y0 = -math.inf if row == 0 else self.bounds[1] + row * height
+        y1 = math.inf if row == self.rows - 1 else self.bounds[1] + (row + 1) * height
+        return _grown((x0, y0, x1, y1), 0.0)
+
+
+def _span(low: float, high: float, cells: int) -> float:
+    return (high - low) / cells
+
+
+def _grown(box: Box, margin: float) -> Box:
+    """`box` grown by `margin` and by a little more, so that no feature on its edge is missed in rounding."""
+    size = max((abs(v) for v in box if math.isfinite(v)), default=1.0)
+    pad = margin + 1e-9 * max(size, 1.0)
+    return (box[0] - pad, box[1] - pad, box[2] + pad, box[3] + pad)
+
+
+def plan(args: TwoLayerArgs, ctx: JobContext, *, needs_kind: bool) -> Plan | None:
+    """The grid of a call whose two layers hold at least `GEOGATE_VECTOR_PARTITION_FEATURES` features together; None
+    to run it whole (smaller, over the feature bound, or a first layer with no single declared geometry kind when
+    `needs_kind`, where the whole run says why)."""
+    target(args, ctx)  # an output in the way: the whole run refuses it
+    first, layer = _source(args.uri, args.layer, ctx, "uri", "layer")
+    other, other_layer = _source(args.other, args.other_layer, ctx, "other", "other_layer")
+    with reading(first, "uri"), reading(other, "other"):
+        info = pyogrio.read_info(pinned(first, "uri"), layer=layer, force_feature_count=True, force_total_bounds=True)
+        other_info = pyogrio.read_info(pinned(other, "other"), layer=other_layer, force_feature_count=True)
+    counts = [max(int(info["features"]), 0), max(int(other_info["features"]), 0)]
+    per, bound = settings_of(ctx).vector_partition_features, limits_of(ctx.settings).features
+    dimension = _DIMENSIONS.get((str(info.get("geometry_type") or "").lower().removeprefix("multi").split() or [""])[0])
+    if sum(counts) < per or max(counts) > bound or (needs_kind and dimension is None):
+        return None
+    if not set(getattr(args, "aggregates", None) or {}) <= set(other_info["fields"]):
+        return None  # the whole run names the missing field
+    bounds = tuple(float(v) for v in info["total_bounds"])
+    if not all(math.isfinite(v) for v in bounds):
+        return None
+    columns, rows = _shape(bounds, min(math.ceil(sum(counts) / per), limits_of(ctx.settings).tiles))
+    if columns * rows < 2:
+        return None
+    folder = parts_folder(root_of(target(args, ctx).path, ctx.roots), ctx.call_id)
+    windows = [TileWindow(col_off=c, row_off=r, width=1, height=1) for r in range(rows) for c in range(columns)]
+    shared: dict[str, JsonValue] = {
+        "args": args.model_dump(mode="json"),
+        "source": str(first),
+        "layer": layer,
+        "other": str(other),
+        "other_layer": other_layer,
+        "grid": [*bounds, columns, rows],
+        "folder": str(folder),
+        "counts": counts,
+        "geometry_type": str(info.get("geometry_type") or "Unknown"),
+        "dimension": dimension,
+        "crs": [info.get("crs"), other_info.get("crs")],
+    }
+    return Plan(windows, columns, rows, 1, columns, rows, folder, shared)
+
+
+def _source(uri: str, layer: str | None, ctx: JobContext, field: str, layer_field: str) -> tuple[Path, str]:
+    path = resolve_in_workspace(uri, ctx.roots, field=field)
+    return path, layer_of(path, layer, field, layer_field)
+
+
+def _shape(bounds: tuple[float, ...], cells: int) -> tuple[int, int]:
+    """Columns and rows of about `cells` cells, as square as the extent allows."""
+    width, height = bounds[2] - bounds[0], bounds[3] - bounds[1]
+    if cells < 2 or (width <= 0 and height <= 0):
+        return 1, 1
+    if height <= 0:
+        return cells, 1
+    if width <= 0:
+        return 1, cells
+    columns = max(1, min(cells, round(math.sqrt(cells * width / height))))
+    return columns, max(1, math.ceil(cells / columns))
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One cell of a partitioned call, as its tile sees it."""
+
+    index: int
+    grid: Grid
+    plan: dict[str, Any]
+    ctx: JobContext
+
+    @classmethod
+    def of(cls, tile: TileArgs, ctx: JobContext) -> "Partition":
+        x0, y0, x1, y1, columns, rows = tile.plan["grid"]  # type: ignore[misc]
+        grid = Grid((float(x0), float(y0), float(x1), float(y1)), int(columns), int(rows))
+        return cls(tile.index, grid, dict(tile.plan), ctx)
+
+    @property
+    def crs(self) -> CRS | None:
+        first = self.plan["crs"][0]
+        return CRS(first) if first else None
+
+    def read(
+        self, which: int, box: Box | None, make_valid: bool, limit: int | None = None
+    ) -> tuple[gpd.GeoDataFrame, np.ndarray]:
+        """Layer `which` (0: `uri`, 1: `other`) in the first layer's CRS: the features whose bounding box meets `box`
+        (in that CRS; all of them when None), with their invalid geometries repaired, and which were."""
+        field = ("uri", "other")[which]
+        path = resolve_in_workspace(str(self.plan[("source", "other")[which]]), self.ctx.roots, field=field)
+        own, into = self.plan["crs"][which], self.plan["crs"][0]
+        moved = which == 1 and own and into and CRS(own) != CRS(into)
+        read_box = _moved_box(box, CRS(into), CRS(own)) if moved and box is not None else box
+        frame = read_frame(path, str(self.plan[("layer", "other_layer")[which]]), field, read_box, limit)
+        frame = frame.to_crs(into) if moved else frame.set_crs(into, allow_override=True)
+        return validated(frame, field, make_valid)
+
+    def near(self, which: int, frame: gpd.GeoDataFrame, margin: float, make_valid: bool) -> gpd.GeoDataFrame:
+        """The features of layer `which` whose bounding box comes within `margin` of `frame`'s (none when `frame` has
+        none; the layer's fields all the same)."""
+        box = around(frame, margin)
+        if box is None:
+            return self.read(which, None, make_valid, limit=0)[0]
+        return self.read(which, box, make_valid)[0]
+
+    def own(self, which: int, make_valid: bool) -> tuple[gpd.GeoDataFrame, int]:
+        """The features of layer `which` that belong to this cell, and how many of them were repaired."""
+        frame, bad = self.read(which, self.grid.box(self.index), make_valid)
+        mine = self.grid.owners(frame) == self.index
+        return frame[mine], int(bad[mine].sum())
+
+    def save(self, frame: gpd.GeoDataFrame) -> None:
+        """Leave this cell's result features as its part (a renamed temporary file: whole or absent)."""
+        path = part_path(Path(str(self.plan["folder"])), self.index)
+        aside = path.with_name(f".{path.name}.{os.getpid()}")
+        frame.to_parquet(aside)
+        if self.ctx.fence is not None:
+            self.ctx.fence.check()
+        aside.replace(path)
+
+
+def _moved_box(box: Box, into: CRS, own: CRS) -> Box | None:
+    """`box` (in `into`) as a box in `own` that holds all of it; None (no filter) for an unbounded one."""
+    if not all(math.isfinite(v) for v in box):
+        return None
+    x0, y0, x1, y1 = Transformer.from_crs(into, own, always_xy=True).transform_bounds(*box, densify_pts=21)
+    if not all(math.isfinite(v) for v in (x0, y0, x1, y1)):
+        return None
+    pad = 0.01 * max(x1 - x0, y1 - y0)
+    return (x0 - pad, y0 - pad, x1 + pad, y1 + pad)
+
+
+def around(frame: gpd.GeoDataFrame, margin: float = 0.0) -> Box | None:
+    """The bounding box of `frame`'s features grown by `margin`; None when it has none (nothing to read near)."""
+    if frame.empty:
+        return None
+    return _grown(tuple(float(v) for v in frame.total_bounds), margin)  # type: ignore[arg-type]
+
+
+def merged(*frames: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+    """Features of the same layer read more than once, once each, in id order."""
+    frame = pd.concat([f for f in frames if len(f)] or frames[:1])
+    return frame[~frame.index.duplicated()].sort_index()
+
+
+def part_path(folder: Path, index: int) -> Path:
+    return folder / f"part{index}.parquet"
+
+
+def gathered(first: TileArgs, indices: list[int]) -> gpd.GeoDataFrame:
+    """Every part of the call, in cell order, as one frame (the first part's columns when all are empty)."""
+    folder = Path(str(first.plan["folder"]))
+    parts = [gpd.read_parquet(part_path(folder, i)) for i in sorted(indices)]
+    return pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)

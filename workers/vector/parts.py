@@ -1,0 +1,132 @@
+"""The partitions of a large `vector_overlay` or `vector_join` (`workers.vector.partition`): what each cell computes,
+and how the fan-in writes the layer from the cells' parts."""
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+from pyproj import CRS
+
+from schemas.tools.base import Reprojection
+from schemas.tools.overlay import VectorJoinArgs, VectorJoinResult, VectorOverlayArgs, VectorOverlayResult
+from schemas.tools.tiling import TileArgs, TileResult
+from workers.jobkit.context import JobContext
+from workers.vector import join, overlay
+from workers.vector.aggregate import check_numeric
+from workers.vector.layers import FID1, FID2, Target, target, write_result
+from workers.vector.nearest import nearest_pairs
+from workers.vector.partition import Partition, around, gathered, merged
+
+_BOTH_SIDES = frozenset({"union", "symmetric_difference"})
+"""Overlays that keep what is left of the second layer's features: a cell computes those of its own too."""
+
+
+def run_overlay(tile: TileArgs, ctx: JobContext) -> TileResult:
+    """The overlay features this cell's features make: pairs and remainders of its first-layer features, and (union,
+    symmetric difference) remainders of its second-layer ones."""
+    cell, args = Partition.of(tile, ctx), VectorOverlayArgs.model_validate(tile.plan["args"])
+    left, repaired = cell.own(0, args.make_valid)
+    owned_left = left.index
+    right = cell.near(1, left, 0.0, args.make_valid)
+    owned_right = right.index[:0]
+    if args.how in _BOTH_SIDES:
+        mine, right_repaired = cell.own(1, args.make_valid)
+        owned_right, repaired = mine.index, repaired + right_repaired
+        left, right = merged(left, cell.near(0, mine, 0.0, args.make_valid)), merged(right, mine)
+    ctx.progress(0, 2, f"cell {tile.index}: {len(left)} and {len(right)} features")
+    first, second = overlay.prepared(left, right, args.suffixes)
+    dimension = tile.plan.get("dimension")
+    result = overlay.overlaid(first, second, args.how, args.keep_geom_type, dimension)  # type: ignore[arg-type]
+    ids = [result[c] if c in result else pd.Series(np.nan, index=result.index) for c in (FID1, FID2)]
+    kept = result[ids[0].isin(owned_left) | (ids[0].isna() & ids[1].isin(owned_right))]
+    cell.save(kept)
+    return TileResult(index=tile.index, window=tile.window, partial={"repaired": repaired, "features": len(kept)})
+
+
+def assemble_overlay(
+    args: VectorOverlayArgs, first: TileArgs, tiles: list[TileResult], ctx: JobContext
+) -> VectorOverlayResult:
+    out = _target(args, first, ctx)
+    frame = overlay.without_ids(overlay.ordered(gathered(first, [t.index for t in tiles])))
+    described = write_result(frame, out, ctx, str(first.plan["geometry_type"]))
+    return VectorOverlayResult(
+        how=args.how, input_feature_counts=list(first.plan["counts"]), repaired=_sum(tiles, "repaired"), **described
+    )
+
+
+def run_join(tile: TileArgs, ctx: JobContext) -> TileResult:
+    """The joined features of this cell's first-layer features: every second-layer feature that can match them is
+    read (within `distance` of them; for the k nearest without one, as far out as their k-th nearest)."""
+    cell, args = Partition.of(tile, ctx), VectorJoinArgs.model_validate(tile.plan["args"])
+    left, repaired = cell.own(0, args.make_valid)
+    right = _candidates(cell, left, args)
+    check_numeric(right, args.aggregates or {}, "aggregates")
+    frame, matched = join.joined(left, right, args)
+    cell.save(frame)
+    partial = {"repaired": repaired, "matched": matched, "owned": len(left)}
+    return TileResult(index=tile.index, window=tile.window, partial=partial)
+
+
+def _candidates(cell: Partition, left: gpd.GeoDataFrame, args: VectorJoinArgs) -> gpd.GeoDataFrame:
+    """The second layer's features that can match `left`'s."""
+    if args.mode != "nearest" or args.distance is not None or not len(left):
+        margin = args.distance if args.predicate == "dwithin" or args.mode == "nearest" else None
+        return cell.near(1, left, margin or 0.0, args.make_valid)
+    x0, y0, x1, y1 = cell.grid.bounds
+    reach = max((x1 - x0) / cell.grid.columns, (y1 - y0) / cell.grid.rows) or 1.0
+    while True:
+        box = around(left, reach)
+        right = cell.read(1, box, args.make_valid)[0]
+        if len(right) >= cell.plan["counts"][1] or _reaches(left, right, box, args.k):
+            return right
+        reach *= 4
+
+
+def _reaches(left: gpd.GeoDataFrame, right: gpd.GeoDataFrame, box: tuple[float, ...], k: int) -> bool:
+    """Whether the k nearest of every feature of `left` among `right` are its k nearest in the whole layer: its
+    bounding box grown by its k-th nearest distance lies within `box`, all that was read."""
+    geoms = left.geometry.values.to_numpy()
+    li, _, dist = nearest_pairs(geoms, right.geometry.values.to_numpy(), k, None)
+    counts = np.bincount(li, minlength=len(geoms))
+    if (counts < k).any():
+        return False
+    far = np.full(len(geoms), 0.0)
+    np.maximum.at(far, li, dist)
+    b = left.bounds.to_numpy()
+    low, high = b[:, :2] - far[:, None] >= np.array(box[:2]), b[:, 2:] + far[:, None] <= np.array(box[2:])
+    return bool(low.all() and high.all())
+
+
+def assemble_join(args: VectorJoinArgs, first: TileArgs, tiles: list[TileResult], ctx: JobContext) -> VectorJoinResult:
+    out = _target(args, first, ctx)
+    counts = list(first.plan["counts"])  # type: ignore[arg-type]
+    crs = first.plan["crs"][0]  # type: ignore[index]
+    if args.distance is not None and crs and CRS(crs).is_geographic:
+        out.warnings.append("distance is in the first layer's CRS units: degrees, not metres")
+    frame = join.without_ids(join.ordered_join(gathered(first, [t.index for t in tiles])))
+    described = write_result(frame, out, ctx, str(first.plan["geometry_type"]))
+    if args.how == "left":  # features without geometry belong to no cell: one process drops them as it writes
+        described["empty_dropped"] += counts[0] - _sum(tiles, "owned")
+    return VectorJoinResult(
+        mode=args.mode,
+        matched=_sum(tiles, "matched"),
+        input_feature_counts=counts,
+        repaired=_sum(tiles, "repaired"),
+        **described,
+    )
+
+
+def _target(args: VectorOverlayArgs | VectorJoinArgs, first: TileArgs, ctx: JobContext) -> Target:
+    out = target(args, ctx)
+    crs = first.plan["crs"]
+    if crs[0] and crs[1] and CRS(crs[0]) != CRS(crs[1]):  # type: ignore[index]
+        out.reprojected.append(
+            Reprojection(input="other", from_crs=CRS(crs[1]).to_string(), to_crs=CRS(crs[0]).to_string())  # type: ignore[index]
+        )
+    elif bool(crs[0]) != bool(crs[1]):  # type: ignore[index]
+        lacking = "uri" if not crs[0] else "other"  # type: ignore[index]
+        out.warnings.append(f"{lacking} has no CRS: its coordinates are taken as the other layer's")
+    return out
+
+
+def _sum(tiles: list[TileResult], key: str) -> int:
+    return sum(int(t.partial[key]) for t in tiles)  # type: ignore[index, call-overload]
