@@ -70,7 +70,7 @@ class VectorJoinArgs(TwoLayerArgs):
     )
     """`uri`'s feature to `other`'s."""
     distance: float | None = Field(default=None, ge=0)
-    """dwithin's, or nearest's limit, in CRS units."""
+    """Metres (geodesic on geographic data): dwithin's, or nearest's limit."""
     how: Literal["inner", "left"] = "inner"
     """left keeps unmatched features."""
     aggregates: dict[FieldName, list[Aggregate]] | None = None
@@ -78,7 +78,7 @@ class VectorJoinArgs(TwoLayerArgs):
     k: int = Field(default=1, ge=1, le=100)
     """nearest: how many."""
     distance_field: str | None = "distance"
-    """nearest: the distance's field."""
+    """nearest: the distance's field (metres)."""
 
     @model_validator(mode="after")
     def _mode_fits(self) -> Self:

@@ -33,7 +33,7 @@ def _through(transformer: Transformer, near_lon: float | None = None) -> Geometr
     return lambda geometry: shapely.transform(geometry, coords, include_z=None)
 
 
-def _local(crs: CRS, lon: float, lat: float) -> tuple[GeometryOp, GeometryOp]:
+def local(crs: CRS, lon: float, lat: float) -> tuple[GeometryOp, GeometryOp]:
     """Into and out of the azimuthal equidistant projection centred on (`lon`, `lat`) on `crs`'s datum."""
     conversion = AzimuthalEquidistantConversion(latitude_natural_origin=lat, longitude_natural_origin=lon)
     local = ProjectedCRS(conversion=conversion, geodetic_crs=crs.geodetic_crs)
@@ -61,7 +61,7 @@ def in_metres(crs: CRS, op: GeometryOp) -> GeometryOp:
         centres, group = np.unique(np.c_[lon, lat], axis=0, return_inverse=True)
         for k, (x, y) in enumerate(centres.tolist()):
             if (x, y) not in projections:
-                projections[(x, y)] = _local(crs, x, y)
+                projections[(x, y)] = local(crs, x, y)
             into, back = projections[(x, y)]
             chosen = present[group.ravel() == k]
             out[chosen] = back(op(into(geometry[chosen])))

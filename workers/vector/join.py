@@ -6,7 +6,6 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 import shapely
-from pyproj import CRS
 
 from schemas.tools.overlay import VectorJoinArgs, VectorJoinResult
 from workers.jobkit.context import JobContext
@@ -23,6 +22,7 @@ from workers.vector.layers import (
     target,
     write_result,
 )
+from workers.vector.metric import measure_of
 from workers.vector.nearest import nearest_pairs
 
 COUNT = "join_count"
@@ -52,8 +52,6 @@ def vector_join(args: VectorJoinArgs, ctx: JobContext) -> VectorJoinResult:
         check_fields(second, list(args.aggregates), "aggregates")
         check_numeric(second.frame, args.aggregates, "aggregates")
     right = aligned(first, second, out)
-    if args.distance is not None and first.frame.crs is not None and CRS(first.frame.crs).is_geographic:
-        out.warnings.append("distance is in the first layer's CRS units: degrees, not metres")
     frame, matched = joined(first.frame, right, args)
     ctx.progress(3, 4, f"{len(frame)} features")
     described = write_result(without_ids(frame), out, ctx, first.geometry_type)
@@ -75,13 +73,16 @@ def joined(left: gpd.GeoDataFrame, right: gpd.GeoDataFrame, args: VectorJoinArgs
         JobFailed: `field.clash` (suffixes, aggregates, distance_field).
     """
     left_geoms, right_geoms = left.geometry.values.to_numpy(), right.geometry.values.to_numpy()
+    measure = measure_of(left.crs)
     if args.mode == "nearest":
-        li, ri, dist = nearest_pairs(left_geoms, right_geoms, args.k, args.distance)
+        li, ri, dist = nearest_pairs(left_geoms, right_geoms, args.k, args.distance, measure)
+    elif args.predicate == "dwithin" and args.distance is not None:
+        present = np.flatnonzero(~shapely.is_missing(left_geoms) & ~shapely.is_empty(left_geoms))
+        tree, metres = shapely.STRtree(right_geoms), np.full(len(present), args.distance)
+        li, ri, _ = measure.within(tree, left_geoms[present], right_geoms, metres)
+        li, ri, dist = *_sorted(present[li], ri), None
     else:
-        distance = args.distance if args.predicate == "dwithin" else None
-        li, ri = shapely.STRtree(right_geoms).query(left_geoms, predicate=args.predicate, distance=distance)
-        order = np.lexsort((ri, li))
-        li, ri, dist = li[order], ri[order], None
+        li, ri, dist = *_sorted(*shapely.STRtree(right_geoms).query(left_geoms, predicate=args.predicate)), None
     left, right = left.assign(**{FID1: left.index.to_numpy()}), right.assign(**{FID2: right.index.to_numpy()})
     frame = (
         _pairs(left, right, li, ri, dist, args)
@@ -89,6 +90,11 @@ def joined(left: gpd.GeoDataFrame, right: gpd.GeoDataFrame, args: VectorJoinArgs
         else _per_feature(left, right, li, ri, dist, args)
     )
     return ordered_join(frame), len(np.unique(li))
+
+
+def _sorted(li: np.ndarray, ri: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    order = np.lexsort((ri, li))
+    return li[order], ri[order]
 
 
 def ordered_join(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:

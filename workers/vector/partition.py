@@ -177,13 +177,14 @@ class Partition:
         frame = frame.to_crs(into) if moved else frame.set_crs(into, allow_override=True)
         return validated(frame, field, make_valid)
 
-    def near(self, which: int, frame: gpd.GeoDataFrame, margin: float, make_valid: bool) -> gpd.GeoDataFrame:
-        """The features of layer `which` whose bounding box comes within `margin` of `frame`'s (none when `frame` has
-        none; the layer's fields all the same)."""
-        box = around(frame, margin)
-        if box is None:
+    def near(
+        self, which: int, frame: gpd.GeoDataFrame, margin: tuple[float, float], make_valid: bool
+    ) -> gpd.GeoDataFrame:
+        """The features of layer `which` whose bounding box comes within `margin` (x, y) of `frame`'s (none when
+        `frame` has none; the layer's fields all the same)."""
+        if frame.empty:
             return self.read(which, None, make_valid, limit=0)[0]
-        return self.read(which, box, make_valid)[0]
+        return self.read(which, around(frame, margin), make_valid)[0]
 
     def own(self, which: int, make_valid: bool) -> tuple[gpd.GeoDataFrame, int]:
         """The features of layer `which` that belong to this cell, and how many of them were repaired."""
@@ -212,11 +213,14 @@ def _moved_box(box: Box, into: CRS, own: CRS) -> Box | None:
     return (x0 - pad, y0 - pad, x1 + pad, y1 + pad)
 
 
-def around(frame: gpd.GeoDataFrame, margin: float = 0.0) -> Box | None:
-    """The bounding box of `frame`'s features grown by `margin`; None when it has none (nothing to read near)."""
+def around(frame: gpd.GeoDataFrame, margin: tuple[float, float] = (0.0, 0.0)) -> Box | None:
+    """The bounding box of `frame`'s features grown by `margin` (along x, y); None when it has none (nothing to read
+    near), or when it grows without bound."""
     if frame.empty:
         return None
-    return _grown(tuple(float(v) for v in frame.total_bounds), margin)  # type: ignore[arg-type]
+    x0, y0, x1, y1 = _grown(tuple(float(v) for v in frame.total_bounds), 0.0)  # type: ignore[arg-type]
+    box = (x0 - margin[0], y0 - margin[1], x1 + margin[0], y1 + margin[1])
+    return box if all(math.isfinite(v) for v in box) else None
 
 
 def merged(*frames: gpd.GeoDataFrame) -> gpd.GeoDataFrame:

@@ -13,8 +13,9 @@ from workers.jobkit.context import JobContext
 from workers.vector import join, overlay
 from workers.vector.aggregate import check_numeric
 from workers.vector.layers import FID1, FID2, Target, target, write_result
+from workers.vector.metric import Measure, extent_metres, measure_of
 from workers.vector.nearest import nearest_pairs
-from workers.vector.partition import Partition, around, gathered, merged
+from workers.vector.partition import Box, Partition, around, gathered, merged
 
 _BOTH_SIDES = frozenset({"union", "symmetric_difference"})
 """Overlays that keep what is left of the second layer's features: a cell computes those of its own too."""
@@ -26,12 +27,12 @@ def run_overlay(tile: TileArgs, ctx: JobContext) -> TileResult:
     cell, args = Partition.of(tile, ctx), VectorOverlayArgs.model_validate(tile.plan["args"])
     left, repaired = cell.own(0, args.make_valid)
     owned_left = left.index
-    right = cell.near(1, left, 0.0, args.make_valid)
+    right = cell.near(1, left, (0.0, 0.0), args.make_valid)
     owned_right = right.index[:0]
     if args.how in _BOTH_SIDES:
         mine, right_repaired = cell.own(1, args.make_valid)
         owned_right, repaired = mine.index, repaired + right_repaired
-        left, right = merged(left, cell.near(0, mine, 0.0, args.make_valid)), merged(right, mine)
+        left, right = merged(left, cell.near(0, mine, (0.0, 0.0), args.make_valid)), merged(right, mine)
     ctx.progress(0, 2, f"cell {tile.index}: {len(left)} and {len(right)} features")
     first, second = overlay.prepared(left, right, args.suffixes)
     dimension = tile.plan.get("dimension")
@@ -68,40 +69,48 @@ def run_join(tile: TileArgs, ctx: JobContext) -> TileResult:
 
 def _candidates(cell: Partition, left: gpd.GeoDataFrame, args: VectorJoinArgs) -> gpd.GeoDataFrame:
     """The second layer's features that can match `left`'s."""
+    measure = measure_of(left.crs)
     if args.mode != "nearest" or args.distance is not None or not len(left):
-        margin = args.distance if args.predicate == "dwithin" or args.mode == "nearest" else None
-        return cell.near(1, left, margin or 0.0, args.make_valid)
+        metres = args.distance if args.predicate == "dwithin" or args.mode == "nearest" else None
+        return cell.near(1, left, _reach(left, measure, metres or 0.0), args.make_valid)
     x0, y0, x1, y1 = cell.grid.bounds
-    reach = max((x1 - x0) / cell.grid.columns, (y1 - y0) / cell.grid.rows) or 1.0
+    reach = extent_metres((x0, y0, x1, y1), measure) / max(cell.grid.columns, cell.grid.rows) or 1.0
     while True:
-        box = around(left, reach)
+        box = around(left, _reach(left, measure, reach))
         right = cell.read(1, box, args.make_valid)[0]
-        if len(right) >= cell.plan["counts"][1] or _reaches(left, right, box, args.k):
+        if len(right) >= cell.plan["counts"][1] or _reaches(left, right, box, args.k, measure):
             return right
         reach *= 4
 
 
-def _reaches(left: gpd.GeoDataFrame, right: gpd.GeoDataFrame, box: tuple[float, ...], k: int) -> bool:
+def _reach(frame: gpd.GeoDataFrame, measure: Measure, metres: float) -> tuple[float, float]:
+    """How far, in CRS units along x and y, the box of `frame`'s features must grow to hold all within `metres`."""
+    if not len(frame) or metres == 0:
+        return 0.0, 0.0
+    dx, dy = measure.margin(frame.total_bounds.reshape(1, 4), metres)
+    return float(dx.max()), float(dy.max())
+
+
+def _reaches(left: gpd.GeoDataFrame, right: gpd.GeoDataFrame, box: Box | None, k: int, measure: Measure) -> bool:
     """Whether the k nearest of every feature of `left` among `right` are its k nearest in the whole layer: its
     bounding box grown by its k-th nearest distance lies within `box`, all that was read."""
+    if box is None:
+        return True
     geoms = left.geometry.values.to_numpy()
-    li, _, dist = nearest_pairs(geoms, right.geometry.values.to_numpy(), k, None)
-    counts = np.bincount(li, minlength=len(geoms))
-    if (counts < k).any():
+    li, _, dist = nearest_pairs(geoms, right.geometry.values.to_numpy(), k, None, measure)
+    if (np.bincount(li, minlength=len(geoms)) < k).any():
         return False
-    far = np.full(len(geoms), 0.0)
+    far = np.zeros(len(geoms))
     np.maximum.at(far, li, dist)
     b = left.bounds.to_numpy()
-    low, high = b[:, :2] - far[:, None] >= np.array(box[:2]), b[:, 2:] + far[:, None] <= np.array(box[2:])
-    return bool(low.all() and high.all())
+    dx, dy = measure.margin(b, 1.0)
+    grown = np.c_[b[:, 0] - dx * far, b[:, 1] - dy * far, b[:, 2] + dx * far, b[:, 3] + dy * far]
+    return bool((grown[:, :2] >= np.array(box[:2])).all() and (grown[:, 2:] <= np.array(box[2:])).all())
 
 
 def assemble_join(args: VectorJoinArgs, first: TileArgs, tiles: list[TileResult], ctx: JobContext) -> VectorJoinResult:
     out = _target(args, first, ctx)
     counts = list(first.plan["counts"])  # type: ignore[arg-type]
-    crs = first.plan["crs"][0]  # type: ignore[index]
-    if args.distance is not None and crs and CRS(crs).is_geographic:
-        out.warnings.append("distance is in the first layer's CRS units: degrees, not metres")
     frame = join.without_ids(join.ordered_join(gathered(first, [t.index for t in tiles])))
     described = write_result(frame, out, ctx, str(first.plan["geometry_type"]))
     if args.how == "left":  # features without geometry belong to no cell: one process drops them as it writes

@@ -5,6 +5,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import geopandas as gpd
+import numpy as np
+import pyproj
 import pytest
 import shapely
 
@@ -86,18 +88,56 @@ def test_crossing_lines_are_cut_by_polygons_as_geopandas_cuts_them(write: Write,
         assert set(written.geom_type) <= {"LineString", "MultiLineString"}
 
 
-def test_a_distance_on_a_geographic_layer_is_flagged(write: Write, ctx: JobContext) -> None:
-    geoms = list(gpd.GeoSeries([at(0, 0), at(10, 10)], crs=UTM).to_crs("EPSG:4326"))
-    write("points.geojson", geoms, {"id": [1, 2]}, crs="EPSG:4326")
-    write("more.geojson", geoms[:1], {"n": [7]}, crs="EPSG:4326")
+@pytest.mark.parametrize("lat", [0.0, 45.0, 70.0])
+def test_distances_on_a_geographic_layer_are_geodesic_metres(write: Write, ctx: JobContext, lat: float) -> None:
+    rng = np.random.default_rng(int(lat))
+    lon = rng.uniform(10, 10.05, 40)
+    lats = lat + rng.uniform(-0.02, 0.02, 40)
+    write("a.gpkg", list(shapely.points(lon[:20], lats[:20])), {"i": list(range(20))}, crs="EPSG:4326")
+    write("b.gpkg", list(shapely.points(lon[20:], lats[20:])), {"j": list(range(20))}, crs="EPSG:4326")
+    geod = pyproj.Geod(ellps="WGS84")
+    lon_a, lon_b = np.meshgrid(lon[:20], lon[20:], indexing="ij")
+    lat_a, lat_b = np.meshgrid(lats[:20], lats[20:], indexing="ij")
+    metres = geod.inv(lon_a, lat_a, lon_b, lat_b)[2]
 
-    result = vector_join(
-        VectorJoinArgs(uri="points.geojson", other="more.geojson", output="out.gpkg", mode="nearest", distance=0.001),
-        ctx,
-    )
+    within = vector_join(VectorJoinArgs(uri="a.gpkg", other="b.gpkg", output="w.gpkg", predicate="dwithin",
+                                        distance=1500.0), ctx)  # fmt: skip
+    near = vector_join(VectorJoinArgs(uri="a.gpkg", other="b.gpkg", output="n.gpkg", mode="nearest", k=2), ctx)
 
-    assert result.feature_count == 2 and result.crs == "EPSG:4326"
-    assert any("degrees" in w for w in result.warnings)
+    got = read(ctx.roots[0] / "w.gpkg")
+    assert sorted(zip(got["i"], got["j"], strict=True)) == sorted(zip(*np.nonzero(metres <= 1500.0), strict=True))
+    assert within.warnings == [] and near.warnings == []
+    pairs = read(ctx.roots[0] / "n.gpkg")
+    wanted = np.sort(metres, axis=1)[:, :2].ravel()
+    assert pairs["distance"].to_numpy() == pytest.approx(wanted, rel=1e-9)
+
+
+def test_a_distance_to_polygons_on_a_geographic_layer_is_metres(write: Write, ctx: JobContext) -> None:
+    places = gpd.GeoSeries([at(0, 0), at(2_000, 500), at(-800, 3_000)], crs=UTM)
+    zones = gpd.GeoSeries([box(300, -200, 900, 400), box(-2_000, 2_000, -1_500, 2_600)], crs=UTM)
+    write("places.gpkg", list(places.to_crs("EPSG:4326")), {"i": [0, 1, 2]}, crs="EPSG:4326")
+    write("zones.gpkg", list(zones.to_crs("EPSG:4326")), {"z": [0, 1]}, crs="EPSG:4326")
+
+    vector_join(VectorJoinArgs(uri="places.gpkg", other="zones.gpkg", output="n.gpkg", mode="nearest"), ctx)
+
+    got = read(ctx.roots[0] / "n.gpkg")
+    wanted = [min(p.distance(z) for z in zones) for p in places]
+    assert got["distance"].to_numpy() == pytest.approx(wanted, rel=1e-3)
+
+
+def test_a_distance_on_a_layer_in_feet_is_metres(write: Write, ctx: JobContext) -> None:
+    feet = "EPSG:2263"  # New York Long Island, US survey feet
+    a = gpd.GeoSeries([shapely.Point(1_000_000, 200_000)], crs=feet)
+    b = gpd.GeoSeries([shapely.Point(1_000_000 + 3_000, 200_000)], crs=feet)  # 3,000 ft: 914.4 m
+    write("a.gpkg", list(a), {"i": [0]}, crs=feet)
+    write("b.gpkg", list(b), {"j": [0]}, crs=feet)
+
+    near = vector_join(VectorJoinArgs(uri="a.gpkg", other="b.gpkg", output="n.gpkg", predicate="dwithin",
+                                      distance=915.0), ctx)  # fmt: skip
+    far = vector_join(VectorJoinArgs(uri="a.gpkg", other="b.gpkg", output="f.gpkg", predicate="dwithin",
+                                     distance=914.0), ctx)  # fmt: skip
+
+    assert (near.feature_count, far.feature_count) == (1, 0)
 
 
 def test_a_flatgeobuf_input_with_features_without_geometry_is_read(write: Write, ctx: JobContext) -> None:

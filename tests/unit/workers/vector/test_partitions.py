@@ -75,6 +75,7 @@ def layers(tmp_path: Path) -> Path:
     for name, frame in (("a.gpkg", polygons(0, 1)), ("b.gpkg", polygons(CELL / 2, 2)), ("pts.gpkg", points())):
         pyogrio.write_dataframe(frame, tmp_path / name)
     pyogrio.write_dataframe(polygons(CELL / 2, 2).to_crs("EPSG:4326"), tmp_path / "b4326.gpkg")
+    pyogrio.write_dataframe(points().to_crs("EPSG:4326"), tmp_path / "pts4326.gpkg")
     return tmp_path
 
 
@@ -137,6 +138,23 @@ def test_a_partitioned_join_is_the_one_process_join(fake_store: EventStore, laye
     assert_same(a, b)
     for key in ("feature_count", "matched", "input_feature_counts", "empty_dropped"):
         assert parted[key] == whole[key], key
+
+
+@pytest.mark.parametrize(
+    "args",
+    [{"predicate": "dwithin", "distance": 30.0}, {"mode": "nearest", "k": 2}],
+    ids=["dwithin-metres", "nearest-metres"],
+)
+def test_a_partitioned_join_in_metres_on_geographic_layers_is_the_one_process_join(
+    fake_store: EventStore, layers: Path, args: dict
+) -> None:
+    whole, parted, a, b = both(fake_store, layers, "vector_join", uri="pts4326.gpkg", other="b4326.gpkg", **args)
+
+    assert_same(a, b)
+    assert parted["matched"] == whole["matched"]
+    projected = gpd.sjoin(points(), polygons(CELL / 2, 2), predicate="dwithin", distance=30.0)
+    if "distance" in args:  # metres on the ellipsoid against metres in UTM: the same pairs, but for a hair's breadth
+        assert abs(len(b) - len(projected)) <= 0.002 * len(projected)
 
 
 def test_partitioned_joins_match_geopandas(fake_store: EventStore, layers: Path) -> None:
