@@ -47,6 +47,7 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "GEOGATE_WORKER_USER": ("worker_user", "geo", "geo"),
     "GEOGATE_TILE_MIN_PIXELS": ("tile_min_pixels", "65536", 65536),
     "GEOGATE_TILE_POLYGONIZE_MIN_PIXELS": ("tile_polygonize_min_pixels", "65536", 65536),
+    "GEOGATE_VECTOR_PARTITION_FEATURES": ("vector_partition_features", "5000", 5000),
     "GEOGATE_TILE_SIZE": ("tile_size", "512", 512),
     "GEOGATE_REMOTE_HOSTS": ("remote_hosts", "a.example, b.example:8443", ["a.example", "b.example:8443"]),
     "GEOGATE_REMOTE_TIMEOUT_S": ("remote_timeout_s", "12", 12),
