@@ -98,12 +98,18 @@ def _sorted(li: np.ndarray, ri: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ordered_join(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
-    """Joined features by first-layer id, distance, second-layer id (unmatched last)."""
+    """Joined features in their sources' order (`order_keys`)."""
+    return frame.iloc[np.lexsort(order_keys(frame)[::-1])].reset_index(drop=True)
+
+
+def order_keys(frame: gpd.GeoDataFrame) -> list[np.ndarray]:
+    """The keys of the join order, most significant first: first-layer id, distance, second-layer id (unmatched
+    last)."""
     keys = [frame[FID1].to_numpy(dtype=float)]
     for name in (DIST, FID2):
-        if name in frame.columns:
-            keys.append(np.nan_to_num(frame[name].to_numpy(dtype=float), nan=np.inf))
-    return frame.iloc[np.lexsort(keys[::-1])].reset_index(drop=True)
+        column = frame[name].to_numpy(dtype=float) if name in frame else np.zeros(len(frame))
+        keys.append(np.nan_to_num(column, nan=np.inf))
+    return keys
 
 
 def without_ids(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:

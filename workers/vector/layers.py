@@ -249,15 +249,22 @@ def write_result(frame: gpd.GeoDataFrame, out: Target, ctx: JobContext, empty_ty
 
 
 def _reserved_renamed(frame: gpd.GeoDataFrame, driver: str) -> tuple[gpd.GeoDataFrame, dict[str, str]]:
-    """`frame` with the fields `driver` reserves renamed, and the renames: a GeoPackage's `fid` is its integer
-    feature id, so a `fid` field that is not integer becomes `source_fid` (as the other vector tools write it)."""
-    taken, renamed = {str(c).lower() for c in frame.columns}, {}
-    for name in frame.columns:
-        if driver == "GPKG" and str(name).lower() == "fid" and not pd.api.types.is_integer_dtype(frame[name]):
+    names = [str(c) for c in frame.columns if c != GEOMETRY]
+    integer = {str(c) for c in frame.columns if pd.api.types.is_integer_dtype(frame[c])}
+    renamed = reserved_renamed(names, integer, driver)
+    return (frame.rename(columns=renamed) if renamed else frame), renamed
+
+
+def reserved_renamed(names: list[str], integer: set[str], driver: str) -> dict[str, str]:
+    """The renames of the fields `driver` reserves: a GeoPackage's `fid` is its integer feature id, so a `fid` field
+    that is not integer (not in `integer`) becomes `source_fid` (as the other vector tools write it)."""
+    taken, renamed = {n.lower() for n in names}, {}
+    for name in names:
+        if driver == "GPKG" and name.lower() == "fid" and name not in integer:
             new, n = "source_fid", 1
             while new.lower() in taken:
                 n += 1
                 new = f"source_fid_{n}"
-            renamed[str(name)] = new
+            renamed[name] = new
             taken.add(new.lower())
-    return (frame.rename(columns=renamed) if renamed else frame), renamed
+    return renamed

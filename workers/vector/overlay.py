@@ -83,13 +83,17 @@ def overlaid(
 
 
 def ordered(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
-    """Overlay features in their sources' order: pairs by (`FID1`, `FID2`), then first-layer features, then
-    second-layer ones."""
+    """Overlay features in their sources' order (`order_keys`)."""
+    return frame.iloc[np.lexsort(order_keys(frame)[::-1])].reset_index(drop=True)
+
+
+def order_keys(frame: gpd.GeoDataFrame) -> list[np.ndarray]:
+    """The keys of the overlay order, most significant first: pairs by (`FID1`, `FID2`), then first-layer
+    features, then second-layer ones."""
     one, two = (frame[c].to_numpy(dtype=float) if c in frame else np.full(len(frame), np.nan) for c in (FID1, FID2))
     has_one, has_two = ~np.isnan(one), ~np.isnan(two)
-    kind = np.where(has_one & has_two, 0, np.where(has_one, 1, 2))
-    order = np.lexsort((np.where(has_two & has_one, two, 0), np.where(has_one, one, two), kind))
-    return frame.iloc[order].reset_index(drop=True)
+    kind = np.where(has_one & has_two, 0, np.where(has_one, 1, 2)).astype(float)
+    return [kind, np.where(has_one, one, two), np.where(has_two & has_one, two, 0.0)]
 
 
 def without_ids(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:

@@ -231,10 +231,3 @@ def merged(*frames: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
 
 def part_path(folder: Path, index: int) -> Path:
     return folder / f"part{index}.parquet"
-
-
-def gathered(first: TileArgs, indices: list[int]) -> gpd.GeoDataFrame:
-    """Every part of the call, in cell order, as one frame (the first part's columns when all are empty)."""
-    folder = Path(str(first.plan["folder"]))
-    parts = [gpd.read_parquet(part_path(folder, i)) for i in sorted(indices)]
-    return pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)

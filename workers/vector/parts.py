@@ -1,6 +1,9 @@
 """The partitions of a large `vector_overlay` or `vector_join` (`workers.vector.partition`): what each cell computes,
 and how the fan-in writes the layer from the cells' parts."""
 
+from pathlib import Path
+from typing import Any
+
 import geopandas as gpd
 import numpy as np
 import pandas as pd
@@ -12,10 +15,11 @@ from schemas.tools.tiling import TileArgs, TileResult
 from workers.jobkit.context import JobContext
 from workers.vector import join, overlay
 from workers.vector.aggregate import check_numeric
-from workers.vector.layers import FID1, FID2, Target, target, write_result
+from workers.vector.assemble import keyed, write_parts
+from workers.vector.layers import FID1, FID2, Target, target
 from workers.vector.metric import Measure, extent_metres, measure_of
 from workers.vector.nearest import nearest_pairs
-from workers.vector.partition import Box, Partition, around, gathered, merged
+from workers.vector.partition import Box, Partition, around, merged, part_path
 
 _BOTH_SIDES = frozenset({"union", "symmetric_difference"})
 """Overlays that keep what is left of the second layer's features: a cell computes those of its own too."""
@@ -39,18 +43,30 @@ def run_overlay(tile: TileArgs, ctx: JobContext) -> TileResult:
     result = overlay.overlaid(first, second, args.how, args.keep_geom_type, dimension)  # type: ignore[arg-type]
     ids = [result[c] if c in result else pd.Series(np.nan, index=result.index) for c in (FID1, FID2)]
     kept = result[ids[0].isin(owned_left) | (ids[0].isna() & ids[1].isin(owned_right))]
-    cell.save(kept)
-    return TileResult(index=tile.index, window=tile.window, partial={"repaired": repaired, "features": len(kept)})
+    part, described = keyed(overlay.without_ids(kept), overlay.order_keys(kept))
+    cell.save(part)
+    return TileResult(index=tile.index, window=tile.window, partial={"repaired": repaired, **described})
 
 
 def assemble_overlay(
     args: VectorOverlayArgs, first: TileArgs, tiles: list[TileResult], ctx: JobContext
 ) -> VectorOverlayResult:
+    """Write the cells' overlay features as one layer."""
+    described = _written(args, first, tiles, ctx)
+    counts = list(first.plan["counts"])  # type: ignore[arg-type]
+    return VectorOverlayResult(how=args.how, input_feature_counts=counts, repaired=_sum(tiles, "repaired"), **described)
+
+
+def _written(
+    args: VectorOverlayArgs | VectorJoinArgs, first: TileArgs, tiles: list[TileResult], ctx: JobContext
+) -> dict[str, Any]:
     out = _target(args, first, ctx)
-    frame = overlay.without_ids(overlay.ordered(gathered(first, [t.index for t in tiles])))
-    described = write_result(frame, out, ctx, str(first.plan["geometry_type"]))
-    return VectorOverlayResult(
-        how=args.how, input_feature_counts=list(first.plan["counts"]), repaired=_sum(tiles, "repaired"), **described
+    folder, ordered = Path(str(first.plan["folder"])), sorted(tiles, key=lambda t: t.index)
+    paths = [part_path(folder, t.index) for t in ordered]
+    crs = first.plan["crs"][0]  # type: ignore[index]
+    described = [dict(t.partial) for t in ordered]  # type: ignore[arg-type]
+    return write_parts(
+        paths, described, out, ctx, CRS(crs).to_string() if crs else None, str(first.plan["geometry_type"])
     )
 
 
@@ -62,8 +78,9 @@ def run_join(tile: TileArgs, ctx: JobContext) -> TileResult:
     right = _candidates(cell, left, args)
     check_numeric(right, args.aggregates or {}, "aggregates")
     frame, matched = join.joined(left, right, args)
-    cell.save(frame)
-    partial = {"repaired": repaired, "matched": matched, "owned": len(left)}
+    part, described = keyed(join.without_ids(frame), join.order_keys(frame))
+    cell.save(part)
+    partial = {"repaired": repaired, "matched": matched, "owned": len(left), **described}
     return TileResult(index=tile.index, window=tile.window, partial=partial)
 
 
@@ -109,10 +126,8 @@ def _reaches(left: gpd.GeoDataFrame, right: gpd.GeoDataFrame, box: Box | None, k
 
 
 def assemble_join(args: VectorJoinArgs, first: TileArgs, tiles: list[TileResult], ctx: JobContext) -> VectorJoinResult:
-    out = _target(args, first, ctx)
     counts = list(first.plan["counts"])  # type: ignore[arg-type]
-    frame = join.without_ids(join.ordered_join(gathered(first, [t.index for t in tiles])))
-    described = write_result(frame, out, ctx, str(first.plan["geometry_type"]))
+    described = _written(args, first, tiles, ctx)
     if args.how == "left":  # features without geometry belong to no cell: one process drops them as it writes
         described["empty_dropped"] += counts[0] - _sum(tiles, "owned")
     return VectorJoinResult(

@@ -14,7 +14,7 @@ import shapely
 from geogate.calls import keys
 from geogate.calls.publish import request_event
 from geogate.calls.store import EventStore
-from geogate.settings import Settings
+from geogate.settings import LimitSettings, Settings
 from schemas.codec import encode
 from schemas.events import ToolRequested
 from schemas.ids import call_aggregate, new_id
@@ -104,7 +104,9 @@ def test_a_partitioned_overlay_is_the_one_process_overlay(fake_store: EventStore
     whole, parted, a, b = both(fake_store, layers, "vector_overlay", uri="a.gpkg", other="b.gpkg", how=how)
 
     assert_same(a, b)
-    assert parted["feature_count"] == whole["feature_count"]
+    for key in ("feature_count", "crs", "geometry_type", "empty_dropped"):
+        assert parted[key] == whole[key], key
+    assert parted["bounds"] == pytest.approx(whole["bounds"], rel=1e-12)
     assert parted["input_feature_counts"] == whole["input_feature_counts"] == [SIDE * SIDE, SIDE * SIDE]
     wanted = gpd.overlay(polygons(0, 1), polygons(CELL / 2, 2), how=how, keep_geom_type=True)
     assert len(b) == len(wanted)
@@ -136,8 +138,9 @@ def test_a_partitioned_join_is_the_one_process_join(fake_store: EventStore, laye
     whole, parted, a, b = both(fake_store, layers, "vector_join", uri="pts.gpkg", other="a.gpkg", **args)
 
     assert_same(a, b)
-    for key in ("feature_count", "matched", "input_feature_counts", "empty_dropped"):
+    for key in ("feature_count", "matched", "input_feature_counts", "empty_dropped", "crs", "geometry_type"):
         assert parted[key] == whole[key], key
+    assert parted["bounds"] == pytest.approx(whole["bounds"], rel=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -176,20 +179,40 @@ def test_small_layers_run_whole(fake_store: EventStore, tmp_path: Path) -> None:
     assert "tool.fanned_out" not in [e.type for e in fake_store.read_aggregate(call_aggregate(call_id))]
 
 
+def failed(store: EventStore, given: Settings, tool: str, **args: object) -> tuple[str, str]:
+    """Run `tool` through the lifecycle; its error code and message, once it has failed."""
+    valid = TOOLS[tool].args.model_validate(args).model_dump(mode="json")
+    event = request_event(TOOLS[tool], valid, call_id=new_id(), actor="tester")
+    call_id = event.payload(ToolRequested).call_id
+    store.append(event, keys.requested_key(call_id))
+    runner.run_call(store, given, "host:p", encode(event))
+    drain_queue(store, given)
+    state = store.call_state(call_id)
+    assert state is not None and state.status == "failed", state
+    assert "tool.fanned_out" in [e.type for e in store.read_aggregate(call_aggregate(call_id))]
+    return str(state.error_code), str(state.error_message)
+
+
 def test_an_invalid_geometry_fails_a_partitioned_call_on_its_argument(fake_store: EventStore, layers: Path) -> None:
     frame = polygons(0, 1)
     bowtie = shapely.Polygon([(X0 + 10, Y0 + 10), (X0 + 90, Y0 + 90), (X0 + 90, Y0 + 10), (X0 + 10, Y0 + 90)])
     frame.loc[300, "geometry"] = bowtie
     pyogrio.write_dataframe(frame, layers / "bad.gpkg")
-    args = {"uri": "bad.gpkg", "other": "b.gpkg", "output": "out.gpkg"}
-    valid = TOOLS["vector_overlay"].args.model_validate(args).model_dump(mode="json")
-    event = request_event(TOOLS["vector_overlay"], valid, call_id=new_id(), actor="tester")
-    call_id = event.payload(ToolRequested).call_id
-    fake_store.append(event, keys.requested_key(call_id))
-    runner.run_call(fake_store, settings(layers, partitioned=True), "host:p", encode(event))
-    drain_queue(fake_store, settings(layers, partitioned=True))
 
-    state = fake_store.call_state(call_id)
-    assert state is not None and state.status == "failed"
-    assert state.error_code == "geometry.invalid" and "uri: 1 of" in (state.error_message or "")
+    code, message = failed(fake_store, settings(layers, partitioned=True), "vector_overlay", uri="bad.gpkg",
+                           other="b.gpkg", output="out.gpkg")  # fmt: skip
+
+    assert code == "geometry.invalid" and "uri: 1 of" in message
+    assert not (layers / "out.gpkg").exists() and not (layers / ".geogate").exists()
+
+
+def test_a_partitioned_result_past_the_feature_bound_fails_before_it_is_written(
+    fake_store: EventStore, layers: Path
+) -> None:
+    bounded = settings(layers, partitioned=True).model_copy(update={"limits": LimitSettings(features=1_000)})
+
+    code, message = failed(fake_store, bounded, "vector_overlay", uri="a.gpkg", other="b.gpkg", how="union",
+                           output="out.gpkg")  # fmt: skip
+
+    assert code == "limit.features" and "output" in message
     assert not (layers / "out.gpkg").exists() and not (layers / ".geogate").exists()
