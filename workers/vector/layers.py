@@ -18,9 +18,10 @@ from pyproj import CRS
 from schemas.tools import limits as bounds
 from schemas.tools.base import Reprojection
 from schemas.tools.overlay import LayerWriteArgs
+from workers.gdal import geoparquet
 from workers.gdal.errors import reading, writing
 from workers.gdal.outputs import file_ref
-from workers.gdal.vector_io import NO_ARROW, geometry_type, layer_name, no_geometry, output_driver
+from workers.gdal.vector_io import NO_ARROW, geometry_type, layer_info, layer_name, no_geometry, output_driver
 from workers.jobkit.confine import pinned, shown_paths
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
@@ -82,14 +83,15 @@ def read_input(
     """
     path = resolve_in_workspace(uri, ctx.roots, field=field)
     name = _layer(path, layer, field, layer_field)
-    with reading(path, field):
-        info = pyogrio.read_info(pinned(path, field), layer=name, force_feature_count=True)
+    info = layer_info(path, name, field)
     count = max(int(info["features"]), 0)
     if count > limits_of(ctx.settings).features:
         raise exceeded(bounds.LAYER_FEATURES, field, f"the layer has {count:,} features", ctx.settings)
-    arrow = info["driver"] not in NO_ARROW
-    with reading(path, field):
-        frame = pyogrio.read_dataframe(pinned(path, field), layer=name, use_arrow=arrow)
+    if info["driver"] == geoparquet.DRIVER:
+        frame = geoparquet.read_frame(path, field)
+    else:
+        with reading(path, field):
+            frame = pyogrio.read_dataframe(pinned(path, field), layer=name, use_arrow=info["driver"] not in NO_ARROW)
     if not isinstance(frame, gpd.GeoDataFrame):
         raise no_geometry(name, field)
     frame = frame.rename_geometry(GEOMETRY) if frame.geometry.name != GEOMETRY else frame
@@ -195,15 +197,18 @@ def write_result(frame: gpd.GeoDataFrame, out: Target, ctx: JobContext, empty_ty
     frame, renamed = _reserved_renamed(frame, out.driver)
     geometry = geometry[present]
     kind = geometry_type(geometry) if len(geometry) else empty_type.removesuffix(" Z")
-    pinned_target = Path(pinned(out.path, "output"))
-    with atomic_output(pinned_target, ctx.fence) as tmp, writing():
-        try:
-            pyogrio.write_dataframe(
-                frame, tmp, layer=out.path.stem, driver=out.driver, geometry_type=kind, promote_to_multi=None
-            )
-        except pyogrio.errors.FeatureError as exc:
-            message = f"output: {out.driver} could not write a feature: {shown_paths(str(exc))}"
-            raise JobFailed("gdal.write_failed", message, field="output") from exc
+    if out.driver == geoparquet.DRIVER:
+        geoparquet.write_frame(frame, out.path, ctx.fence)
+    else:
+        pinned_target = Path(pinned(out.path, "output"))
+        with atomic_output(pinned_target, ctx.fence) as tmp, writing():
+            try:
+                pyogrio.write_dataframe(
+                    frame, tmp, layer=out.path.stem, driver=out.driver, geometry_type=kind, promote_to_multi=None
+                )
+            except pyogrio.errors.FeatureError as exc:
+                message = f"output: {out.driver} could not write a feature: {shown_paths(str(exc))}"
+                raise JobFailed("gdal.write_failed", message, field="output") from exc
     box = shapely.total_bounds(geometry).tolist() if len(geometry) else []
     return {
         "output": file_ref(out.path, out.driver),
