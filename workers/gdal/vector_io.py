@@ -1,6 +1,7 @@
 """Reading and writing vector layers for the jobs: chunked reads with progress, atomic writes with sidecars; GDAL
 formats through pyogrio, GeoParquet through `workers.gdal.geoparquet`."""
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -129,12 +130,21 @@ def _parquet_chunks(path: Path, total: int, field: str) -> Chunks:
 
 
 def _column(values: pd.Series) -> np.ndarray:
-    """A column as pyogrio reads one: numbers and times as they are, anything else as objects with None missing."""
-    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_extension_array_dtype(values):
+    """A column as pyogrio reads one: numbers (nullable ones as floats, missing as NaN) and times (in UTC) as they
+    are, lists and structs as JSON text, anything else as objects with None missing."""
+    if pd.api.types.is_bool_dtype(values) and not pd.api.types.is_extension_array_dtype(values):
         return values.to_numpy()
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        extension = pd.api.types.is_extension_array_dtype(values)
+        return values.to_numpy(dtype="float64", na_value=np.nan) if extension else values.to_numpy()
+    if isinstance(values.dtype, pd.DatetimeTZDtype):
+        return values.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
     if pd.api.types.is_datetime64_dtype(values):
         return values.to_numpy()
-    return values.to_numpy(dtype=object, na_value=None)
+    out = values.to_numpy(dtype=object, na_value=None).copy()  # the frame's own may be read-only
+    nested = np.flatnonzero([isinstance(v, list | dict | np.ndarray) for v in out])
+    out[nested] = [json.dumps(v.tolist() if isinstance(v, np.ndarray) else v, default=str) for v in out[nested]]
+    return out
 
 
 def read_layer(

@@ -252,3 +252,23 @@ def test_a_folder_named_like_a_parquet_file_is_not_read_as_a_dataset(tmp_path: P
         vector.vector_info(VectorInfoArgs(uri="d.parquet"), JobContext(call_id="c", roots=[tmp_path]))
 
     assert (refused.value.code, refused.value.field) == ("gdal.not_geospatial", "uri")
+
+
+def test_arrow_only_columns_are_written_as_gdal_fields(tmp_path: Path) -> None:
+    """Lists become JSON text, nullable integers floats with their gaps, times with a zone UTC times."""
+    when = pd.to_datetime(["2024-01-01T12:00+02:00", "2024-01-02T00:00+00:00"], utc=True)
+    frame = gpd.GeoDataFrame(
+        {"tags": [[1, 2], [3]], "n": pd.array([1, None], dtype="Int64"), "when": when},
+        geometry=[shapely.Point(0, 0), shapely.Point(1, 1)],
+        crs=UTM,
+    )
+    frame.to_parquet(tmp_path / "t.parquet")
+
+    vector.vector_convert(
+        VectorConvertArgs(uri="t.parquet", output="t.gpkg"), JobContext(call_id="c", roots=[tmp_path])
+    )
+
+    written = pyogrio.read_dataframe(tmp_path / "t.gpkg")
+    assert [json.loads(v) for v in written["tags"]] == [[1, 2], [3]]
+    assert written["n"][0] == 1 and pd.isna(written["n"][1])
+    assert list(pd.to_datetime(written["when"])) == list(when.tz_convert(None))
