@@ -143,7 +143,8 @@ def write_frame(frame: pd.DataFrame, target: Path, fence: Fence | None = None) -
 
 @contextlib.contextmanager
 def _opened(path: Path, field: str) -> Iterator[pa.NativeFile]:
-    """The one regular file at `path`, mapped; a link, a folder or anything else is refused."""
+    """The one regular file at `path`, read by offset (not mapped: a file truncated meanwhile is a read error, not a
+    SIGBUS); a link, a folder or anything else is refused."""
     try:
         fd = os.open(pinned(path, field), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:  # ELOOP: the file became a link after it was checked
@@ -153,7 +154,7 @@ def _opened(path: Path, field: str) -> Iterator[pa.NativeFile]:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             message = f"{field}: {path.name!r} is not a file (a GeoParquet input is one file, not a folder of them)"
             raise JobFailed("gdal.not_geospatial", message, field=field)
-        with _reading(path, field), pa.memory_map(f"/proc/self/fd/{fd}") as handle:  # the descriptor's own file
+        with _reading(path, field), pa.OSFile(f"/proc/self/fd/{fd}") as handle:  # the descriptor's own file
             yield handle
     finally:
         os.close(fd)
