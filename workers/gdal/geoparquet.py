@@ -238,6 +238,9 @@ def _crs(spec: dict[str, Any], path: Path, field: str) -> str | None:
     given = spec.get("crs", "OGC:CRS84")
     if given is None:
         return None
+    named = given.get("id") if isinstance(given, dict) else None
+    if isinstance(named, dict) and {"authority", "code"} <= named.keys():  # the file names it: no PROJJSON to parse
+        return f"{named['authority']}:{named['code']}"
     try:
         crs = CRS.from_json_dict(given) if isinstance(given, dict) else CRS.from_user_input(given)
     except CRSError as exc:
