@@ -23,7 +23,7 @@ class VectorWriteArgs(GeoArgs):
     layer: str | None = Field(default=None, max_length=256)
     """Source layer; the first layer when omitted."""
     driver: str | None = Field(default=None, max_length=64)
-    """Output driver (GPKG, ESRI Shapefile, GeoJSON, FlatGeobuf, …); inferred from the output's extension."""
+    """Output driver (GPKG, ESRI Shapefile, FlatGeobuf, Parquet, …); inferred from the output's extension."""
     overwrite: bool = False
     """Replace `output` if it exists."""
 
@@ -225,8 +225,8 @@ def write_spec(
 VECTOR_CONVERT = write_spec(
     "vector_convert",
     "Convert a vector dataset",
-    "Copy one layer into another format (GeoPackage, Shapefile, GeoJSON, FlatGeobuf, …; the driver follows the "
-    "output's extension unless given). Use it when another program needs a different format or encoding.",
+    "Copy one layer into another format (GeoPackage, Shapefile, GeoJSON, FlatGeobuf, GeoParquet, …; the driver "
+    "follows the output's extension unless given). Use it when another program needs a different format or encoding.",
     VectorConvertArgs,
     VectorConvertResult,
     examples=({"uri": "roads.shp", "output": "roads.fgb"},),

@@ -19,6 +19,7 @@ from schemas.tools.catalog import (
     DatasetFormatResult,
     DatasetKind,
 )
+from workers.gdal import geoparquet
 from workers.gdal.errors import open_raster, parse_crs, reading
 from workers.gdal.info import crs_text
 from workers.jobkit.confine import pinned
@@ -61,6 +62,8 @@ def _open_details(path: Path, kind: DatasetKind) -> tuple[str, str | None]:
     if kind == "raster":
         with open_raster(path) as src:
             return src.driver, crs_text(src.crs)
+    if geoparquet.is_parquet(path):
+        return geoparquet.DRIVER, geoparquet.describe(path).crs
     with reading(path):
         info = pyogrio.read_info(pinned(path))
     return str(info["driver"]), info["crs"]
@@ -154,9 +157,13 @@ def _as_raster(path: Path) -> DatasetFormatResult | None:
 
 def _as_vector(path: Path) -> DatasetFormatResult | None:
     try:
-        with reading(path):
-            layers = [str(name) for name, _ in pyogrio.list_layers(pinned(path))]
-            info = pyogrio.read_info(pinned(path)) if layers else None
+        if geoparquet.is_parquet(path):
+            found = geoparquet.describe(path)
+            layers, info = [found.layer], {"driver": geoparquet.DRIVER, "crs": found.crs}
+        else:
+            with reading(path):
+                layers = [str(name) for name, _ in pyogrio.list_layers(pinned(path))]
+                info = pyogrio.read_info(pinned(path)) if layers else None
     except JobFailed:
         return None
     if info is None:

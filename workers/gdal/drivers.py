@@ -5,7 +5,9 @@ The lists are the one definition: every other driver is unregistered from both l
 its `GDAL_SKIP`, which GDAL applies at every `GDALAllRegister`), and raster inputs are also opened with
 `RASTER_INPUTS` as the only drivers GDAL may try. Formats that name other files GDAL would read without showing
 them (MRF data files, PDS labels, GDALG pipelines, HDF5 external storage, tile indexes, network drivers) are left
-out; VRTs stay, their sources checked by `workers.jobkit.confine`.
+out; VRTs stay, their sources checked by `workers.jobkit.confine`. GDAL's Parquet driver is left out too (it opens
+a folder of files, or a `_metadata` file whose row groups name others): GeoParquet is read and written through
+pyarrow (`workers.gdal.geoparquet`), one checked file at a time.
 """
 
 import os
@@ -15,12 +17,11 @@ RASTER_INPUTS: tuple[str, ...] = ("GTiff", "JP2OpenJPEG", "PNG", "JPEG", "VRT")
 RASTER_OUTPUTS: tuple[str, ...] = ("GTiff", "COG", "PNG", "JPEG")
 """Drivers a raster output may be written with."""
 VECTOR_INPUTS: tuple[str, ...] = (
-    "GPKG", "ESRI Shapefile", "GeoJSON", "GeoJSONSeq", "FlatGeobuf", "Parquet", "CSV", "KML", "LIBKML", "GML",
-    "OGR_VRT",
+    "GPKG", "ESRI Shapefile", "GeoJSON", "GeoJSONSeq", "FlatGeobuf", "CSV", "KML", "LIBKML", "GML", "OGR_VRT",
 )  # fmt: skip
-"""Drivers a vector input may be read with (Parquet only where pyogrio's GDAL has it)."""
+"""Drivers a vector input may be read with."""
 VECTOR_OUTPUTS: tuple[str, ...] = (
-    "GPKG", "ESRI Shapefile", "GeoJSON", "GeoJSONSeq", "FlatGeobuf", "Parquet", "CSV", "KML", "GML",
+    "GPKG", "ESRI Shapefile", "GeoJSON", "GeoJSONSeq", "FlatGeobuf", "CSV", "KML", "GML",
 )  # fmt: skip
 """Drivers a vector output may be written with."""
 INTERNAL: tuple[str, ...] = ("MEM", "Memory")

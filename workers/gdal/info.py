@@ -9,6 +9,7 @@ import rasterio
 
 from schemas.tools.raster import BandInfo, RasterInfoArgs, RasterInfoResult
 from schemas.tools.vector import FieldInfo, VectorInfoArgs, VectorInfoResult
+from workers.gdal import geoparquet
 from workers.gdal.errors import check_bands, open_raster, reading
 from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
@@ -89,6 +90,8 @@ def vector_info(args: VectorInfoArgs, ctx: JobContext) -> VectorInfoResult:
             not one of its layers.
     """
     path = resolve_in_workspace(args.uri, ctx.roots)
+    if geoparquet.is_parquet(path):
+        return _parquet_info(path, args.layer)
     layers = _layers(path)
     if not layers:
         raise JobFailed("gdal.not_geospatial", f"uri: {path.name!r} has no vector layers", field="uri")
@@ -108,4 +111,22 @@ def vector_info(args: VectorInfoArgs, ctx: JobContext) -> VectorInfoResult:
         bounds=None if bounds is None or any(math.isnan(b) for b in bounds) else [float(b) for b in bounds],
         fields=[FieldInfo(name=str(n), type=str(t)) for n, t in zip(info["fields"], info["dtypes"], strict=True)],
         encoding=info.get("encoding"),
+    )
+
+
+def _parquet_info(path: Path, layer: str | None) -> VectorInfoResult:
+    """A GeoParquet file's one layer, from its footer: bounds as its metadata gives them."""
+    found = geoparquet.describe(path)
+    if layer is not None and layer != found.layer:
+        raise JobFailed("layer.not_found", f"layer: {layer!r} is not one of {[found.layer]}", field="layer")
+    return VectorInfoResult(
+        path=str(path),
+        driver=geoparquet.DRIVER,
+        layer=found.layer,
+        layers=[found.layer],
+        crs=found.crs,
+        feature_count=found.features,
+        geometry_type=found.geometry_type,
+        bounds=found.bounds,
+        fields=[FieldInfo(name=n, type=t) for n, t in zip(found.fields, found.types, strict=True)],
     )

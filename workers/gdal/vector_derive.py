@@ -3,15 +3,12 @@
 from dataclasses import replace
 
 import numpy as np
-import pyogrio
 import shapely
 from pyproj import CRS, Geod, Transformer
 
 from schemas.tools.vector import VectorGeometryArgs, VectorGeometryResult, VectorMeasureArgs, VectorMeasureResult
-from workers.gdal.errors import reading
-from workers.gdal.vector_io import GeometryOp, layer_name, no_geometry, of_dimension, read_layer
+from workers.gdal.vector_io import GeometryOp, layer_info, layer_name, no_geometry, of_dimension, read_layer
 from workers.gdal.vector_ops import paths, written
-from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 
@@ -95,8 +92,7 @@ def vector_measure(args: VectorMeasureArgs, ctx: JobContext) -> VectorMeasureRes
     """
     src, dst, driver = paths(args, ctx)
     name = layer_name(src, args.layer)
-    with reading(src):
-        info = pyogrio.read_info(pinned(src), layer=name)
+    info = layer_info(src, name, count=False)
     if info["geometry_type"] is None:
         raise no_geometry(name)
     if info["crs"] is None:

@@ -1,15 +1,21 @@
-"""Reading and writing vector layers for the jobs: chunked reads with progress, atomic writes with sidecars."""
+"""Reading and writing vector layers for the jobs: chunked reads with progress, atomic writes with sidecars; GDAL
+formats through pyogrio, GeoParquet through `workers.gdal.geoparquet`."""
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
+import geopandas as gpd
 import numpy as np
+import pandas as pd
 import pyogrio
 import pyogrio.errors
 import pyogrio.raw
 import shapely
 
+from workers.gdal import geoparquet
 from workers.gdal.errors import reading, writing
 from workers.gdal.outputs import REFUSED_DRIVERS, check_output_driver
 from workers.jobkit.confine import pinned
@@ -62,8 +68,11 @@ def layer_name(path: Path, layer: str | None, field: str = "uri") -> str:
     Raises:
         JobFailed: `layer.not_found`, or `gdal.not_geospatial` when the file has no layers.
     """
-    with reading(path, field):
-        names = [str(name) for name, _ in pyogrio.list_layers(pinned(path, field))]
+    if geoparquet.is_parquet(path):
+        names = [geoparquet.describe(path, field).layer]
+    else:
+        with reading(path, field):
+            names = [str(name) for name, _ in pyogrio.list_layers(pinned(path, field))]
     if not names:
         raise JobFailed("gdal.not_geospatial", f"{field}: {path.name!r} has no vector layers", field=field)
     if layer is not None and layer not in names:
@@ -78,6 +87,64 @@ def no_geometry(layer: str, field: str = "uri") -> JobFailed:
         f"{field}: layer {layer!r} has no geometry column (a table: only vector_convert copies it)",
         field=field,
     )
+
+
+def layer_info(path: Path, name: str, field: str = "uri", count: bool = True) -> dict[str, Any]:
+    """What the source says of layer `name` before a feature is read: `driver`, `crs`, `geometry_type` (None for a
+    table) and `features` (counted when `count`; else -1 where the driver must scan to know).
+
+    Raises:
+        JobFailed: the file cannot be read.
+    """
+    if geoparquet.is_parquet(path):
+        found = geoparquet.describe(path, field)
+        described = {"crs": found.crs, "geometry_type": found.geometry_type, "features": found.features}
+        return {"driver": geoparquet.DRIVER, **described}
+    with reading(path, field):
+        return pyogrio.read_info(pinned(path, field), layer=name, force_feature_count=count)
+
+
+Chunks = Iterator[tuple[list[str], np.ndarray, list[np.ndarray]]]
+"""Field names, geometries and attribute columns, `CHUNK_FEATURES` features at a time."""
+
+
+def _gdal_chunks(path: Path, name: str, total: int, field: str) -> Chunks:
+    for skip in range(0, max(total, 1), CHUNK_FEATURES):
+        with reading(path, field):
+            meta, _, wkb, columns = pyogrio.raw.read(
+                pinned(path, field), layer=name, skip_features=skip, max_features=CHUNK_FEATURES
+            )
+        geometry = shapely.from_wkb(wkb) if wkb is not None else np.full(len(columns[0]) if columns else 0, None)
+        yield list(meta["fields"]), geometry, columns
+
+
+def _parquet_chunks(path: Path, total: int, field: str) -> Chunks:
+    frame = geoparquet.read_frame(path, field)
+    spatial = isinstance(frame, gpd.GeoDataFrame)
+    geometry = frame.geometry.values.to_numpy() if spatial else np.full(len(frame), None, dtype=object)
+    fields = [str(c) for c in frame.columns if not spatial or c != frame.geometry.name]
+    columns = [_column(frame[name]) for name in fields]
+    for skip in range(0, max(total, 1), CHUNK_FEATURES):
+        end = skip + CHUNK_FEATURES
+        yield fields, geometry[skip:end], [c[skip:end] for c in columns]
+
+
+def _column(values: pd.Series) -> np.ndarray:
+    """A column as pyogrio reads one: numbers (nullable ones as floats, missing as NaN) and times (in UTC) as they
+    are, lists and structs as JSON text, anything else as objects with None missing."""
+    if pd.api.types.is_bool_dtype(values) and not pd.api.types.is_extension_array_dtype(values):
+        return values.to_numpy()
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        extension = pd.api.types.is_extension_array_dtype(values)
+        return values.to_numpy(dtype="float64", na_value=np.nan) if extension else values.to_numpy()
+    if isinstance(values.dtype, pd.DatetimeTZDtype):
+        return values.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
+    if pd.api.types.is_datetime64_dtype(values):
+        return values.to_numpy()
+    out = values.to_numpy(dtype=object, na_value=None).copy()  # the frame's own may be read-only
+    nested = np.flatnonzero([isinstance(v, list | dict | np.ndarray) for v in out])
+    out[nested] = [json.dumps(v.tolist() if isinstance(v, np.ndarray) else v, default=str) for v in out[nested]]
+    return out
 
 
 def read_layer(
@@ -97,35 +164,35 @@ def read_layer(
         JobCancelled: the call was cancelled between chunks.
     """
     name = layer_name(path, layer, field)
-    with reading(path, field):
-        info = pyogrio.read_info(pinned(path, field), layer=name, force_feature_count=True)
+    info = layer_info(path, name, field)
     if op is not None and info["geometry_type"] is None:
         raise no_geometry(name, field)
     total, parts = max(int(info["features"]), 0), []
     if counted is not None:
         counted(total)
-    for skip in range(0, max(total, 1), CHUNK_FEATURES):
-        with reading(path, field):
-            meta, _, wkb, columns = pyogrio.raw.read(
-                pinned(path, field), layer=name, skip_features=skip, max_features=CHUNK_FEATURES
-            )
-        geometry = shapely.from_wkb(wkb) if wkb is not None else np.full(len(columns[0]) if columns else 0, None)
-        parts.append((op(geometry) if op is not None else geometry, columns))
+    parquet = info["driver"] == geoparquet.DRIVER
+    chunks = _parquet_chunks(path, total, field) if parquet else _gdal_chunks(path, name, total, field)
+    for skip, (fields, geometry, columns) in zip(range(0, max(total, 1), CHUNK_FEATURES), chunks, strict=True):
+        parts.append((fields, op(geometry) if op is not None else geometry, columns))
         ctx.progress(min(skip + CHUNK_FEATURES, total), total, f"read {min(skip + CHUNK_FEATURES, total)}/{total}")
-    columns = [np.concatenate([p[1][i] for p in parts]) for i in range(len(meta["fields"]))]
-    geometry = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, dtype=object)
+    fields = parts[-1][0]  # a chunk even for an empty layer
+    columns = [np.concatenate([p[2][i] for p in parts]) for i in range(len(fields))]
+    geometry = np.concatenate([p[1] for p in parts])
     spatial = info["geometry_type"] is not None
-    return Layer(name, str(info["driver"]), info["crs"], list(meta["fields"]), columns, geometry, spatial)
+    return Layer(name, str(info["driver"]), info["crs"], fields, columns, geometry, spatial)
 
 
 def output_driver(driver: str | None, output: Path) -> str:
-    """The driver to write `output` with: `driver` if GDAL can write it, else the one its extension names.
+    """The driver to write `output` with: `driver` if GDAL can write it, else the one its extension names;
+    GeoParquet (`Parquet`, `GeoParquet`, `.parquet`, `.geoparquet`) is written by `geoparquet`.
 
     Raises:
         JobFailed: `driver.unknown`, listing the drivers that can write; `driver.unsupported` for a driver of
             `outputs.REFUSED_DRIVERS` (naming `output` when its extension chose it).
     """
-    writable = sorted(set(pyogrio.list_drivers(write=True)) - REFUSED_DRIVERS.keys())
+    if geoparquet.is_parquet_driver(driver) or (driver is None and geoparquet.is_parquet(output)):
+        return geoparquet.DRIVER
+    writable = sorted((set(pyogrio.list_drivers(write=True)) - REFUSED_DRIVERS.keys()) | {geoparquet.DRIVER})
     if driver is not None:
         check_output_driver(driver, "driver")
     else:
@@ -196,6 +263,12 @@ def of_dimension(geometry: np.ndarray, dimension: np.ndarray) -> np.ndarray:
     return out
 
 
+def _frame(layer: Layer, crs: str | None) -> pd.DataFrame:
+    """`layer` as a GeoDataFrame in `crs` (a DataFrame for a table)."""
+    frame = pd.DataFrame(dict(zip(layer.fields, layer.columns, strict=True)), index=pd.RangeIndex(len(layer.geometry)))
+    return gpd.GeoDataFrame(frame, geometry=gpd.GeoSeries(layer.geometry, crs=crs)) if layer.spatial else frame
+
+
 def write_layer(
     layer: Layer, target: Path, driver: str, crs: str | None, encoding: str | None = None, fence: Fence | None = None
 ) -> dict[str, str]:
@@ -206,6 +279,9 @@ def write_layer(
         JobFailed: `gdal.write_failed`.
     """
     fields, renamed = _reserved_renamed(layer, driver)
+    if driver == geoparquet.DRIVER:
+        geoparquet.write_frame(_frame(layer, crs), target, fence)
+        return renamed
     kind = geometry_type(layer.geometry) if layer.spatial else None
     wkb = np.array(shapely.to_wkb(layer.geometry), dtype=object) if layer.spatial else None  # a table: no column
     options = {"encoding": encoding} if driver == "ESRI Shapefile" and encoding else {}

@@ -5,7 +5,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-import pyogrio
 import shapely
 from pyproj import CRS, Transformer
 from pyproj.exceptions import ProjError
@@ -25,19 +24,19 @@ from schemas.tools.vector import (
     VectorWriteArgs,
 )
 from workers.gdal import vector_metric, visvalingam
-from workers.gdal.errors import parse_crs, reading
+from workers.gdal.errors import parse_crs
 from workers.gdal.outputs import file_ref
 from workers.gdal.vector_io import (
     GeometryOp,
     Layer,
     geometry_type,
+    layer_info,
     layer_name,
     of_dimension,
     output_driver,
     read_layer,
     write_layer,
 )
-from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import output_path, resolve_in_workspace
@@ -99,8 +98,7 @@ def vector_convert(args: VectorConvertArgs, ctx: JobContext) -> VectorConvertRes
 def _layer_crs(path: Path, layer: str | None, override: str | None) -> CRS:
     if override is not None:
         return parse_crs(override, "src_crs")
-    with reading(path):
-        crs = pyogrio.read_info(pinned(path), layer=layer_name(path, layer))["crs"]
+    crs = layer_info(path, layer_name(path, layer), count=False)["crs"]
     if crs is None:
         raise JobFailed("crs.missing", "src_crs: the layer has no CRS; pass src_crs to say what it is", field="src_crs")
     return CRS.from_user_input(crs)
@@ -199,8 +197,7 @@ def vector_clip(args: VectorClipArgs, ctx: JobContext) -> VectorClipResult:
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
     src, dst, driver = paths(args, ctx)
-    with reading(src):
-        crs = pyogrio.read_info(pinned(src), layer=layer_name(src, args.layer))["crs"]
+    crs = layer_info(src, layer_name(src, args.layer), count=False)["crs"]
     mask, reprojected = _mask(args, crs, ctx)
     source_empty = [0]
     layer = read_layer(src, args.layer, ctx, _clip_op(mask, source_empty))
@@ -238,8 +235,7 @@ def vector_buffer(args: VectorBufferArgs, ctx: JobContext) -> VectorBufferResult
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
     src, dst, driver = paths(args, ctx)
-    with reading(src):
-        crs_text = pyogrio.read_info(pinned(src), layer=layer_name(src, args.layer))["crs"]
+    crs_text = layer_info(src, layer_name(src, args.layer), count=False)["crs"]
     op, units, warnings = _buffer_units(args, CRS(crs_text) if crs_text else None)
     layer = read_layer(src, args.layer, ctx, op)
     dropped = layer.with_geometry()[1]

@@ -8,25 +8,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-import geopandas as gpd
 import numpy as np
 import pyarrow as pa
 import shapely
 
 from schemas.tools.sql import SqlColumn, SqlLayer, SqlLayerRef, VectorSqlArgs, VectorSqlResult
-from workers.gdal.errors import parse_crs, writing
+from workers.gdal.errors import parse_crs
 from workers.gdal.outputs import file_ref
 from workers.gdal.vector_io import Layer, geometry_type, output_driver, write_layer
-from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
-from workers.jobkit.files import atomic_output, output_path, resolve_in_workspace
-from workers.sql.engine import PARQUET_SUFFIXES, LoadedLayer, connection, run_query
+from workers.jobkit.files import output_path, resolve_in_workspace
+from workers.sql.engine import LoadedLayer, connection, run_query
 from workers.sql.guard import check_query
 
 TABLE_ROWS_DEFAULT = 100
 OUTPUT_ROWS_DEFAULT = 1_000_000
-GEOPARQUET = "GeoParquet"
 
 
 def _is_geometry(kind: str) -> bool:
@@ -127,15 +124,8 @@ def write_rows(
     geometry = _geometries(table.column(spatial[0]))
     fields = [names[i] for i in range(len(names)) if i != spatial[0]]
     columns = [_field_values(table.column(i), kinds[i]) for i in range(len(names)) if i != spatial[0]]
-    parquet = dst.suffix.lower() in PARQUET_SUFFIXES if driver is None else driver == GEOPARQUET
-    driver = GEOPARQUET if parquet else output_driver(driver, dst)
-    if parquet:
-        frame = gpd.GeoDataFrame(dict(zip(fields, columns, strict=True)), geometry=gpd.GeoSeries(geometry), crs=crs)
-        target = Path(pinned(dst, "output"))
-        with atomic_output(target, ctx.fence) as tmp, writing():
-            frame.to_parquet(tmp)
-    else:
-        write_layer(Layer(dst.stem, driver, crs, fields, columns, geometry), dst, driver, crs, fence=ctx.fence)
+    driver = output_driver(driver, dst)
+    write_layer(Layer(dst.stem, driver, crs, fields, columns, geometry), dst, driver, crs, fence=ctx.fence)
     present = geometry[~shapely.is_missing(geometry) & ~shapely.is_empty(geometry)]
     bounds = shapely.total_bounds(present).tolist() if len(present) else None
     return {

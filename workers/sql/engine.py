@@ -20,11 +20,11 @@ import duckdb_extension_spatial
 import geopandas
 import pandas
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pyogrio
 import shapely
 from pyproj import CRS
 
+from workers.gdal import geoparquet
 from workers.gdal.errors import reading
 from workers.gdal.vector_io import NO_ARROW, layer_name
 from workers.jobkit.confine import pinned
@@ -35,7 +35,6 @@ MEMORY_LIMIT = "2GB"
 """DuckDB's memory bound for one query."""
 THREADS = 2
 """DuckDB's threads for one query."""
-PARQUET_SUFFIXES = (".parquet", ".geoparquet")
 GEOMETRY = "geom"
 """The geometry column of every layer table (`geometry` when the layer has a field named `geom`)."""
 
@@ -94,10 +93,7 @@ def _read_features(path: Path, name: str, field: str) -> tuple[pa.Table, str | N
 
 
 def _read_parquet(path: Path, field: str) -> tuple[pa.Table, str | None, str | None]:
-    try:
-        table = pq.read_table(pinned(path, field))
-    except (OSError, pa.ArrowException) as exc:
-        raise JobFailed("gdal.corrupt", f"{field}: {path.name!r} could not be read: {exc}", field=field) from exc
+    table = geoparquet.read_table(path, field)
     geo = json.loads((table.schema.metadata or {}).get(b"geo", b"{}"))
     column = geo.get("primary_column")
     if column is None:
@@ -147,7 +143,7 @@ def load_layer(con: duckdb.DuckDBPyConnection, name: str, path: Path, layer: str
             `layers.<name>`.
     """
     field = f"layers.{name}"
-    if path.suffix.lower() in PARQUET_SUFFIXES:
+    if geoparquet.is_parquet(path):
         table, geometry, crs = _read_parquet(path, field)
     else:
         try:

@@ -18,6 +18,7 @@ import shapely
 from pyogrio.raw import DRIVERS_NO_MIXED_SINGLE_MULTI
 
 from schemas.tools import limits as bounds
+from workers.gdal import geoparquet
 from workers.gdal.errors import writing
 from workers.gdal.outputs import file_ref
 from workers.jobkit.confine import pinned, shown_paths
@@ -73,6 +74,11 @@ def write_parts(
     if out.driver in DRIVERS_NO_MIXED_SINGLE_MULTI and kind.startswith("Multi") and len(kinds) > 1:
         table = _promoted(table)
     table, renamed = _renamed(table, out.driver)
+    if out.driver == geoparquet.DRIVER:  # geopandas writes GeoParquet's metadata and bbox column
+        geoparquet.write_frame(
+            gpd.GeoDataFrame.from_arrow(table).set_crs(crs, allow_override=True), out.path, ctx.fence
+        )
+        return _described(out, rows, kind, described, crs, renamed)
     with atomic_output(Path(pinned(out.path, "output")), ctx.fence) as tmp, writing():
         try:
             pyogrio.write_arrow(
@@ -81,6 +87,12 @@ def write_parts(
         except pyogrio.errors.FeatureError as exc:
             message = f"output: {out.driver} could not write a feature: {shown_paths(str(exc))}"
             raise JobFailed("gdal.write_failed", message, field="output") from exc
+    return _described(out, rows, kind, described, crs, renamed)
+
+
+def _described(
+    out: Target, rows: int, kind: str, described: list[dict[str, Any]], crs: str | None, renamed: dict[str, str]
+) -> dict[str, Any]:
     return {
         "output": file_ref(out.path, out.driver),
         "feature_count": rows,

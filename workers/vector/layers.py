@@ -18,9 +18,10 @@ from pyproj import CRS
 from schemas.tools import limits as bounds
 from schemas.tools.base import Reprojection
 from schemas.tools.overlay import LayerWriteArgs
+from workers.gdal import geoparquet
 from workers.gdal.errors import reading, writing
 from workers.gdal.outputs import file_ref
-from workers.gdal.vector_io import NO_ARROW, geometry_type, layer_name, no_geometry, output_driver
+from workers.gdal.vector_io import NO_ARROW, geometry_type, layer_info, layer_name, no_geometry, output_driver
 from workers.jobkit.confine import pinned, shown_paths
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
@@ -91,8 +92,7 @@ def read_input(
     """
     path = resolve_in_workspace(uri, ctx.roots, field=field)
     name = layer_of(path, layer, field, layer_field)
-    with reading(path, field):
-        info = pyogrio.read_info(pinned(path, field), layer=name, force_feature_count=True)
+    info = layer_info(path, name, field)
     count = max(int(info["features"]), 0)
     if count > limits_of(ctx.settings).features:
         raise exceeded(bounds.LAYER_FEATURES, field, f"the layer has {count:,} features", ctx.settings)
@@ -104,19 +104,26 @@ def read_input(
 def read_frame(path: Path, name: str, field: str, box: Box | None = None, limit: int | None = None) -> gpd.GeoDataFrame:
     """Layer `name` of checked `path` (only the features whose bounding box meets `box`, when given) as a
     GeoDataFrame indexed by feature id in id order, its geometry column named `geometry`; at most `limit` features.
+    A GeoParquet file's feature ids are its row numbers: it is read whole, then filtered by `box`.
 
     Raises:
         JobFailed: read errors naming `field`; `layer.no_geometry` (a table).
     """
-    with reading(path, field):
-        info = pyogrio.read_info(pinned(path, field), layer=name)
-        # GDAL's Arrow stream names the id column after an attribute that a driver takes ids from (GeoJSON's `id`),
-        # so that both columns have one name and pyogrio cannot index by it: such layers are read feature by feature
-        clash = info.get("fid_column") in list(info["fields"])
-        arrow = info["driver"] not in NO_ARROW and not clash
-        frame = pyogrio.read_dataframe(
-            pinned(path, field), layer=name, bbox=box, max_features=limit, fid_as_index=True, use_arrow=arrow
-        )
+    if geoparquet.is_parquet(path):
+        frame = geoparquet.read_frame(path, field)
+        if isinstance(frame, gpd.GeoDataFrame) and box is not None:
+            frame = frame[geoparquet.box_hits(frame.geometry.values.to_numpy(), box)]
+        frame = frame if limit is None else frame.iloc[:limit]
+    else:
+        with reading(path, field):
+            info = pyogrio.read_info(pinned(path, field), layer=name)
+            # GDAL's Arrow stream names the id column after an attribute that a driver takes ids from (GeoJSON's
+            # `id`), so that both columns have one name and pyogrio cannot index by it: read feature by feature
+            clash = info.get("fid_column") in list(info["fields"])
+            arrow = info["driver"] not in NO_ARROW and not clash
+            frame = pyogrio.read_dataframe(
+                pinned(path, field), layer=name, bbox=box, max_features=limit, fid_as_index=True, use_arrow=arrow
+            )
     if not isinstance(frame, gpd.GeoDataFrame):
         raise no_geometry(name, field)
     frame = frame if frame.index.is_monotonic_increasing else frame.sort_index()
@@ -225,15 +232,18 @@ def write_result(frame: gpd.GeoDataFrame, out: Target, ctx: JobContext, empty_ty
     frame, renamed = _reserved_renamed(frame, out.driver)
     geometry = geometry[present]
     kind = geometry_type(geometry) if len(geometry) else empty_type.removesuffix(" Z")
-    pinned_target = Path(pinned(out.path, "output"))
-    with atomic_output(pinned_target, ctx.fence) as tmp, writing():
-        try:
-            pyogrio.write_dataframe(
-                frame, tmp, layer=out.path.stem, driver=out.driver, geometry_type=kind, promote_to_multi=None
-            )
-        except pyogrio.errors.FeatureError as exc:
-            message = f"output: {out.driver} could not write a feature: {shown_paths(str(exc))}"
-            raise JobFailed("gdal.write_failed", message, field="output") from exc
+    if out.driver == geoparquet.DRIVER:
+        geoparquet.write_frame(frame, out.path, ctx.fence)
+    else:
+        pinned_target = Path(pinned(out.path, "output"))
+        with atomic_output(pinned_target, ctx.fence) as tmp, writing():
+            try:
+                pyogrio.write_dataframe(
+                    frame, tmp, layer=out.path.stem, driver=out.driver, geometry_type=kind, promote_to_multi=None
+                )
+            except pyogrio.errors.FeatureError as exc:
+                message = f"output: {out.driver} could not write a feature: {shown_paths(str(exc))}"
+                raise JobFailed("gdal.write_failed", message, field="output") from exc
     box = shapely.total_bounds(geometry).tolist() if len(geometry) else []
     return {
         "output": file_ref(out.path, out.driver),

@@ -24,6 +24,7 @@ from pyproj import CRS, Transformer
 
 from schemas.tools.overlay import TwoLayerArgs
 from schemas.tools.tiling import TileArgs, TileWindow
+from workers.gdal import geoparquet
 from workers.gdal.errors import reading
 from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
@@ -91,9 +92,7 @@ def plan(args: TwoLayerArgs, ctx: JobContext, *, needs_kind: bool) -> Plan | Non
     target(args, ctx)  # an output in the way: the whole run refuses it
     first, layer = _source(args.uri, args.layer, ctx, "uri", "layer")
     other, other_layer = _source(args.other, args.other_layer, ctx, "other", "other_layer")
-    with reading(first, "uri"), reading(other, "other"):
-        info = pyogrio.read_info(pinned(first, "uri"), layer=layer, force_feature_count=True, force_total_bounds=True)
-        other_info = pyogrio.read_info(pinned(other, "other"), layer=other_layer, force_feature_count=True)
+    info, other_info = _info(first, layer, "uri"), _info(other, other_layer, "other")
     counts = [max(int(info["features"]), 0), max(int(other_info["features"]), 0)]
     per, bound = settings_of(ctx).vector_partition_features, limits_of(ctx.settings).features
     dimension = _DIMENSIONS.get((str(info.get("geometry_type") or "").lower().removeprefix("multi").split() or [""])[0])
@@ -101,7 +100,7 @@ def plan(args: TwoLayerArgs, ctx: JobContext, *, needs_kind: bool) -> Plan | Non
         return None
     if not set(getattr(args, "aggregates", None) or {}) <= set(other_info["fields"]):
         return None  # the whole run names the missing field
-    bounds = tuple(float(v) for v in info["total_bounds"])
+    bounds = tuple(float(v) for v in info["total_bounds"] or (math.nan,) * 4)
     if not all(math.isfinite(v) for v in bounds):
         return None
     columns, rows = _shape(bounds, min(math.ceil(sum(counts) / per), limits_of(ctx.settings).tiles))
@@ -123,6 +122,16 @@ def plan(args: TwoLayerArgs, ctx: JobContext, *, needs_kind: bool) -> Plan | Non
         "crs": [info.get("crs"), other_info.get("crs")],
     }
     return Plan(windows, columns, rows, 1, columns, rows, folder, shared)
+
+
+def _info(path: Path, layer: str, field: str) -> dict[str, Any]:
+    """A layer's feature count, extent, fields, CRS and geometry type, read before any feature."""
+    if geoparquet.is_parquet(path):
+        found = geoparquet.describe(path, field)
+        return {"features": found.features, "total_bounds": found.bounds, "fields": found.fields, "crs": found.crs,
+                "geometry_type": found.geometry_type}  # fmt: skip
+    with reading(path, field):
+        return pyogrio.read_info(pinned(path, field), layer=layer, force_feature_count=True, force_total_bounds=True)
 
 
 def _source(uri: str, layer: str | None, ctx: JobContext, field: str, layer_field: str) -> tuple[Path, str]:

@@ -2,7 +2,9 @@
 
 from pathlib import Path
 
+import geopandas as gpd
 import pytest
+import shapely
 
 from schemas.tools.catalog import CatalogScanArgs, DatasetFormatArgs
 from tests.unit.workers.gdal.conftest import RasterFactory, VectorFactory
@@ -93,3 +95,15 @@ def test_links_that_lead_outside_the_workspace_are_skipped_and_links_inside_are_
 
     assert "escape.tif" not in entries and "broken.tif" not in entries
     assert entries["alias.tif"]["crs"] == "EPSG:4326"
+
+
+def test_a_geoparquet_file_is_catalogued_and_described_as_a_vector(tmp_path: Path, ctx: JobContext) -> None:
+    frame = gpd.GeoDataFrame({"id": [1]}, geometry=[shapely.Point(500_000, 5_540_000)], crs="EPSG:32633")
+    frame.to_parquet(tmp_path / "wells.parquet")
+
+    entries = scan(ctx, details=True)
+    found = dataset_format(DatasetFormatArgs(uri="wells.parquet"), ctx)
+
+    entry = entries["wells.parquet"]
+    assert (entry["kind"], entry["driver"], entry["crs"]) == ("vector", "Parquet", "EPSG:32633")
+    assert (found.kind, found.driver, found.crs, found.layers) == ("vector", "Parquet", "EPSG:32633", ["wells"])

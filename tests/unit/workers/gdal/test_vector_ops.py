@@ -69,7 +69,7 @@ def test_convert_to_an_unknown_extension_fails_naming_driver(make_vector: Vector
     make_vector("src.gpkg")
 
     with pytest.raises(JobFailed) as failed:
-        vector_convert(VectorConvertArgs(uri="src.gpkg", output="out.parquet"), ctx)
+        vector_convert(VectorConvertArgs(uri="src.gpkg", output="out.xyz"), ctx)
 
     assert (failed.value.code, failed.value.field) == ("driver.unknown", "driver")
 

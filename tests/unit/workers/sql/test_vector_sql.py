@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from pyproj import Geod
 
 from schemas.tools.sql import SqlLayerRef, VectorSqlArgs
+from tests.unit.workers.gdal.test_geoparquet import pointing_elsewhere
 from workers.jobkit.confine import confinement
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobCancelled, JobFailed
@@ -302,3 +303,22 @@ def test_a_flatgeobuf_with_features_without_geometry_loads_them_with_a_null_geom
     result = run(ctx, "SELECT a, geom IS NULL AS empty FROM gaps ORDER BY a", layers={"gaps": "gaps.fgb"})
 
     assert result.rows == [[1, True], [2, False], [3, True]]  # type: ignore[attr-defined]
+
+
+def test_a_geoparquet_layer_that_names_other_files_is_refused(ctx: JobContext, tmp_path: Path) -> None:
+    """A Parquet layer is one regular file: not a folder of files, not a file whose column chunks name another."""
+    (tmp_path / "outside").mkdir()
+    pointing_elsewhere(tmp_path / "hostile.parquet", tmp_path / "outside" / "secret.parquet")
+    (tmp_path / "folder.parquet").mkdir()
+    gpd.GeoDataFrame({"a": [1]}, geometry=[shapely.Point(0, 0)]).to_parquet(tmp_path / "folder.parquet" / "0.parquet")
+
+    refused = {}
+    for uri in ("hostile.parquet", "folder.parquet"):
+        with confinement(ctx.roots), pytest.raises(JobFailed) as failed:
+            run(ctx, "SELECT * FROM x", layers={"x": uri})
+        refused[uri] = (failed.value.code, failed.value.field)
+
+    assert refused == {
+        "hostile.parquet": ("path.outside_workspace", "layers.x"),
+        "folder.parquet": ("gdal.not_geospatial", "layers.x"),
+    }

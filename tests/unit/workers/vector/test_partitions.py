@@ -79,13 +79,19 @@ def layers(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def both(store: EventStore, root: Path, tool: str, **args: object) -> tuple[dict, dict, gpd.GeoDataFrame, ...]:
-    whole = call(store, settings(root, partitioned=False), tool, **args, output="whole.gpkg")[1]
-    call_id, parted = call(store, settings(root, partitioned=True), tool, **args, output="parted.gpkg")
+def both(
+    store: EventStore, root: Path, tool: str, suffix: str = ".gpkg", **args: object
+) -> tuple[dict, dict, gpd.GeoDataFrame, ...]:
+    whole = call(store, settings(root, partitioned=False), tool, **args, output=f"whole{suffix}")[1]
+    call_id, parted = call(store, settings(root, partitioned=True), tool, **args, output=f"parted{suffix}")
     types = [e.type for e in store.read_aggregate(call_aggregate(call_id))]
     assert "tool.fanned_out" in types, "the call ran whole"
     assert not (root / ".geogate").exists(), "the parts were left behind"
-    return whole, parted, pyogrio.read_dataframe(root / "whole.gpkg"), pyogrio.read_dataframe(root / "parted.gpkg")
+    return whole, parted, read(root / f"whole{suffix}"), read(root / f"parted{suffix}")
+
+
+def read(path: Path) -> gpd.GeoDataFrame:
+    return gpd.read_parquet(path) if path.suffix == ".parquet" else pyogrio.read_dataframe(path)
 
 
 def assert_same(a: gpd.GeoDataFrame, b: gpd.GeoDataFrame) -> None:
@@ -158,6 +164,19 @@ def test_a_partitioned_join_in_metres_on_geographic_layers_is_the_one_process_jo
     projected = gpd.sjoin(points(), polygons(CELL / 2, 2), predicate="dwithin", distance=30.0)
     if "distance" in args:  # metres on the ellipsoid against metres in UTM: the same pairs, but for a hair's breadth
         assert abs(len(b) - len(projected)) <= 0.002 * len(projected)
+
+
+def test_a_partitioned_join_of_geoparquet_layers_writes_the_one_process_geoparquet(
+    fake_store: EventStore, layers: Path
+) -> None:
+    points().to_parquet(layers / "pts.parquet")
+    polygons(0, 1).to_parquet(layers / "a.parquet")
+
+    whole, parted, a, b = both(fake_store, layers, "vector_join", ".parquet", uri="pts.parquet", other="a.parquet",
+                               how="left")  # fmt: skip
+
+    assert_same(a, b)
+    assert parted["output"]["driver"] == whole["output"]["driver"] == "Parquet"
 
 
 def test_partitioned_joins_match_geopandas(fake_store: EventStore, layers: Path) -> None:
