@@ -4,7 +4,7 @@ Files are entities, one per version (path and sha256: `file:<path>#<sha256 prefi
 (`call:<id>`, with tool, arguments, times, software versions, justifications, decisions and tiles); workers and
 clients are agents. Relations: `used` (a call read a file, in the role of the argument that named it),
 `wasGeneratedBy`, `wasDerivedFrom` (each output from each input of its call) and `wasAssociatedWith`. Structured
-values (arguments, versions) are typed literals holding JSON (`geogate:json`), as PROV-JSON's values are
+values (arguments, versions) are typed literals holding JSON (`gg:json`), as PROV-JSON's values are
 strings, numbers or typed literals. See docs/provenance.md.
 """
 
@@ -16,7 +16,7 @@ from schemas.events import FileDigest
 from schemas.tools.provenance import Drift, Step
 
 PREFIXES = {
-    "geogate": "urn:geogate:",
+    "gg": "urn:geogate:",
     "call": "urn:geogate:call:",
     "worker": "urn:geogate:worker:",
     "client": "urn:geogate:client:",
@@ -30,12 +30,12 @@ DigestOf = Callable[[str], str | None]
 def entity_id(item: FileDigest) -> str:
     """The PROV id of one version of a file (a remote input: its URL)."""
     if item.sha256 is None:
-        return f"geogate:remote/{item.path}"
+        return f"gg:remote/{item.path}"
     return f"file:{item.path}#{item.sha256[:16]}"
 
 
 def _json(value: Any) -> dict[str, str]:
-    return {"$": json.dumps(value, sort_keys=True, separators=(",", ":")), "type": "geogate:json"}
+    return {"$": json.dumps(value, sort_keys=True, separators=(",", ":")), "type": "gg:json"}
 
 
 class _Doc:
@@ -49,11 +49,11 @@ class _Doc:
 
     def file(self, item: FileDigest) -> str:
         key = entity_id(item)
-        attrs: dict[str, Any] = {"prov:type": "geogate:File", "prov:label": item.path, "geogate:path": item.path}
+        attrs: dict[str, Any] = {"prov:type": "gg:File", "prov:label": item.path, "gg:path": item.path}
         if item.sha256 is not None:
-            attrs["geogate:sha256"] = item.sha256
+            attrs["gg:sha256"] = item.sha256
         if item.size is not None:
-            attrs["geogate:size"] = item.size
+            attrs["gg:size"] = item.size
         self.body["entity"].setdefault(key, attrs)
         return key
 
@@ -64,27 +64,27 @@ class _Doc:
 
 def _activity(step: Step) -> dict[str, Any]:
     attrs: dict[str, Any] = {
-        "prov:type": "geogate:ToolCall",
-        "geogate:tool": step.tool,
-        "geogate:args": _json(step.args),
+        "prov:type": "gg:ToolCall",
+        "gg:tool": step.tool,
+        "gg:args": _json(step.args),
     }
     times = {
         "prov:startTime": step.started_at,
         "prov:endTime": step.finished_at,
-        "geogate:requestedAt": step.requested_at,
+        "gg:requestedAt": step.requested_at,
     }
     attrs |= {k: v for k, v in times.items() if v}
     extras = {
-        "geogate:versions": step.versions,
-        "geogate:justifications": step.justifications,
-        "geogate:decisions": step.decisions,
-        "geogate:tiles": step.tiles.model_dump() if step.tiles else None,
+        "gg:versions": step.versions,
+        "gg:justifications": step.justifications,
+        "gg:decisions": step.decisions,
+        "gg:tiles": step.tiles.model_dump() if step.tiles else None,
     }
     attrs |= {k: _json(v) for k, v in extras.items() if v}
     if step.duration_ms:
-        attrs["geogate:durationMs"] = step.duration_ms
+        attrs["gg:durationMs"] = step.duration_ms
     if step.expired:
-        attrs["geogate:expired"] = True
+        attrs["gg:expired"] = True
     return attrs
 
 

@@ -105,6 +105,23 @@ PROVENANCE = ToolSpec(
     timeout_s=120.0,
     toolset=TOOLSET,
     examples=({"path": "dem_utm.tif"},),
+    example_result={
+        "path": "/data/gis/dem_utm.tif",
+        "call_id": "01JD8Z6Q3V",
+        "steps": [
+            {
+                "call_id": "01JD8Z6Q3V",
+                "tool": "raster_reproject",
+                "args": {"uri": "dem.tif", "output": "dem_utm.tif", "dst_crs": "EPSG:32633"},
+                "worker": "node-1:4121",
+                "inputs": [{"path": "/data/gis/dem.tif", "sha256": "9f2c…", "size": 8642, "role": "uri"}],
+                "outputs": [{"path": "/data/gis/dem_utm.tif", "sha256": "41ab…", "size": 9120, "role": "output"}],
+                "versions": {"gdal": "3.9.3", "geogate": "0.1.0"},
+            }
+        ],
+        "drift": [],
+        "prov": {"entity": {"file:/data/gis/dem_utm.tif#41ab…": {"gg:sha256": "41ab…"}}},
+    },
 )
 
 
@@ -161,4 +178,18 @@ RERUN = ToolSpec(
     toolset=TOOLSET,
     runs_long=True,
     examples=({"path": "dem_utm.tif", "folder": "rerun"},),
+    example_result={
+        "path": "/data/gis/dem_utm.tif",
+        "output": "/data/gis/rerun/dem_utm.tif",
+        "calls": [
+            {
+                "original": "01JD8Z6Q3V",
+                "call_id": "01JD9A1B2C",
+                "tool": "raster_reproject",
+                "outputs": {"dem_utm.tif": "41ab…"},
+                "same": True,
+            }
+        ],
+        "same": True,
+    },
 )

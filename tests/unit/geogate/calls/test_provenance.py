@@ -121,7 +121,7 @@ def test_prov_json_names_every_file_and_call_with_used_generated_and_derived_rel
         (d["prov:generatedEntity"], d["prov:usedEntity"]) for d in doc["wasDerivedFrom"].values()
     }
     assert doc["agent"]["worker:node-1:41"]["prov:type"] == "prov:SoftwareAgent"
-    assert doc["entity"][entity_id(_digest(src))]["geogate:sha256"] == _digest(src).sha256
+    assert doc["entity"][entity_id(_digest(src))]["gg:sha256"] == _digest(src).sha256
 
 
 def test_drift_names_a_changed_input_and_a_missing_output_with_their_current_digests(
