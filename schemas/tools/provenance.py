@@ -176,7 +176,6 @@ RERUN = ToolSpec(
     hints=Hints(read_only=False, idempotent=False),
     timeout_s=3600.0,
     toolset=TOOLSET,
-    runs_long=True,
     examples=({"path": "dem_utm.tif", "folder": "rerun"},),
     example_result={
         "path": "/data/gis/dem_utm.tif",
