@@ -7,7 +7,16 @@ when it needs GDAL or a sandbox, goes through `runtime.run(spec, args)` like any
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from gateway import chat, completions, health, metrics, resources_calls, resources_gdal, resources_workflow
+from gateway import (
+    chat,
+    completions,
+    health,
+    metrics,
+    resources_calls,
+    resources_gdal,
+    resources_provenance,
+    resources_workflow,
+)
 from gateway.ops import routes as ops_routes
 from gateway.preflight import surface as preflight_surface
 
@@ -26,6 +35,7 @@ REGISTRARS: list[Registrar] = [
     resources_workflow.register,
     resources_gdal.register,
     resources_calls.register,
+    resources_provenance.register,
     preflight_surface.register,
     ops_routes.register,
 ]

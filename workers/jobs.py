@@ -15,6 +15,7 @@ from schemas.events import Event, ToolRequested
 from schemas.tools import ToolSpec
 from workers.jobkit.confine import confinement
 from workers.jobkit.context import JobContext
+from workers.jobkit.digests import inputs_read
 from workers.tiling.grid import PARTS, settings_of
 
 Job = Callable[[Any, JobContext], BaseModel]
@@ -86,7 +87,8 @@ FOLLOW_UPS: list[FollowUp] = []
 
 def job(spec: ToolSpec, *, own_lifecycle: bool = False) -> Callable[[J], J]:
     """Bind the function that runs tool `spec` (registered under `spec.name`); it runs confined
-    (`workers.jobkit.confine`: the files it opens stay the checked ones). With `own_lifecycle`, the runner neither
+    (`workers.jobkit.confine`: the files it opens stay the checked ones), and the inputs it read are left on
+    `ctx.inputs` (`workers.jobkit.digests`). With `own_lifecycle`, the runner neither
     starts nor ends the call: the job does.
 
     Raises:
@@ -101,7 +103,9 @@ def job(spec: ToolSpec, *, own_lifecycle: bool = False) -> Callable[[J], J]:
         @functools.wraps(fn)
         def confined(args: Any, ctx: JobContext) -> BaseModel:
             with confinement(ctx.roots, reserved(ctx)):
-                return fn(args, ctx)
+                result = fn(args, ctx)
+                ctx.inputs = inputs_read()
+                return result
 
         JOBS[name] = confined
         BOUND[name] = spec

@@ -39,6 +39,10 @@ class ProjectionKeys(Namespace):
         """Hash `tile index → state` (queued, running, redispatched, done, failed) of a tiled call's tiles."""
         return self.key("tiles", call_id)
 
+    def writers(self) -> str:
+        """Hash `real path → JSON {call, sha256, size, at}`: the call that last wrote each file (provenance)."""
+        return self.key("writers")
+
     def justification(self, digest: str) -> str:
         """Hash: one cached justification (status, the justification, when it was persisted)."""
         return self.key("justification", digest)

@@ -18,6 +18,7 @@ from schemas.events.llm import LLMAttempted, LLMConversationFinished, LLMConvers
 from schemas.events.security import CallRejected
 from schemas.events.task import ToolInputProvided, ToolInputRequested
 from schemas.events.tool import (
+    FileDigest,
     OutputRef,
     ToolCancelRequested,
     ToolFailed,
@@ -113,6 +114,7 @@ __all__ = [
     "CallRejected",
     "Event",
     "EventData",
+    "FileDigest",
     "HandlerFailed",
     "HandlerStarted",
     "HandlerSucceeded",

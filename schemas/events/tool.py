@@ -26,6 +26,21 @@ class OutputRef(BaseModel):
     media_type: str = "application/json"
 
 
+class FileDigest(BaseModel):
+    """A workspace file as a call saw it: its real path and sha256 (at read time for an input, as written for an
+    output). Provenance (`geogate.calls.provenance`) is built from these."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    """The file's real path (a remote input's URL)."""
+    sha256: str | None = None
+    """None for a remote input, which is read by range requests and never digested whole."""
+    size: int | None = Field(default=None, ge=0, le=2**63 - 1)
+    role: str = ""
+    """The argument that named it (`uri`, `mask`, `inputs[1]`, `output`)."""
+
+
 class ToolRequested(EventData):
     """The gateway accepted a `tools/call` and validated its arguments."""
 
@@ -103,6 +118,13 @@ class ToolSucceeded(EventData):
     handler_lease: str = ""
     """Set when this worker runs the call's result handler in place, next: the lease it holds. Until the handler
     starts, the run is in the running index under that lease, so the reaper re-dispatches it if the node dies."""
+    inputs: list[FileDigest] = Field(default_factory=list)
+    """The workspace files the job read, each with its sha256 when the job opened it."""
+    outputs: list[FileDigest] = Field(default_factory=list)
+    """The files the job wrote (a tile's parts aside): what the `writers` projection folds."""
+    versions: dict[str, str] = Field(default_factory=dict)
+    """The worker's software (`geogate`, `gdal`, `proj`, `rasterio`, `pyogrio`, `shapely`), on calls that read or
+    wrote files."""
 
 
 class ToolFailed(EventData):

@@ -19,6 +19,8 @@ TOOLSETS: dict[str, str] = {
     "workflows": "Guided workflows and chain-of-thought steps (`start_workflow`, `startChainOfThought`, …).",
     "core": "`ping`: a round trip through a queue and a worker, to check the server works.",
     "admin": "Operators' tools: `revoke_justification`.",
+    "provenance": "Where a file comes from, from the log (`provenance`, W3C PROV-JSON) and its calls made again "
+    "(`rerun`).",
 }
 """Every toolset and what it holds, in the order the docs list them."""
 
@@ -31,6 +33,7 @@ CONCEPTS: dict[str, str] = {
     "previews": "previews",
     "llm": "llm",
     "workflows": "workflows",
+    "provenance": "provenance",
 }
 """The toolset of each concept module of `schemas.tools` (its last name part) whose specs declare none."""
 

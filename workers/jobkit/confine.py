@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import ParseError, parse
@@ -49,6 +50,8 @@ class _Pins:
     """The names of each folder (by real path) looked at in this job, indexed by stem."""
     checked: set[tuple[str, str]] = field(default_factory=set)
     """(real folder, stem) pairs whose neighbours passed in this job."""
+    inputs: dict[str, Any] = field(default_factory=dict)
+    """The input files the job named, by real path: what `workers.jobkit.digests` noted of each."""
 
 
 _PINS: ContextVar[_Pins | None] = ContextVar("geogate_pins", default=None)
@@ -292,6 +295,25 @@ def check_files(files: list[str], roots: list[Path], reserved: list[Path] | None
         if not allowed(Path(os.path.realpath(name)), roots, reserved):
             return name
     return None
+
+
+def wants_input(path: str) -> bool:
+    """Whether input `path` is still to be noted: inside a confinement, and not noted in it yet."""
+    pins = _PINS.get()
+    return pins is not None and path not in pins.inputs
+
+
+def note_input(path: str, what: Any) -> None:
+    """Keep `what` as the record of input `path` in the confinement in force (nothing outside one)."""
+    pins = _PINS.get()
+    if pins is not None:
+        pins.inputs[path] = what
+
+
+def noted_inputs() -> list[Any]:
+    """The records of the inputs noted in the confinement in force, in the order they were noted."""
+    pins = _PINS.get()
+    return list(pins.inputs.values()) if pins is not None else []
 
 
 def current_roots() -> list[Path] | None:

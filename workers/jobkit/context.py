@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from geogate.settings import Settings
+from schemas.events import FileDigest
 from workers.jobkit.errors import JobCancelled, JobSuperseded
 
 if TYPE_CHECKING:
@@ -58,6 +59,8 @@ class JobContext:
     client_capabilities: frozenset[str] = frozenset()
     """What the calling client declared it can answer (`tool.requested`): what `workers.jobkit.inputs.ask_client`
     may ask."""
+    inputs: list[FileDigest] = field(default_factory=list)
+    """The files the job read, with their digests when it opened them: set by `workers.jobs` when the job returns."""
     extra: dict[str, object] = field(default_factory=dict)
 
     def ttl_for(self, domain: str) -> float:

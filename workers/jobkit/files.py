@@ -15,6 +15,7 @@ from pathlib import Path, PurePath
 from typing import IO, TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from workers.jobkit import digests
 from workers.jobkit.confine import current_reserved
 from workers.jobkit.errors import JobFailed
 
@@ -52,6 +53,8 @@ def resolve_in_workspace(uri: str, roots: list[Path], *, field: str = "uri", mus
             "which tools may not read or write",
             field=field,
         )
+    if must_exist:
+        digests.note(real, field)  # an input: its digest as the job reads it (provenance)
     return real
 
 
@@ -107,7 +110,7 @@ def raster_input(
     uri: str, roots: list[Path], settings: "Settings | None", *, field: str = "uri"
 ) -> "Path | RemoteRaster":
     """Where a tool reads a raster from: an `http(s)://` URL on an allowed host (`Settings.remote_hosts`), checked
-    here before anything is requested, or a workspace path (`resolve_in_workspace`).
+    here before anything is requested, or a workspace path (`resolve_in_workspace`). Either is noted as an input.
 
     Raises:
         JobFailed: `remote.not_allowed` (remote reads are off, or the host is not listed), or what
@@ -127,6 +130,7 @@ def raster_input(
             f"{field}: the host of {uri!r} is not in GEOGATE_REMOTE_HOSTS ({', '.join(sorted(allowed))})",
             field=field,
         )
+    digests.note_remote(uri, field)
     if settings is None:
         return RemoteRaster(uri, allowed)
     return RemoteRaster(uri, allowed, settings.remote_timeout_s, settings.remote_max_retry)

@@ -2,6 +2,7 @@
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -16,11 +17,21 @@ from geogate.calls.store import EventStore
 from geogate.eventlog.append import Expect, Op, Readback
 from geogate.settings import Settings
 from schemas.codec import decode
-from schemas.events import Event, EventData, ToolFailed, ToolProgress, ToolRequested, ToolStarted, ToolSucceeded
+from schemas.events import (
+    Event,
+    EventData,
+    FileDigest,
+    ToolFailed,
+    ToolProgress,
+    ToolRequested,
+    ToolStarted,
+    ToolSucceeded,
+)
 from schemas.ids import new_id
 from schemas.tools import SPECS
 from schemas.tools.tiling import tile_of
 from workers.jobkit.context import Fence, JobContext, ProgressSink
+from workers.jobkit.digests import outputs_of, versions
 from workers.jobkit.errors import JobCancelled, JobError, JobFailed, JobSuperseded
 from workers.jobkit.limits import check_result
 from workers.jobs import FOLLOW_UPS, HAND_OFFS, JOBS, OWN_LIFECYCLE, Finished, Land, Next, Started
@@ -237,7 +248,7 @@ def _execute(data: ToolRequested, ctx: JobContext, store: EventStore, settings: 
         return failed_outcome(data.call_id, crash, elapsed_ms(began), ctx.worker), None
     keep_raw = data.result_handler is not None  # the handler's input stays readable as calls://<id>/raw
     return succeeded_outcome(
-        data.call_id, value, output, store, settings, elapsed_ms(began), ctx.worker, keep_raw
+        data.call_id, value, output, store, settings, elapsed_ms(began), ctx.worker, keep_raw, ctx.inputs
     ), output
 
 
@@ -263,10 +274,14 @@ def succeeded_outcome(
     ms: float,
     worker: str,
     keep_raw: bool,
+    inputs: Sequence[FileDigest] = (),
 ) -> ToolSucceeded:
+    """The success event of a job: its result (inline or as a blob), and for provenance the files it read and
+    wrote (a tile's parts aside: its parent's outcome names the output) with this worker's software versions."""
     text = value.summary() if hasattr(value, "summary") else ""
     content = value.blocks() if hasattr(value, "blocks") else []
     kept = store_result(store, settings, output, keep=keep_raw)
+    outputs = outputs_of(output) if tile_of(call_id) is None else []
     return ToolSucceeded(
         call_id=call_id,
         result=kept.value,
@@ -275,6 +290,9 @@ def succeeded_outcome(
         output_ref=kept.ref,
         duration_ms=ms,
         worker=worker,
+        inputs=list(inputs),
+        outputs=outputs,
+        versions=versions() if inputs or outputs else {},
     )
 
 

@@ -31,6 +31,7 @@ def _load_families() -> None:
         tasks,
         tiles,
         workflows,
+        writers,
     )
 
 
