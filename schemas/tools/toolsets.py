@@ -14,6 +14,7 @@ TOOLSETS: dict[str, str] = {
     "overlay, dissolve and join layers; filter and calculate fields; query layers with SQL.",
     "analysis": "Between rasters and vectors: zonal statistics, polygonize, rasterize, contours.",
     "previews": "Look at data: quicklooks of rasters and vectors, COG validation.",
+    "maps": "`map_image`: several raster and vector layers drawn into one PNG map with legend and scale bar.",
     "preflight": "Store the justifications a gated call asks for (`persist_justification(s)`).",
     "llm": "`ask`: a question to the server's model, which may call the read-only tools.",
     "workflows": "Guided workflows and chain-of-thought steps (`start_workflow`, `startChainOfThought`, …).",
@@ -29,6 +30,7 @@ CONCEPTS: dict[str, str] = {
     "vector": "vector",
     "analysis": "analysis",
     "previews": "previews",
+    "maps": "maps",
     "llm": "llm",
     "workflows": "workflows",
 }
