@@ -65,6 +65,7 @@ def labels(ax: Axes, picture: VectorPicture, layer: VectorLayer, frame: Frame, p
     inside = ax.get_window_extent(renderer)
     drawn = skipped = 0
     left, bottom, right, top = frame.bounds
+    points = kinds(features.geometry)["point"]  # a point's label sits above it, not over its disc
     for i, (anchor, value) in enumerate(zip(_anchors(features.geometry), features[layer.label], strict=True)):
         if i >= LABEL_TRIES:
             skipped += len(features) - i
@@ -74,8 +75,9 @@ def labels(ax: Axes, picture: VectorPicture, layer: VectorLayer, frame: Frame, p
         x, y = anchor.x, anchor.y
         if not (left <= x <= right and bottom <= y <= top):
             continue
-        text = ax.text(
-            x, y, str(value)[:LABEL_CHARS], fontsize=8, ha="center", va="center", zorder=LABEL_ZORDER, color="#111111",
+        text = ax.annotate(
+            str(value)[:LABEL_CHARS], (x, y), xytext=(0, 6 if points[i] else 0), textcoords="offset points",
+            fontsize=8, ha="center", va="bottom" if points[i] else "center", zorder=LABEL_ZORDER, color="#111111",
             path_effects=[patheffects.withStroke(linewidth=2.5, foreground="white")],
         )  # fmt: skip
         box = text.get_window_extent(renderer).expanded(1.05, 1.1)

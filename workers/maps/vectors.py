@@ -167,8 +167,10 @@ def vector_picture(layer: VectorLayer, index: int, frame: Frame, src: Source, ct
     drawn = DrawnLayer(drawn=len(read) > 0, features=len(read), field=layer.field, **said)
     if layer.field is None or len(read) == 0:
         drawn.mode = "single"
-        drawn.classes = [MapClass(label=src.name, colour=layer.fill, count=len(read))]
-        return VectorPicture(read, [layer.fill] * len(read), drawn)
+        lines = len(read) > 0 and kinds(read.geometry)["line"].mean() > 0.5  # lines are drawn in the stroke colour
+        colour = layer.stroke if lines else layer.fill
+        drawn.classes = [MapClass(label=src.name, colour=colour, count=len(read))]
+        return VectorPicture(read, [colour] * len(read), drawn)
     drawn.mode = _scheme(layer, read[layer.field])
     if drawn.mode == "categories":
         colours, drawn.classes = _categories(read[layer.field], layer, field)
