@@ -38,7 +38,7 @@ def _comma_separated(value: object) -> object:
 CommaList = Annotated[list[str], NoDecode, BeforeValidator(_comma_separated)]
 """A list given as one comma-separated variable (`GEOGATE_ALLOWED_HOSTS=a.example,b.example`), not as JSON."""
 
-DEFAULT_TOOLSETS = ("core", "raster", "vector", "analysis", "previews", "preflight", "llm")
+DEFAULT_TOOLSETS = ("core", "raster", "vector", "analysis", "previews", "preflight", "llm", "maps", "provenance")
 """What a GIS agent needs; workflows and admin are one setting away (`GEOGATE_TOOLSETS`)."""
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1", "[::1]")

@@ -25,15 +25,13 @@ RampName = Annotated[str, Field(min_length=1, max_length=64)]
 class RasterLayer(GeoArgs):
     kind: Literal["raster"] = "raster"
     uri: RasterUri
-    """A workspace raster or an allowed `https://` COG."""
     mode: Literal["auto", "stretch", "hillshade", "rgb"] = "auto"
-    """`stretch`: one band through `colormap`; `hillshade`: a DEM's relief; `rgb`: three bands; `auto`: rgb for 3+
-    bands, else stretch."""
+    """auto: rgb for 3+ bands, else stretch (one band through `colormap`)."""
     bands: list[Annotated[int, Field(ge=1)]] | None = Field(default=None, min_length=1, max_length=3)
     colormap: RampName = "viridis"
     """A matplotlib colormap for a stretch."""
-    percentiles: tuple[Annotated[float, Field(ge=0, le=100)], Annotated[float, Field(ge=0, le=100)]] = (2.0, 98.0)
-    """Stretch between these percentiles of the pixels shown."""
+    percentiles: list[Annotated[float, Field(ge=0, le=100)]] = Field(default=[2.0, 98.0], min_length=2, max_length=2)
+    """Of the pixels shown: the stretch's ends."""
     opacity: Opacity = 1.0
 
     @model_validator(mode="after")
@@ -49,23 +47,21 @@ class RasterLayer(GeoArgs):
 class VectorLayer(GeoArgs):
     kind: Literal["vector"] = "vector"
     uri: Uri
-    """A workspace vector file."""
-    layer: str | None = Field(default=None, max_length=256)
-    field: str | None = Field(default=None, max_length=256)
-    """Colour features by this field."""
+    layer: str | None = None
+    field: str | None = None
+    """Colour by this field."""
     scheme: Literal["auto", "categories", "quantiles", "natural_breaks", "equal_interval"] = "auto"
-    """How `field` is coloured; `auto`: quantiles for numbers, categories otherwise."""
+    """auto: quantiles for numbers, else categories."""
     classes: int = Field(default=5, ge=2, le=MAX_CLASSES)
     colormap: RampName | None = None
-    """Classes' colours; default viridis (graduated) or tab10 (categories)."""
+    """Default viridis, or tab10 for categories."""
     fill: Colour = "#78aadc"
     stroke: Colour = "#14285a"
     width: float = Field(default=0.8, ge=0, le=10)
-    """Line and outline width, points."""
+    """Points."""
     opacity: Opacity = 1.0
-    """Of fills and points."""
-    label: str | None = Field(default=None, max_length=256)
-    """Label features by this field where labels fit."""
+    label: str | None = None
+    """Field to label by, where labels fit."""
 
 
 MapLayer = Annotated[RasterLayer | VectorLayer, Field(discriminator="kind")]
@@ -74,10 +70,10 @@ MapLayer = Annotated[RasterLayer | VectorLayer, Field(discriminator="kind")]
 class MapImageArgs(GeoArgs):
     layers: list[MapLayer] = Field(min_length=1, max_length=MAX_LAYERS)
     """Drawn in this order, the first at the bottom."""
-    crs: str | None = Field(default=None, max_length=4096)
-    """The map's CRS; default the first layer's."""
-    bounds: tuple[float, float, float, float] | None = None
-    """left, bottom, right, top in the map's CRS; default all layers."""
+    crs: str | None = None
+    """Default: the first layer's."""
+    bounds: list[float] | None = Field(default=None, min_length=4, max_length=4)
+    """left, bottom, right, top (map CRS); default: all layers."""
     width: int = Field(default=800, ge=200, le=1568)
     height: int = Field(default=600, ge=150, le=1568)
     title: str | None = Field(default=None, max_length=120)
@@ -176,10 +172,9 @@ class MapImageResult(ToolResult):
 MAP_IMAGE = analysis_spec(
     "map_image",
     "Draw a map",
-    "A map of up to 8 layers in one PNG (image content), drawn in order, each reprojected to the map's CRS: rasters "
-    "(RGB, a colour-ramped stretch, hillshade), vectors (fill, stroke, colours by a field: categories, quantiles, "
-    "natural breaks, equal interval), labels where they fit, legend, scale bar, north arrow, title. The extent, CRS, "
-    "classes and breaks come back in the structured result.",
+    "Up to 8 layers drawn in order into one PNG, reprojected to the map's CRS: rasters (RGB, stretch, hillshade), "
+    "vectors coloured by a field (categories, quantiles, natural breaks, equal interval), labels, legend, scale bar, "
+    "north arrow, title; extent and classes in the result.",
     MapImageArgs,
     MapImageResult,
     READS,
