@@ -85,9 +85,9 @@ def joined(left: gpd.GeoDataFrame, right: gpd.GeoDataFrame, args: VectorJoinArgs
         li, ri, dist = *_sorted(*shapely.STRtree(right_geoms).query(left_geoms, predicate=args.predicate)), None
     left, right = left.assign(**{FID1: left.index.to_numpy()}), right.assign(**{FID2: right.index.to_numpy()})
     frame = (
-        _pairs(left, right, li, ri, dist, args)
+        _pairs(left, right, (li, ri, dist), args)
         if args.aggregates is None
-        else _per_feature(left, right, li, ri, dist, args)
+        else _per_feature(left, right, (li, ri, dist), args)
     )
     return ordered_join(frame), len(np.unique(li))
 
@@ -126,15 +126,13 @@ def _distance_field(args: VectorJoinArgs, dist: np.ndarray | None, taken: list[s
     return args.distance_field
 
 
-def _pairs(
-    left: gpd.GeoDataFrame,
-    right: gpd.GeoDataFrame,
-    li: np.ndarray,
-    ri: np.ndarray,
-    dist: np.ndarray | None,
-    args: VectorJoinArgs,
-) -> gpd.GeoDataFrame:
+Matches = tuple[np.ndarray, np.ndarray, np.ndarray | None]
+"""Matched pairs: index into the first layer, index into the second, distance (nearest and dwithin only)."""
+
+
+def _pairs(left: gpd.GeoDataFrame, right: gpd.GeoDataFrame, found: Matches, args: VectorJoinArgs) -> gpd.GeoDataFrame:
     """One feature per matched pair; with `how` left, each unmatched feature once with empty joined fields."""
+    li, ri, dist = found
     left, right = suffixed(left, right, args.suffixes)
     if args.how == "left":
         alone = np.setdiff1d(np.arange(len(left)), li)
@@ -152,14 +150,10 @@ def _pairs(
 
 
 def _per_feature(
-    left: gpd.GeoDataFrame,
-    right: gpd.GeoDataFrame,
-    li: np.ndarray,
-    ri: np.ndarray,
-    dist: np.ndarray | None,
-    args: VectorJoinArgs,
+    left: gpd.GeoDataFrame, right: gpd.GeoDataFrame, found: Matches, args: VectorJoinArgs
 ) -> gpd.GeoDataFrame:
     """One feature per feature of the first layer, its matches summarised by `args.aggregates` and counted."""
+    li, ri, dist = found
     left = left.reset_index(drop=True)
     pairs = pd.DataFrame(right.drop(columns=GEOMETRY)).reset_index(drop=True).iloc[ri].reset_index(drop=True)
     pairs[_LEFT] = li
