@@ -7,12 +7,12 @@ this worker, and a file rewritten in place (which moves mtime and ctime) is.
 """
 
 import hashlib
-import mmap
 import os
 from collections import OrderedDict
 from functools import cache
 from importlib import metadata
 from pathlib import Path
+from typing import BinaryIO
 
 from schemas.events import FileDigest
 from workers.jobkit.confine import note_input, noted_inputs, wants_input
@@ -41,18 +41,16 @@ def sha256_of(path: Path) -> tuple[str, int]:
         if known is not None:
             _DIGESTS.move_to_end(stamp)
             return known, st.st_size
-        digest = _hash(handle.fileno(), st.st_size)
+        digest = _hash(handle)
     _DIGESTS[stamp] = digest
     while len(_DIGESTS) > CACHE_ENTRIES:
         _DIGESTS.popitem(last=False)
     return digest, st.st_size
 
 
-def _hash(fd: int, size: int) -> str:
-    if size == 0:
-        return hashlib.sha256().hexdigest()
-    with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as mapped:
-        return hashlib.sha256(mapped).hexdigest()
+def _hash(handle: BinaryIO) -> str:
+    """Read in chunks, never memory-mapped: a file cut short while it is mapped would kill the process (SIGBUS)."""
+    return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def current_digest(path: str) -> str | None:
