@@ -19,6 +19,7 @@ TOOLSETS: dict[str, str] = {
     "workflows": "Guided workflows and chain-of-thought steps (`start_workflow`, `startChainOfThought`, …).",
     "core": "`ping`: a round trip through a queue and a worker, to check the server works.",
     "admin": "Operators' tools: `revoke_justification`.",
+    "stac": "Search STAC catalogs (`GEOGATE_STAC_CATALOGS`) for imagery: items, footprints and asset hrefs.",
 }
 """Every toolset and what it holds, in the order the docs list them."""
 
@@ -31,6 +32,7 @@ CONCEPTS: dict[str, str] = {
     "previews": "previews",
     "llm": "llm",
     "workflows": "workflows",
+    "stac": "stac",
 }
 """The toolset of each concept module of `schemas.tools` (its last name part) whose specs declare none."""
 

@@ -14,6 +14,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ from pypgstac.load import Loader, Methods
 from pypgstac.migrate import Migrate
 
 from geogate.process.lifetime import dies_with_this_process
+from tests.stac.scenes import Scene, collection, write_scenes
+from tests.stac.servers import Served, range_server
 from tests.support import free_port, wait_for
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
@@ -133,3 +136,24 @@ def _answers(proc: subprocess.Popen[bytes], url: str) -> bool:
         return httpx.get(url, timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+@dataclass
+class SentinelCatalog:
+    """The Sentinel-2-like scenes as COGs behind `cogs`, their items in pgstac behind the STAC API at `api`."""
+
+    api: str
+    cogs: Served
+    scenes: list[Scene]
+    pgstac_version: str
+
+
+@contextmanager
+def sentinel_catalog(workdir: Path) -> Iterator[SentinelCatalog]:
+    """Everything the STAC tests (and the demo) search: COG server, fixture, PostgreSQL, pgstac, stac-fastapi."""
+    (workdir / "cogs").mkdir(parents=True, exist_ok=True)
+    with range_server(workdir / "cogs") as cogs, postgres_cluster() as dsn:
+        scenes = write_scenes(workdir / "cogs", cogs.url)
+        version = load_pgstac(dsn, collection(), [scene.item for scene in scenes], workdir)
+        with stac_api(dsn) as api:
+            yield SentinelCatalog(api, cogs, scenes, version)
