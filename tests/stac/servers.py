@@ -76,6 +76,8 @@ class Flaky:
 
     server: ThreadingHTTPServer
     failures_left: int
+    fail_from: int | None = None
+    """Every request from this one on (0-based) fails too."""
     failed: list[str] = field(default_factory=list)
     passed: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -90,10 +92,13 @@ class Flaky:
 
 
 @contextmanager
-def flaky_proxy(upstream: str, failures: int, *, own_links: bool = True) -> Iterator[Flaky]:
-    """A reverse proxy to `upstream` that answers its first `failures` requests with 503. Links in the answers name
-    the proxy (the `Host` it was asked for is passed on), or with `own_links=False` the upstream."""
-    flaky = Flaky(ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler), failures)
+def flaky_proxy(
+    upstream: str, failures: int, *, fail_from: int | None = None, own_links: bool = True
+) -> Iterator[Flaky]:
+    """A reverse proxy to `upstream` that answers its first `failures` requests with 503, and every one from the
+    `fail_from`th. Links in the answers name the proxy (the `Host` it was asked for is passed on), or with
+    `own_links=False` the upstream."""
+    flaky = Flaky(ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler), failures, fail_from)
     client = httpx.Client(base_url=upstream, timeout=30)
 
     class Handler(_Quiet):
@@ -105,7 +110,8 @@ def flaky_proxy(upstream: str, failures: int, *, own_links: bool = True) -> Iter
 
         def _forward(self) -> None:
             with flaky.lock:
-                fail = flaky.failures_left > 0
+                seen = len(flaky.failed) + len(flaky.passed)
+                fail = flaky.failures_left > 0 or (flaky.fail_from is not None and seen >= flaky.fail_from)
                 flaky.failures_left -= fail
                 (flaky.failed if fail else flaky.passed).append(f"{self.command} {self.path}")
             if fail:

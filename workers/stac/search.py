@@ -47,10 +47,18 @@ def search(args: StacSearchArgs, settings: Settings) -> StacSearchResult:
             warnings.simplefilter("ignore", PystacClientWarning)
             return _search(args, io, frozenset(h.lower() for h in settings.remote_hosts))
     except HostRefused as exc:
-        message = f"catalog: {exc.url!r} is on a host not in GEOGATE_STAC_CATALOGS; nothing was sent there"
-        raise JobFailed("stac.not_allowed", message, field="catalog") from exc
+        raise _refused(exc.url) from exc
+    except pystac.STACError as exc:  # pystac wraps what the guard raised while it follows the catalog's own links
+        if io.refused is None:
+            raise JobFailed("stac.not_a_catalog", f"catalog: {args.catalog}: {exc}", field="catalog") from exc
+        raise _refused(io.refused) from exc
     except RequestFailed as exc:
         raise _failed(exc.failure) from exc
+
+
+def _refused(url: str) -> JobFailed:
+    message = f"catalog: {url!r} is on a host not in GEOGATE_STAC_CATALOGS; nothing was sent there"
+    return JobFailed("stac.not_allowed", message, field="catalog")
 
 
 def _check_catalog(catalog: str, allowed: frozenset[str]) -> None:
@@ -99,6 +107,8 @@ def _open(catalog: str, io: GuardedStacIO) -> Client:
     try:
         return Client.open(catalog, stac_io=io)
     except (ValueError, KeyError, TypeError, ClientTypeError, pystac.STACError) as exc:
+        if io.refused is not None:
+            raise HostRefused(io.refused) from exc
         message = f"catalog: {catalog} did not answer with a STAC API landing page ({type(exc).__name__})"
         raise JobFailed("stac.not_a_catalog", message, field="catalog") from exc
 
