@@ -144,6 +144,7 @@ class SentinelCatalog:
 
     api: str
     cogs: Served
+    cogs_root: Path
     scenes: list[Scene]
     pgstac_version: str
 
@@ -156,4 +157,4 @@ def sentinel_catalog(workdir: Path) -> Iterator[SentinelCatalog]:
         scenes = write_scenes(workdir / "cogs", cogs.url)
         version = load_pgstac(dsn, collection(), [scene.item for scene in scenes], workdir)
         with stac_api(dsn) as api:
-            yield SentinelCatalog(api, cogs, scenes, version)
+            yield SentinelCatalog(api, cogs, workdir / "cogs", scenes, version)
