@@ -131,6 +131,20 @@ def flaky_proxy(
         client.close()
 
 
+@contextmanager
+def redirector(target: str) -> Iterator[Served]:
+    """A server that answers every request with a 302 to the same path on `target`."""
+    served = Served(ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler))
+
+    class Handler(_Quiet):
+        def do_GET(self) -> None:
+            served.requests.append(self.path)
+            self._send(302, b"", {"Location": f"{target}{self.path}"})
+
+    with _serving(served.server, Handler):
+        yield served
+
+
 class _Quiet(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.0"
 

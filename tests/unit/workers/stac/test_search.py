@@ -10,7 +10,7 @@ from geogate.settings import LimitSettings, Settings, StacSettings
 from schemas.tools.stac import StacSearchArgs
 from tests.stac.catalog import SentinelCatalog, sentinel_catalog
 from tests.stac.scenes import BANDS, COLLECTION
-from tests.stac.servers import flaky_proxy
+from tests.stac.servers import flaky_proxy, redirector
 from workers.jobkit.errors import JobFailed
 from workers.stac.search import FOOTPRINT_VERTICES, footprint, search
 
@@ -139,6 +139,18 @@ def test_a_next_link_to_a_host_off_the_list_is_refused(catalog: SentinelCatalog)
         search(StacSearchArgs(catalog=proxy.url, limit=4, page_size=2), settings_for(proxy.authority))
 
     assert failed.value.code == "stac.not_allowed" and host(catalog.api) in failed.value.message
+
+
+def test_a_redirect_to_a_host_off_the_list_is_refused_before_it_is_followed(catalog: SentinelCatalog) -> None:
+    with (
+        flaky_proxy(catalog.api, failures=0) as elsewhere,
+        redirector(elsewhere.url) as listed,
+        pytest.raises(JobFailed) as failed,
+    ):
+        search(StacSearchArgs(catalog=listed.url), settings_for(listed.authority))
+
+    assert failed.value.code == "stac.not_allowed" and elsewhere.authority in failed.value.message
+    assert listed.requests == ["/"] and elsewhere.passed == elsewhere.failed == []
 
 
 def test_a_detailed_footprint_is_simplified_within_its_vertex_budget() -> None:
