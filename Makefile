@@ -7,7 +7,7 @@ SYSTEM_PACKAGES := redis-server bubblewrap chromium npm wrk gdal-bin
 OPS_ASSETS := gateway/ops/assets
 OPS_VENDOR := gateway/ops/static/vendor
 
-.PHONY: run test docs bench chaos compose-test fuzz lint run-deps system-deps ops-assets conformance-deps conformance clean
+.PHONY: run stac-demo test docs bench chaos compose-test fuzz lint run-deps system-deps ops-assets conformance-deps conformance clean
 
 # What running needs (`make run`): the package alone. The test and docs extras come on top of it for the other targets.
 $(BIN)/.installed-run: pyproject.toml
@@ -30,7 +30,8 @@ RUN_CHECKS = command -v redis-server >/dev/null || missing="$$missing redis-serv
 	command -v gdaldem >/dev/null || missing="$$missing gdal-bin"; \
 	$(SANDBOX_PYTHON_WHOLE) || missing="$$missing python3";
 TEST_CHECKS = command -v chromium >/dev/null || missing="$$missing chromium"; \
-	command -v wrk >/dev/null || missing="$$missing wrk";
+	command -v wrk >/dev/null || missing="$$missing wrk"; \
+	test -e /usr/share/postgresql/15/extension/postgis.control || missing="$$missing postgresql-15-postgis-3";
 APT_MISSING = if [ -n "$$missing" ]; then \
 	  if command -v apt-get >/dev/null; then \
 	    echo "installing$$missing with apt"; \
@@ -67,6 +68,10 @@ conformance: $(BIN)/.installed conformance-deps
 
 run: $(BIN)/.installed-run run-deps ops-assets
 	$(BIN)/geogate dev
+
+# A STAC API to search (docs/stac.md): the tests' Sentinel-2-like catalog on pgstac and its COG server, until Ctrl-C.
+stac-demo: $(BIN)/.installed system-deps
+	$(BIN)/python -m tests.stac
 
 test: $(BIN)/.installed system-deps ops-assets conformance-deps
 	$(BIN)/ruff check .

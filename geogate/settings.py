@@ -3,7 +3,7 @@
 Read once per process, at its entry point (`process_settings()`: `geogate …`, `python -m workers`), and passed down:
 `build_server(settings)`, `EventStore.from_settings(settings)`, a job's `ctx.settings`. Tests build
 `Settings(redis_url=…)` directly. Each section reads its own variables (`env_prefix`): `GEOGATE_RETENTION_*`,
-`GEOGATE_AUTH_*` and the other limits (`security`), `GEOGATE_LLM_*`, `GEOGATE_LIMIT_*`; the rest on `Settings`.
+`GEOGATE_AUTH_*` etc. (`security`), `GEOGATE_LLM_*`, `GEOGATE_LIMIT_*`, `GEOGATE_STAC_*`; the rest on `Settings`.
 
 SettingsError
 └── raised by `read_settings` and `require_redis_url`; the CLI turns it into a message and exit status 1
@@ -61,7 +61,7 @@ class RetentionPolicy(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GEOGATE_RETENTION_", extra="ignore")
 
     max_age_s: int | None = None
-    """Drop events older than this (exact `XTRIM MINID`). None keeps everything (the default)."""
+    """Drop events older than this (exact `XTRIM MINID`). None keeps everything."""
     maxlen: int | None = None
     """Keep the newest this many events per stream (exact: `XTRIM MINID`, never past a live consumer's checkpoint).
     None keeps everything."""
@@ -94,8 +94,7 @@ class SecuritySettings(BaseSettings):
     auth_algorithms: CommaList = Field(default_factory=lambda: list(JWT_ALGORITHMS))
     auth_leeway_s: float = Field(default=30.0, ge=0)
     request_state_keys_file: Path | None = None
-    """Keys sealing MCP's multi-round-trip `requestState`, one a line (the first seals, each unseals: rotation); by
-    default one random key kept in Redis, shared by every gateway on the log."""
+    """Keys sealing MCP's `requestState`, one a line (the first seals, each unseals); default: one kept in Redis."""
     allow_unauthenticated: bool = False
     """Serve a non-loopback address without authentication (the gateway refuses to start otherwise)."""
     rate_limit_per_minute: int = Field(default=0, ge=0)
@@ -112,9 +111,8 @@ class SecuritySettings(BaseSettings):
     sandbox_allow_weak: bool = False
     """Run Python handlers without bubblewrap or without seccomp (refused otherwise)."""
     sandbox_python: Path | None = None
-    """The interpreter Python handlers run on in the sandbox; it needs its whole standard library (a worker checks
-    at start and refuses to run otherwise). By default the worker's own when it is a system Python under /usr (the
-    image's), else /usr/bin/python3."""
+    """The sandbox's Python (whole standard library, checked at start); default: the worker's own if under /usr,
+    else /usr/bin/python3."""
 
     @property
     def jwt_enabled(self) -> bool:
@@ -141,20 +139,16 @@ class SecuritySettings(BaseSettings):
 
 
 class LimitSettings(BaseSettings):
-    """Bounds on what one tool call may make a worker do (`GEOGATE_LIMIT_*`). A call that would pass one is refused
-    before work starts where its inputs' metadata tells, otherwise stopped when it passes it, with nothing written;
-    the error names the argument and the variable to raise. Each tool's description states the bounds it checks."""
+    """Bounds on one tool call (`GEOGATE_LIMIT_*`): refused before work where metadata tells, else stopped when
+    passed, nothing written; the error names the argument and the variable. Descriptions state the bounds."""
 
     model_config = SettingsConfigDict(env_prefix="GEOGATE_LIMIT_", extra="ignore")
 
     tiles: int = Field(default=1024, ge=1)
-    """Windows of `GEOGATE_TILE_SIZE` in one call's grid, whether it runs as tiles or whole. Each tile is about
-    three events and a queue message; 1024 tiles of 2048² are 4 Gpx."""
+    """Windows of `GEOGATE_TILE_SIZE` in one call's grid, tiled or whole (a tile: ~3 events and a queue message)."""
     output_bytes: int = Field(default=2 << 30, ge=1 << 20)
-    """Bytes of the raster one call writes (width × height × bands × dtype size, before compression), whole or by
-    tiles; for `raster_stats`, of the bands it reads (it keeps their valid values). 2 GiB: a whole run holds a row of
-    windows of its output, and polygonize and contours a whole band, which must fit a laptop beside everything
-    else."""
+    """Bytes of the raster one call writes (uncompressed), whole or by tiles; for `raster_stats`, of the bands it
+    reads. 2 GiB: polygonize and contours hold a whole band, which must fit a laptop beside everything else."""
     features: int = Field(default=200_000, ge=1)
     """Polygons (`raster_polygonize`) or lines (`raster_contours`) one call makes; counted as they are traced, all
     held in memory until written; and each input and output layer of the vector analysis tools (`vector_join` …)."""
@@ -162,6 +156,22 @@ class LimitSettings(BaseSettings):
     """Zones (features of `zones`) one `zonal_stats` call measures; they run on one worker, one after another."""
     result_bytes: int = Field(default=16 << 20, ge=64 * 1024)
     """Bytes of one call's structured result (its JSON); larger results go to the blob store, never in an event."""
+    stac_items: int = Field(default=500, ge=1)
+    """Items one `stac_search` call returns, over all the pages it reads."""
+
+
+class StacSettings(BaseSettings):
+    """STAC API catalogs `stac_search` may query (`GEOGATE_STAC_*`), and how it retries transient failures."""
+
+    model_config = SettingsConfigDict(env_prefix="GEOGATE_STAC_", extra="ignore")
+
+    catalogs: CommaList = Field(default_factory=list)
+    """Hosts (`name` or `name:port`) of the STAC APIs searched, comma-separated; empty: no search."""
+    timeout_s: float = Field(default=20.0, gt=0, le=600)
+    retries: int = Field(default=3, ge=0, le=10)
+    """Retries of one request on a timeout, a refused connection, 429 or 5xx, with exponential backoff."""
+    backoff_s: float = Field(default=0.5, ge=0, le=60)
+    """The first retry's delay; each next one doubles it (capped at 30 s)."""
 
 
 class Connection(BaseModel):
@@ -169,7 +179,7 @@ class Connection(BaseModel):
     `workers.llm.config.LLMConfig` carries it."""
 
     provider: Literal["openai", "anthropic"] = "openai"
-    """`openai` covers every OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp server, LM Studio."""
+    """`openai`: every OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp, LM Studio)."""
     base_url: str = "http://127.0.0.1:11434/v1"
     """Up to and including the version segment: `https://api.openai.com/v1`, `https://api.anthropic.com`."""
     api_key: SecretStr | None = None
@@ -185,8 +195,7 @@ class Connection(BaseModel):
 
 
 class LLMSettings(BaseSettings, Connection):
-    """The LLM host: the provider connection (`GEOGATE_LLM_PROVIDER`, `_BASE_URL`, `_API_KEY`, `_MODEL`, …) and the
-    server's limits; a request may lower the limits, never raise them (`workers.llm.config`)."""
+    """The LLM host: provider connection (`GEOGATE_LLM_*`) and limits a request may lower, never raise."""
 
     model_config = SettingsConfigDict(env_prefix="GEOGATE_LLM_", extra="ignore")
 
@@ -243,16 +252,14 @@ class Settings(BaseSettings):
     """The user `geogate dev` runs its workers as when started as root; unset: the first workspace root's owner
     unless root, else `nobody` (`geogate.cli.dev_user`). The gateway and Redis keep the user who started it."""
     tile_min_pixels: int = Field(default=16 * 1024 * 1024, ge=65_536, le=1 << 40)
-    """A tiled tool's call whose grid (output pixels, or the source's for statistics) is at least this large runs as
-    tiles across the workers; smaller ones run whole on one worker."""
+    """A tiled call whose grid (output pixels, or the source's for statistics) is at least this large runs as
+    tiles across the workers."""
     tile_size: int = Field(default=2048, ge=256, le=16_384, multiple_of=256)
-    """Side of a tile in pixels (rounded down to a multiple of the output's block size). 2048 by measurement: an
-    8192² reprojection on 2 workers took 1.96 s in 2048² tiles, 2.31 s in 1024² ones (bench/tiles.py)."""
+    """Side of a tile in pixels (rounded down to a multiple of the output's block size; docs/tiles.md)."""
     vector_partition_features: int = Field(default=100_000, ge=100)
     """An overlay or join of at least this many features runs as spatial partitions of about as many (docs/tiles.md)."""
     tile_polygonize_min_pixels: int = Field(default=1 << 40, ge=65_536, le=1 << 40)
-    """`raster_polygonize` runs as tiles from this many pixels (and `tile_min_pixels`); at the default, never: the
-    fan-in's union of the regions that cross seams costs about what the tiles save (docs/tiles.md)."""
+    """`raster_polygonize` runs as tiles from this many pixels; by default never (docs/tiles.md says why)."""
     remote_hosts: CommaList = Field(default_factory=list)
     """Hosts (`name` or `name:port`) whose `https://` (and `http://`) rasters tools may read by HTTP range requests
     (GDAL `/vsicurl/`), comma-separated. Empty: no remote reads. Outputs always stay in the workspace."""
@@ -261,12 +268,10 @@ class Settings(BaseSettings):
     remote_max_retry: int = Field(default=2, ge=0, le=10)
     """GDAL_HTTP_MAX_RETRY of a remote read (on 429/502/503/504 answers)."""
     redis_appendfsync: Literal["everysec", "always"] = "everysec"
-    """fsync policy of the AOF of the Redis that `geogate dev` starts: `everysec` loses nothing when the process
-    dies and at most ~1 s on a power loss; `always` loses nothing on a power loss either, at about a third of the
-    write rate."""
+    """fsync of `geogate dev`'s Redis AOF: `everysec` loses at most ~1 s on a power loss, `always` nothing, at
+    about a third of the write rate."""
     data_dir: Path = Field(default_factory=default_data_dir)
-    """Where `geogate dev` keeps its Redis data, logs and `run.json` (`default_data_dir`: outside the current folder,
-    the default workspace). Tools may never read or write inside it, wherever it is."""
+    """Where `geogate dev` keeps Redis data, logs and `run.json`, outside the workspace; tools never touch it."""
     log_level: str = "INFO"
     justification_ttl_s: dict[str, float] = Field(default_factory=dict)
     """Time to live per domain (JSON, e.g. `{"crs_datum": 2592000}`); others use the default below."""
@@ -280,21 +285,17 @@ class Settings(BaseSettings):
     workflow_ttl_s: float = 86400.0
     """A workflow run untouched for this long expires."""
     task_after_s: float = Field(default=10.0, ge=0)
-    """A call from a client that declared the tasks extension waits this long for its outcome, then answers with a
-    task handle (`resultType: "task"`); tools that run long (`gateway.tasks.policy`) answer with one at once."""
+    """A tasks-extension client's call waits this long, then answers with a task handle (long tools: at once)."""
     task_poll_interval_ms: int = Field(default=500, ge=1)
     """The `pollIntervalMs` a task handle suggests."""
     task_ttl_s: int = Field(default=86400, ge=1)
     """The `ttlMs` of a task: how long `tasks/get` answers for it after it was created."""
     fault_pause_at: str | None = None
-    """A named step (`workers.run.faults`) where a worker stops itself with SIGSTOP: fault tests use it to kill a
-    node at an exact point. Unset in every normal run."""
+    """A step (`workers.run.faults`) where a worker SIGSTOPs itself, for fault tests; unset in normal runs."""
     toolsets: CommaList = Field(default_factory=lambda: list(DEFAULT_TOOLSETS))
-    """Comma-separated toolsets the gateway publishes (`schemas.tools.toolsets`; `all` for every one): a tool of
-    another toolset is neither listed nor callable."""
+    """Comma-separated toolsets published (`schemas.tools.toolsets`; `all`); others are neither listed nor called."""
     extra_tools: str | None = None
-    """A module adding tools beside Geogate's own (`schemas.tools.extra`), loaded by the gateway and the workers at
-    start-up; the test harness names its fixtures here. None in a normal run."""
+    """A module adding tools beside Geogate's own (`schemas.tools.extra`), loaded at start-up; tests use it."""
     retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
     """Authentication, limits, allowed hosts and origins, sandbox strength."""
@@ -302,6 +303,7 @@ class Settings(BaseSettings):
     """The LLM host (`ask`, server-side justifications): provider connection and the loop's limits."""
     limits: LimitSettings = Field(default_factory=LimitSettings)
     """Bounds on one call: tiles, output bytes, features, zones, result size (`GEOGATE_LIMIT_*`)."""
+    stac: StacSettings = Field(default_factory=StacSettings)
 
     @model_validator(mode="after")
     def _lease_outlives_beats(self) -> "Settings":
@@ -320,13 +322,13 @@ class Settings(BaseSettings):
 
     @classmethod
     def defaults(cls) -> "Settings":
-        """Every field at its default, sections included, without reading the environment (`model_construct` alone
-        would build the sections through their factories, which read it)."""
+        """Every field at its default, sections included, without reading the environment (nor their factories)."""
         sections = {
             "retention": RetentionPolicy,
             "security": SecuritySettings,
             "llm": LLMSettings,
             "limits": LimitSettings,
+            "stac": StacSettings,
         }
         return cls.model_construct(**{name: section.model_construct() for name, section in sections.items()})
 
@@ -365,6 +367,7 @@ SECTIONS: dict[str, type[BaseSettings]] = {
     "SecuritySettings": SecuritySettings,
     "LLMSettings": LLMSettings,
     "LimitSettings": LimitSettings,
+    "StacSettings": StacSettings,
 }
 """Each class of the tree by name, to name the variable behind a validation error (`ValidationError.title`)."""
 
@@ -372,8 +375,7 @@ SECTIONS: dict[str, type[BaseSettings]] = {
 def read_settings() -> Settings:
     """The settings from the environment, at an entry point (each call reads it anew: see `process_settings`).
 
-    Raises:
-        SettingsError: a setting is out of range; the message names its variable (`GEOGATE_TILE_SIZE: …`), no trace.
+    Raises: SettingsError: a setting is out of range; the message names its variable (`GEOGATE_TILE_SIZE: …`).
     """
     try:
         return Settings()
@@ -387,9 +389,7 @@ def read_settings() -> Settings:
 def process_settings() -> Settings:
     """This process's settings: read from the environment on the first call, the same object after.
 
-    Raises:
-        SettingsError: as `read_settings`.
-    """
+    Raises: SettingsError: as `read_settings`."""
     return read_settings()
 
 

@@ -27,6 +27,7 @@ FEATURES = Bound("features", "at most {value} features traced")
 LAYER_FEATURES = Bound("features", "at most {value} features per layer read or written")
 ZONES = Bound("zones", "at most {value} zones")
 RESULT_BYTES = Bound("result_bytes", "a structured result of at most {value} of JSON")
+STAC_ITEMS = Bound("stac_items", "at most {value} items per search")
 
 IN_BYTES = frozenset({"output_bytes", "result_bytes"})
 """Settings counted in bytes (shown as KiB, MiB, GiB)."""

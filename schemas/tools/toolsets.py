@@ -22,6 +22,7 @@ TOOLSETS: dict[str, str] = {
     "admin": "Operators' tools: `revoke_justification`.",
     "provenance": "Where a file comes from, from the log (`provenance`, W3C PROV-JSON) and its calls made again "
     "(`rerun`).",
+    "stac": "Search STAC catalogs (`GEOGATE_STAC_CATALOGS`) for imagery: items, footprints and asset hrefs.",
 }
 """Every toolset and what it holds, in the order the docs list them."""
 
@@ -36,6 +37,7 @@ CONCEPTS: dict[str, str] = {
     "llm": "llm",
     "workflows": "workflows",
     "provenance": "provenance",
+    "stac": "stac",
 }
 """The toolset of each concept module of `schemas.tools` (its last name part) whose specs declare none."""
 

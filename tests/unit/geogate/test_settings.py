@@ -49,6 +49,7 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "GEOGATE_TILE_POLYGONIZE_MIN_PIXELS": ("tile_polygonize_min_pixels", "65536", 65536),
     "GEOGATE_VECTOR_PARTITION_FEATURES": ("vector_partition_features", "5000", 5000),
     "GEOGATE_TILE_SIZE": ("tile_size", "512", 512),
+    "GEOGATE_VECTOR_PARTITION_FEATURES": ("vector_partition_features", "1000", 1000),
     "GEOGATE_REMOTE_HOSTS": ("remote_hosts", "a.example, b.example:8443", ["a.example", "b.example:8443"]),
     "GEOGATE_REMOTE_TIMEOUT_S": ("remote_timeout_s", "12", 12),
     "GEOGATE_REMOTE_MAX_RETRY": ("remote_max_retry", "4", 4),
@@ -111,6 +112,11 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "GEOGATE_LIMIT_FEATURES": ("limits.features", "1000", 1000),
     "GEOGATE_LIMIT_ZONES": ("limits.zones", "50", 50),
     "GEOGATE_LIMIT_RESULT_BYTES": ("limits.result_bytes", "1048576", 1 << 20),
+    "GEOGATE_LIMIT_STAC_ITEMS": ("limits.stac_items", "50", 50),
+    "GEOGATE_STAC_CATALOGS": ("stac.catalogs", "stac.example, 127.0.0.1:8081", ["stac.example", "127.0.0.1:8081"]),
+    "GEOGATE_STAC_TIMEOUT_S": ("stac.timeout_s", "5", 5.0),
+    "GEOGATE_STAC_RETRIES": ("stac.retries", "1", 1),
+    "GEOGATE_STAC_BACKOFF_S": ("stac.backoff_s", "0.1", 0.1),
 }
 """Every variable the four settings classes read before they became one tree (`GEOGATE_CONFORMANCE` aside: the
 conformance fixtures left the product, issue 33), with the field it sets, a value and what the field then holds."""
@@ -144,7 +150,7 @@ def test_each_variable_still_sets_its_field(clean_env: pytest.MonkeyPatch, varia
 
 def test_the_table_covers_every_field_of_the_tree() -> None:
     """A field added later gets a row here, so its variable's name is pinned too."""
-    sections = {"retention", "security", "llm", "limits"}
+    sections = {"retention", "security", "llm", "limits", "stac"}
     fields = {name for name in Settings.model_fields if name not in sections}
     for section in sections:
         fields |= {f"{section}.{name}" for name in type(at(Settings(), section)).model_fields}
