@@ -49,7 +49,6 @@ VARIABLES: dict[str, tuple[str, str, Any]] = {
     "GEOGATE_TILE_POLYGONIZE_MIN_PIXELS": ("tile_polygonize_min_pixels", "65536", 65536),
     "GEOGATE_VECTOR_PARTITION_FEATURES": ("vector_partition_features", "5000", 5000),
     "GEOGATE_TILE_SIZE": ("tile_size", "512", 512),
-    "GEOGATE_VECTOR_PARTITION_FEATURES": ("vector_partition_features", "1000", 1000),
     "GEOGATE_REMOTE_HOSTS": ("remote_hosts", "a.example, b.example:8443", ["a.example", "b.example:8443"]),
     "GEOGATE_REMOTE_TIMEOUT_S": ("remote_timeout_s", "12", 12),
     "GEOGATE_REMOTE_MAX_RETRY": ("remote_max_retry", "4", 4),
