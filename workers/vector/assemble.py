@@ -3,6 +3,7 @@ of their sort keys, and written as one layer, without turning a geometry into a 
 needs single geometries promoted to multi ones). One process writing the result holds it as Arrow columns: about
 a fifth of the memory of the same features as shapely geometries in a GeoDataFrame."""
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -70,15 +71,17 @@ def write_parts(
         raise exceeded(bounds.LAYER_FEATURES, "output", f"the result has {rows:,} features", ctx.settings)
     kinds = {int(k) for d in described for k in d["kinds"]}
     kind = kind_of(kinds) if kinds else empty.removesuffix(" Z")
+    geo = _geo_metadata(paths)
     table = _ordered([pq.read_table(p) for p in paths])
+    if out.driver == geoparquet.DRIVER:
+        with atomic_output(Path(pinned(out.path, "output")), ctx.fence) as tmp, writing():
+            pq.write_table(table.replace_schema_metadata({b"geo": json.dumps(geo).encode()}), tmp)
+        return _described(out, rows, kind, described, crs, {})
+    covering = geo["columns"][GEOMETRY].get("covering", {}).get("bbox", {}).get("xmin", [None])[0]
+    table = table.drop_columns([covering]) if covering in table.column_names else table
     if out.driver in DRIVERS_NO_MIXED_SINGLE_MULTI and kind.startswith("Multi") and len(kinds) > 1:
         table = _promoted(table)
     table, renamed = _renamed(table, out.driver)
-    if out.driver == geoparquet.DRIVER:  # geopandas writes GeoParquet's metadata and bbox column
-        geoparquet.write_frame(
-            gpd.GeoDataFrame.from_arrow(table).set_crs(crs, allow_override=True), out.path, ctx.fence
-        )
-        return _described(out, rows, kind, described, crs, renamed)
     with atomic_output(Path(pinned(out.path, "output")), ctx.fence) as tmp, writing():
         try:
             pyogrio.write_arrow(
@@ -104,6 +107,22 @@ def _described(
         "reprojected": out.reprojected,
         "warnings": out.warnings,
     }
+
+
+def _geo_metadata(paths: list[Path]) -> dict[str, Any]:
+    """The GeoParquet metadata of all the parts together: the first's, with every part's geometry types and the
+    box of their boxes (what geopandas writes for the whole layer)."""
+    metas = [json.loads(pq.read_schema(p).metadata[b"geo"]) for p in paths]
+    geo = metas[0]
+    spec = geo["columns"][GEOMETRY]
+    specs = [m["columns"][GEOMETRY] for m in metas]
+    spec["geometry_types"] = sorted({t for one in specs for t in one.get("geometry_types", [])})
+    box = _bounds([one["bbox"] for one in specs if one.get("bbox")])
+    if box is None:
+        spec.pop("bbox", None)
+    else:
+        spec["bbox"] = box
+    return geo
 
 
 def _ordered(tables: list[pa.Table]) -> pa.Table:

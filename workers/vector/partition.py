@@ -205,7 +205,7 @@ class Partition:
         """Leave this cell's result features as its part (a renamed temporary file: whole or absent)."""
         path = part_path(Path(str(self.plan["folder"])), self.index)
         aside = path.with_name(f".{path.name}.{os.getpid()}")
-        frame.to_parquet(aside)
+        frame.to_parquet(aside, schema_version="1.1.0", write_covering_bbox="bbox" not in frame.columns)
         if self.ctx.fence is not None:
             self.ctx.fence.check()
         aside.replace(path)

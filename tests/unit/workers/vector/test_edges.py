@@ -1,11 +1,13 @@
 """What every analysis tool shares: nothing left behind when cancelled, features without geometry written to any
 format, lines overlaid, distances on geographic layers flagged."""
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 
 import geopandas as gpd
 import numpy as np
+import pyogrio
 import pyproj
 import pytest
 import shapely
@@ -15,6 +17,7 @@ from tests.unit.workers.vector.conftest import UTM, Write, at, box, parcels, rea
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobCancelled
 from workers.tools.overlay import vector_dissolve, vector_join, vector_overlay
+from workers.vector.layers import read_frame
 
 RUNS: dict[str, Callable[[str, JobContext], object]] = {
     "overlay": lambda out, ctx: vector_overlay(
@@ -160,3 +163,20 @@ def test_a_layer_without_crs_is_taken_in_the_other_ones_and_said(write: Write, c
     assert result.crs == UTM and result.reprojected == []
     assert result.warnings == ["other has no CRS: its coordinates are taken as the other layer's"]
     assert read(ctx.roots[0] / "out.gpkg").area.sum() == pytest.approx(50 * 70)
+
+
+@pytest.mark.parametrize("name", ["plain", 'we"ird; DROP TABLE x; --'])
+def test_a_geopackage_read_by_box_through_its_rtree_takes_the_features_gdal_takes(ctx: JobContext, name: str) -> None:
+    rng = np.random.default_rng(3)
+    frame = gpd.GeoDataFrame({"i": range(500)}, geometry=shapely.points(rng.uniform(0, 100, (500, 2))), crs=UTM)
+    path = ctx.roots[0] / "pts.gpkg"
+    pyogrio.write_dataframe(frame, path, layer=name)
+    box = (10.0, 20.0, 55.5, 70.0)
+
+    got = read_frame(path, name, "uri", box)
+    wanted = pyogrio.read_dataframe(path, layer=name, bbox=box, fid_as_index=True)
+
+    assert sorted(got.index) == sorted(wanted.index) and 0 < len(got) < 500
+    assert len(read_frame(path, name, "uri", (10.0, -math.inf, math.inf, 70.0))) == int(
+        ((frame.geometry.x >= 10) & (frame.geometry.y <= 70)).sum()
+    )
