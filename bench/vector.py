@@ -272,8 +272,10 @@ def report(got: Outcome, counts: dict[str, int], formats: tuple[str, ...]) -> li
                 + ", ".join(f"{k} {v:.2f}" for k, v in parts.items())
             )
     for fmt in formats:
-        duck = p50[f"join duckdb {fmt}"] / p50[f"join geopandas {fmt}"]
-        print(f"  DuckDB spatial's SQL join ({fmt}) / geopandas: {duck:.2f}×")
+        for name, other in (("join geogate", "join"), ("overlay geogate", "overlay"), ("join duckdb", "join")):
+            ratio = p50[f"{name} {fmt}"] / p50[f"{other} geopandas {fmt}"]
+            paired = ", ".join(f"{r:.2f}" for r in _paired(got, f"{name} {fmt}", f"{other} geopandas {fmt}"))
+            print(f"  {name} ({fmt}) / geopandas: {ratio:.2f}× of the medians; round by round {paired}")
     for note in got.checks:
         print(f"  check: {note}")
     joined = f"{counts['points']:,} points into {counts['polygons']:,} polygons"
@@ -290,6 +292,11 @@ def report(got: Outcome, counts: dict[str, int], formats: tuple[str, ...]) -> li
                     floor_name="the baseline's read and compute split over 2 workers, plus its write of the output")
             )  # fmt: skip
     return rows
+
+
+def _paired(got: Outcome, name: str, baseline: str) -> list[float]:
+    """The ratio in each round: a call against the baseline run beside it, in the same minutes."""
+    return [a / b for a, b in zip(got.samples[name], got.samples[baseline], strict=True)]
 
 
 def main() -> None:
