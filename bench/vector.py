@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -108,6 +109,8 @@ def overlay(a: gpd.GeoDataFrame, b: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
 
 
 BASELINES = {"join": (join_frames, sjoin), "overlay": (overlay_frames, overlay)}
+Job = Callable[[str], float]
+"""One timed run on the layers of a folder of the workspace (`data`, `warm`): milliseconds."""
 
 
 def geopandas_run(
@@ -154,7 +157,7 @@ def call_args(tool: str, sub: str, fmt: str) -> dict[str, object]:
             "how": "intersection", "overwrite": True}  # fmt: skip
 
 
-def jobs(held: Session, con: duckdb.DuckDBPyConnection, root: Path, fmt: str, got: Outcome) -> dict[str, Callable]:
+def jobs(held: Session, con: duckdb.DuckDBPyConnection, root: Path, fmt: str, got: Outcome) -> dict[str, Job]:
     """Each job of one format, as `name → job(sub)`: runs on the layers in `root / sub`, returns milliseconds and
     keeps what the checks need in `got` (the baselines' phases, DuckDB's rows)."""
     tools = {"join": "vector_join", "overlay": "vector_overlay"}
@@ -187,7 +190,7 @@ def jobs(held: Session, con: duckdb.DuckDBPyConnection, root: Path, fmt: str, go
     }
 
 
-def rounds(runs: int, every: dict[str, Callable[[str], float]], got: Outcome) -> None:
+def rounds(runs: int, every: dict[str, Job], got: Outcome) -> None:
     """Every job once on the warm-up layers, then `runs` rounds on the bench's in alternating order."""
     for job in every.values():
         job("warm")
@@ -241,11 +244,13 @@ def measure_all(runs: int = 3, scale: float = 1.0, formats: tuple[str, ...] = ("
         write_layers(root / "warm", WARM_SCALE)
         print(f"layers: {', '.join(f'{stem} {n:,}' for stem, n in counts.items())}; {load()}", flush=True)
         env = {name: os.environ.get(name, value) for name, value in STACK_ENV.items()}
-        with geogate_stack(workers=2, workspace=root, env=env) as urls, Session(urls[0]) as held:
-            con = duckdb_connection()
+        with (
+            geogate_stack(workers=2, workspace=root, env=env) as urls,
+            Session(urls[0]) as held,
+            closing(duckdb_connection()) as con,
+        ):
             every = {name: job for fmt in formats for name, job in jobs(held, con, root, fmt, got).items()}
             rounds(runs, every, got)
-            con.close()
         for fmt in formats:
             check(root, fmt, got)
     rows = report(got, counts, formats)
