@@ -16,6 +16,7 @@ from gateway import (
     resources_gdal,
     resources_provenance,
     resources_workflow,
+    xyz,
 )
 from gateway.ops import routes as ops_routes
 from gateway.preflight import surface as preflight_surface
@@ -38,4 +39,5 @@ REGISTRARS: list[Registrar] = [
     resources_provenance.register,
     preflight_surface.register,
     ops_routes.register,
+    xyz.register,
 ]

@@ -16,6 +16,10 @@ def run_call_route(queue: str) -> str:
     return f"{queue}.run_call"
 
 
+RENDER_TILE = f"{GDAL}.render_tile"
+"""The task that renders one XYZ map tile (`schemas.xyz`): a read on the gdal queue that the event log never sees."""
+
+
 PRIORITY_STEPS: tuple[int, ...] = (0, 3, 6, 9)
 """The priorities a queue has, one Redis list each; a worker takes from the first non-empty list in this order
 (kombu's Redis transport: priority 0 goes first)."""

@@ -14,6 +14,7 @@ from geogate.queue.config import celery_config
 from geogate.settings import Settings, process_settings
 from schemas import routes
 from schemas.tools.extra import load as load_extra
+from workers.maps.xyz import serve_tile
 from workers.run import lease, retention
 from workers.run.memory import limit_address_space
 from workers.run.runner import run_call
@@ -115,3 +116,9 @@ def _register(queue: str) -> None:
 
 for _queue in routes.QUEUES:
     _register(_queue)
+
+
+@app.task(name=routes.RENDER_TILE, base=GeogateTask, bind=True)
+def render_tile(self: GeogateTask, payload: bytes) -> None:
+    """One XYZ map tile: no event, the answer goes to the gateway that waits for it (`workers.maps.xyz`)."""
+    serve_tile(self.store.redis, payload, self.settings.workspace_roots())

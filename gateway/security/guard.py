@@ -26,7 +26,7 @@ from geogate.calls.publish import new_event
 from geogate.ratelimit import Decision, Limiter, Limits
 from geogate.settings import SecuritySettings
 from schemas.events.security import CallRejected, RejectReason, client_aggregate
-from schemas.scopes import ADMIN, ALL_SCOPES
+from schemas.scopes import ADMIN, ALL_SCOPES, READ
 
 if TYPE_CHECKING:
     from gateway.runtime import Gateway
@@ -35,7 +35,7 @@ logger = logging.getLogger(__name__)
 
 ANONYMOUS = "anonymous"
 SCOPES_TTL_S = 86400
-RouteKind = Literal["mcp", "chat", "admin"]
+RouteKind = Literal["mcp", "chat", "admin", "tiles"]
 
 
 @dataclass(frozen=True)
@@ -137,6 +137,8 @@ class Guard:
             return receive, [chat_need()], None
         if self.kind == "admin":
             return receive, [route_need(scope["path"], ADMIN)], None
+        if self.kind == "tiles":
+            return receive, [route_need(scope["path"], READ)], None
         if scope["method"] != "POST":
             return receive, [], None
         body, replay = await _buffered(receive)

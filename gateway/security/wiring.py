@@ -31,11 +31,15 @@ GUARDED: dict[str, RouteKind] = {
 """Routes behind a guard; `/health` and the protected-resource metadata stay open. Every `/ops` page is an admin
 route too (`guarded_kind`); its static front-end libraries stay open."""
 OPS_PREFIX = "/ops"
+TILES_PREFIX = "/tiles/"
+"""The XYZ map tiles (`gateway.xyz`): the `read` scope, like a resource read."""
 
 
 def guarded_kind(path: str) -> RouteKind | None:
     if path in GUARDED:
         return GUARDED[path]
+    if path.startswith(TILES_PREFIX):
+        return "tiles"
     return "admin" if path == OPS_PREFIX or path.startswith(OPS_PREFIX + "/") else None
 
 

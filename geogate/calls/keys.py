@@ -135,6 +135,18 @@ class Keys(LogKeys):
         """The scopes a client's token carries, kept for workers that call tools on its behalf (LLM host, handlers)."""
         return f"{self.prefix}:scopes:{client_id}"
 
+    def xyz_tile(self, digest: str) -> str:
+        """One rendered XYZ tile (PNG bytes; empty for a tile outside its raster), with a TTL (`gateway.xyz_cache`)."""
+        return f"{self.prefix}:xyz:tile:{digest}"
+
+    def xyz_index(self) -> str:
+        """Sorted set of the cached tiles' digests by last use, so the cache keeps only the most recent ones."""
+        return f"{self.prefix}:xyz:index"
+
+    def xyz_reply(self, request_id: str) -> str:
+        """The list a worker pushes one tile's answer on; the gateway waits on it (BLPOP) and it expires soon."""
+        return f"{self.prefix}:xyz:reply:{request_id}"
+
 
 def requested_key(call_id: CallId) -> str:
     return f"call:{call_id}:requested"
