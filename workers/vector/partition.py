@@ -120,6 +120,7 @@ def plan(args: TwoLayerArgs, ctx: JobContext, *, needs_kind: bool) -> Plan | Non
         "geometry_type": str(info.get("geometry_type") or "Unknown"),
         "dimension": dimension,
         "crs": [info.get("crs"), other_info.get("crs")],
+        "parquet": target(args, ctx).driver == geoparquet.DRIVER,
     }
     return Plan(windows, columns, rows, 1, columns, rows, folder, shared)
 
@@ -205,7 +206,8 @@ class Partition:
         """Leave this cell's result features as its part (a renamed temporary file: whole or absent)."""
         path = part_path(Path(str(self.plan["folder"])), self.index)
         aside = path.with_name(f".{path.name}.{os.getpid()}")
-        frame.to_parquet(aside, schema_version="1.1.0", write_covering_bbox="bbox" not in frame.columns)
+        covering = bool(self.plan.get("parquet")) and "bbox" not in frame.columns  # the output's bbox column
+        frame.to_parquet(aside, schema_version="1.1.0", write_covering_bbox=covering, compression=None)
         if self.ctx.fence is not None:
             self.ctx.fence.check()
         aside.replace(path)
