@@ -23,6 +23,7 @@ TOOLSETS: dict[str, str] = {
     "provenance": "Where a file comes from, from the log (`provenance`, W3C PROV-JSON) and its calls made again "
     "(`rerun`).",
     "stac": "Search STAC catalogs (`GEOGATE_STAC_CATALOGS`) for imagery: items, footprints and asset hrefs.",
+    "plans": "`plan_run`: several tool calls, validated whole, run as one durable call (steps refer to results).",
 }
 """Every toolset and what it holds, in the order the docs list them."""
 
@@ -38,6 +39,7 @@ CONCEPTS: dict[str, str] = {
     "workflows": "workflows",
     "provenance": "provenance",
     "stac": "stac",
+    "plans": "plans",
 }
 """The toolset of each concept module of `schemas.tools` (its last name part) whose specs declare none."""
 

@@ -12,9 +12,11 @@ from typing import Any
 
 from pydantic import BaseModel, JsonValue
 
+from schemas.events import ToolRequested
 from schemas.tools.base import ToolSpec
 from schemas.tools.tiling import TileArgs, TileResult, TileWindow, tile_spec
 from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 from workers.jobs import job
 
 
@@ -46,6 +48,18 @@ class Tiler:
 
 
 TILERS: dict[str, Tiler] = {}
+
+
+@dataclass(frozen=True)
+class Join:
+    """How the fan-in ends a fanned-out call whose children are not windows (a plan's steps): its result once every
+    child succeeded, and its error when child `index` failed."""
+
+    result: Callable[[Any, ToolRequested], BaseModel]
+    failed: Callable[[Any, str, int], JobFailed]
+
+
+JOINS: dict[str, Join] = {}
 
 
 def tiler(spec: ToolSpec, *, plan: Planner, run: TileJob, assemble: Assembler) -> Tiler:

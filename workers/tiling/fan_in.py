@@ -28,7 +28,7 @@ from workers.run.lifecycle import Run, begin, elapsed_ms
 from workers.run.memory import out_of_memory, ran_out_of_memory
 from workers.run.reaper import fan_in_attempts_exhausted
 from workers.run.runner import failed_outcome, finish, succeeded_outcome
-from workers.tiling.declare import TILERS
+from workers.tiling.declare import JOINS, TILERS
 from workers.tiling.grid import remove_parts
 
 logger = logging.getLogger(__name__)
@@ -48,7 +48,8 @@ def fan_in(args: FanInArgs, ctx: JobContext) -> FanInResult:
     if begun is None:
         return FanInResult(call_id=args.call_id, status="duplicate")
     fanned = _first(events, ToolFannedOut)
-    parts = Path(fanned.payload(ToolFannedOut).folder) if fanned is not None else None
+    folder = fanned.payload(ToolFannedOut).folder if fanned is not None else ""
+    parts = Path(folder) if folder else None  # a plan's steps leave no parts
     fenced = _fenced(store, ctx, args.call_id, run.attempt)
     outcome, output = _outcome(store, fenced, requested, cancelled=begun.readback == "1", parts=parts)
     finish(store, ctx.settings, requested, run, outcome, output, fenced)  # a result handler follows as for any call
@@ -94,6 +95,8 @@ def _outcome(
 
 
 def _assemble(store: EventStore, ctx: JobContext, data: ToolRequested) -> BaseModel:
+    if data.tool in JOINS:
+        return JOINS[data.tool].result(store, data)
     tiles = int(store.redis.hget(store.live.call(data.call_id), "tiles") or 0)
     states = [store.call_state(tile_call_id(data.call_id, i)) for i in range(tiles)]
     results = [TileResult.model_validate(store.value_of(s.result, s.output_ref)) for s in states if s is not None]
@@ -117,12 +120,18 @@ def _failed_tile(store: EventStore, call_id: str) -> JobFailed | None:
     if not causes:
         return None
     index = causes[0]
+    if (join := JOINS.get(_tool(store, call_id))) is not None:
+        return join.failed(store, call_id, index)
     tile = tiles[index]
     window = TileArgs.model_validate(_tile_args(store, call_id, index)).window
     code, cause = (tile.error_code, tile.error_message) if tile else ("tile.failed", "unknown")
     message = f"tile {index} ({window.describe()}) failed: {cause}"
     details = {"tile": index, "window": window.model_dump(), "code": code}
     return JobFailed(code, message, retryable=False, details=details)
+
+
+def _tool(store: EventStore, call_id: str) -> str:
+    return (store.redis.hget(store.live.call(call_id), "tool") or b"").decode()
 
 
 def _tile_args(store: EventStore, call_id: str, index: int) -> dict:

@@ -56,6 +56,7 @@ def test_the_published_tools_that_run_long_are_the_gdal_writers_stats_and_ask() 
         "vector_dissolve",
         "vector_join",
         "ask",
+        "plan_run",
     }
     assert not [name for name, spec in TOOLS.items() if spec.task_only]
 

@@ -1,0 +1,1 @@
+"""Plans: several tool calls validated whole and run as one durable call (`schemas.tools.plans`)."""

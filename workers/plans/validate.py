@@ -1,0 +1,136 @@
+"""A plan validated whole before anything runs: the pure checks (`schemas.plan_check`), then what needs the
+workspace and the log: input paths that exist inside it, output paths inside it, band numbers a literal input raster
+has, the preflight justifications the steps still need (all of them at once) and an estimate of the calls."""
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import rasterio
+from pydantic import JsonValue
+
+from geogate.calls.projections.justifications import JustificationState
+from schemas.plan_check import Checked, check_steps, references
+from schemas.preflight.gate import judge
+from schemas.tools import TOOLS, ToolSpec
+from schemas.tools.plans import PLAN_RUN, PlanArgs, PlanStep, Problem
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobkit.files import resolve_in_workspace
+from workers.tiling.grid import settings_of
+
+INPUTS = frozenset({"uri", "path", "zones", "other", "mask"})
+"""Arguments that name a workspace file a step reads."""
+OUTPUTS = frozenset({"output", "folder"})
+BANDS = frozenset({"band", "bands"})
+
+
+@dataclass(frozen=True)
+class Validated:
+    checked: Checked
+    problems: list[Problem]
+    required: list[dict[str, JsonValue]]
+    estimate: int
+
+
+def steps_specs() -> dict[str, ToolSpec]:
+    """The tools a step may call: every published tool but `plan_run` itself."""
+    return {name: spec for name, spec in TOOLS.items() if name != PLAN_RUN.name}
+
+
+def validate(args: PlanArgs, ctx: JobContext) -> Validated:
+    """Every problem of the plan at once, the justifications its steps need, and its estimated calls."""
+    checked = check_steps(args.steps, steps_specs())
+    problems = list(checked.problems)
+    estimate = 0
+    for step in args.steps:
+        found, calls = _file_problems(step, ctx)
+        problems += found
+        estimate += calls
+    return Validated(checked, problems, _required(checked, ctx), estimate)
+
+
+def invalid(problems: list[Problem]) -> JobFailed:
+    """The plan's refusal, every problem listed (`details.problems`), the first in the message."""
+    first = problems[0]
+    where = f"step {first.step!r}" + (f", argument {first.argument!r}" if first.argument else "")
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    details: dict[str, Any] = {"problems": [p.model_dump(mode="json") for p in problems]}
+    return JobFailed("plan.invalid", f"{where}: {first.message}{more}", retryable=False, details=details)
+
+
+def _file_problems(step: PlanStep, ctx: JobContext) -> tuple[list[Problem], int]:
+    """Problems of `step`'s literal paths and bands, and how many calls it makes (its tiles, else 1)."""
+    refs = {where for where, _ in references(step.args)}
+    problems: list[Problem] = []
+    rasters: list[Path] = []
+    for where, value in _strings(step.args):
+        name = where.rsplit(".", 1)[-1].split("[")[0]
+        if where in refs or name not in INPUTS | OUTPUTS:
+            continue
+        try:
+            path = resolve_in_workspace(value, ctx.roots, field=where, must_exist=name in INPUTS)
+        except JobFailed as exc:
+            problems.append(Problem(step=step.id, argument=where, code=exc.code, message=str(exc)))
+            continue
+        if name == "uri" and path.suffix.lower() in {".tif", ".tiff", ".vrt", ".img", ".nc", ".jp2"}:
+            rasters.append(path)
+    problems += _band_problems(step, rasters[:1])
+    return problems, _calls(step, rasters[:1], ctx)
+
+
+def _strings(value: Any, where: str = "") -> list[tuple[str, str]]:
+    if isinstance(value, str):
+        return [(where, value)]
+    if isinstance(value, dict):
+        return [s for key, item in value.items() for s in _strings(item, f"{where}.{key}" if where else key)]
+    if isinstance(value, list):
+        return [s for i, item in enumerate(value) for s in _strings(item, f"{where}[{i}]")]
+    return []
+
+
+def _band_problems(step: PlanStep, rasters: list[Path]) -> list[Problem]:
+    """A band number the step's input raster does not have: refused, naming the valid range."""
+    if not rasters:
+        return []
+    with rasterio.open(rasters[0]) as src:
+        count = src.count
+    problems = []
+    for name in BANDS & set(step.args):
+        value = step.args[name]
+        bands = value if isinstance(value, list) else [value]
+        wrong = [b for b in bands if isinstance(b, int) and not 1 <= b <= count]
+        if wrong:
+            message = f"band {wrong[0]} does not exist: {rasters[0].name} has bands 1–{count}"
+            problems.append(
+                Problem(step=step.id, argument=name, code="band.not_found", message=message, valid=[1, count])
+            )
+    return problems
+
+
+def _calls(step: PlanStep, rasters: list[Path], ctx: JobContext) -> int:
+    """1, or the tiles of a tiled tool's step whose input raster is large enough to be tiled (from its metadata)."""
+    spec = TOOLS.get(step.tool)
+    if spec is None or not spec.tiled or not rasters:
+        return 1
+    settings = settings_of(ctx)
+    with rasterio.open(rasters[0]) as src:
+        width, height = src.width, src.height
+    if width * height < settings.tile_min_pixels:
+        return 1
+    size = settings.tile_size
+    return math.ceil(width / size) * math.ceil(height / size)
+
+
+def _required(checked: Checked, ctx: JobContext) -> list[dict[str, JsonValue]]:
+    """The justifications the valid steps need and the cache does not hold, each once, in step order."""
+    needed = {item.hash: item for plan in checked.plans.values() for item in plan.needed}
+    if not needed or ctx.store is None:
+        return []
+    items = list(needed.values())
+    raw = [ctx.store.redis.hgetall(ctx.store.live.justification(item.hash)) for item in items]
+    states = [JustificationState.from_hash(item.hash, r) for item, r in zip(items, raw, strict=True)]
+    verdict = judge(items, states, time.time(), ctx.ttl_for)
+    return [item.as_hint() for item in verdict.missing]
