@@ -128,22 +128,34 @@ def _append_ready(
 def _step_request(
     step: PlanStep, index: int, requested: Event, cause: Event, results: dict[str, Any]
 ) -> tuple[Event, dict[str, JsonValue]]:
-    """The step's `tool.requested`, its references resolved; a step that no longer validates fails the plan."""
+    """The step's `tool.requested`, its references resolved. A step whose references no longer fit (a list index
+    past the end of a result, a value of another type: their shapes were checked up front) is appended as it
+    resolved, so that its own job fails with `args.invalid` naming the argument, and the plan with it naming the
+    step: an advance that raised would leave the plan with no outcome."""
     spec = SPECS[step.tool]
     try:
         call = plan_call(spec, substituted(step.args, lambda ref: _resolve(ref, results)))
-    except Exception as exc:  # a referenced value that does not fit at run time (its shape was checked up front)
-        raise JobFailed("plan.step_invalid", f"step {step.id!r}: {exc}", details={"step": step.id}) from exc
+        arguments, needed = call.args, [item.hash for item in call.needed]
+    except Exception:
+        arguments, needed = substituted(step.args, lambda ref: _lenient(ref, results)), []
     event = request_event(
         spec,
-        call.args,
+        arguments,
         call_id=step_call_id(requested.payload(ToolRequested).call_id, index),
         actor=requested.actor,
         trace_id=requested.trace_id,
         causation_id=cause.id,
-        justified_by=[item.hash for item in call.needed],
+        justified_by=needed,
     )
-    return event, call.args
+    return event, arguments
+
+
+def _lenient(ref: str, results: dict[str, Any]) -> JsonValue:
+    """`ref` resolved, or left as the reference where it does not resolve."""
+    try:
+        return _resolve(ref, results)
+    except (KeyError, IndexError, TypeError, ValueError):
+        return {"$ref": ref}
 
 
 def _resolve(ref: str, results: dict[str, Any]) -> Any:

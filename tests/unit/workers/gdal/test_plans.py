@@ -128,6 +128,23 @@ def test_a_failing_step_fails_the_plan_naming_it(fake_store: EventStore, dem: Pa
     assert fake_store.call_state(step_call_id(call_id, 1)) is None  # its dependants never ran
 
 
+def test_a_reference_that_does_not_resolve_at_run_time_fails_its_step_and_the_plan(
+    fake_store: EventStore, dem: Path
+) -> None:
+    # a result's list is not typed up front: its 8th band is looked for at run time, and is not there
+    again = {"uri": {"$ref": "stats.band_stats.7.path"}, "output": "r2.tif", "product": "hillshade"}
+    steps = [
+        *three_steps("r")[:1],
+        {"id": "stats", "tool": "raster_stats", "args": {"uri": "dem.tif", "bands": [1]}},
+        {"id": "again", "tool": "raster_terrain", "after": ["stats"], "args": again},
+    ]
+
+    _, state = call(fake_store, settings_for(dem.parent), "plan_run", {"steps": steps})
+
+    assert state.status == "failed" and "step 'again' (raster_terrain) failed" in state.error_message
+    assert state.error_code == "args.invalid" and "uri" in state.error_message
+
+
 def test_a_cancelled_plan_runs_no_further_step(fake_store: EventStore, dem: Path) -> None:
     settings = settings_for(dem.parent)
     call_id, encoded = publish(fake_store, "plan_run", {"steps": three_steps("k")})
