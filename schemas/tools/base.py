@@ -1,7 +1,7 @@
 """How a tool is declared: `ToolSpec` ties a name to its queue, argument and result models, and annotations."""
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -22,6 +22,9 @@ class ToolResult(BaseModel):
     """Base of every tool's structured result; field docstrings become schema descriptions (the tool reference)."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    wrote: ClassVar[bool] = True
+    """The files this result names were written by its own call (provenance records them as its outputs); False
+    for a result that only names files its child calls wrote, or none."""
 
     def summary(self) -> str:
         """One line for people; subclasses say what matters."""

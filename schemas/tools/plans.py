@@ -8,7 +8,7 @@ steps listed before it, so a plan is a DAG by construction. Steps run as child c
 steps run at once (docs/plans.md).
 """
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -66,6 +66,7 @@ class StepOutcome(BaseModel):
 
 
 class PlanResult(ToolResult):
+    wrote: ClassVar[bool] = False  # each step's own outcome names the files it wrote
     steps: list[StepOutcome]
     estimate: int
     """Calls the plan makes: one per step, a tiled step's tiles counted."""

@@ -5,6 +5,8 @@ child call of its own (`<tool>.tile`, id `<parent>.<index>`), and the fan-in job
 parent's output once every tile has succeeded, or fails the parent when one failed (docs/tiles.md).
 """
 
+from typing import ClassVar
+
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from schemas import routes
@@ -63,6 +65,8 @@ class TileArgs(ToolArgs):
 
 class TileResult(ToolResult):
     """What one tile reports back to the fan-in: its window and, for tools that merge numbers, its partial ones."""
+
+    wrote: ClassVar[bool] = False  # a tile's parts: its parent's outcome names the output
 
     index: int
     window: TileWindow

@@ -281,7 +281,7 @@ def succeeded_outcome(
     text = value.summary() if hasattr(value, "summary") else ""
     content = value.blocks() if hasattr(value, "blocks") else []
     kept = store_result(store, settings, output, keep=keep_raw)
-    outputs = outputs_of(output) if tile_of(call_id) is None else []
+    outputs = outputs_of(output) if getattr(value, "wrote", True) else []
     return ToolSucceeded(
         call_id=call_id,
         result=kept.value,

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from geogate.calls import keys
+from geogate.calls.lineage import writer_of
 from geogate.calls.publish import request_event
 from geogate.calls.store import EventStore
 from geogate.settings import Settings
@@ -86,6 +87,8 @@ def test_a_plan_makes_the_same_files_as_its_calls_made_by_hand(fake_store: Event
     hand = fake_store.value_of(by_hand.result, by_hand.output_ref)
     assert steps["stats"]["result"]["band_stats"] == hand["band_stats"]
     assert steps["slope"]["result"]["output"]["sha256"] == sha(root / "ps.tif")
+    written = writer_of(fake_store, str((root / "ps.tif").resolve()))  # a step's files have their provenance
+    assert written is not None and written["call"] == step_call_id(call_id, 1)
 
 
 def test_every_problem_is_refused_at_once_before_any_step_runs(fake_store: EventStore, dem: Path) -> None:
