@@ -103,15 +103,16 @@ def handler_job_op(succeeded: Event, dispatch: int = 1) -> Op:
     The message carries a `tool.requested`-shaped command for `run_result_handler` on the call's aggregate; it is
     never appended itself: the job's own events are `handler.*` on the call.
     """
-    call_id = succeeded.payload(ToolSucceeded).call_id
-    command = ToolRequested(
-        call_id=call_id,
-        tool=RUN_RESULT_HANDLER.name,
-        queue=RUN_RESULT_HANDLER.queue,
-        args={"call_id": call_id},
-        timeout_s=RUN_RESULT_HANDLER.timeout_s,
-    )
+    command = internal_command(RUN_RESULT_HANDLER, succeeded.payload(ToolSucceeded).call_id)
     return enqueue_op(follow(succeeded, command), dispatch)
+
+
+def internal_command(spec: ToolSpec, call_id: str) -> ToolRequested:
+    """The `tool.requested`-shaped command of internal tool `spec` acting on call `call_id` (its one argument), for
+    a queue message; never appended itself."""
+    return ToolRequested(
+        call_id=call_id, tool=spec.name, queue=spec.queue, args={"call_id": call_id}, timeout_s=spec.timeout_s
+    )
 
 
 def fan_in_op(cause: Event, call_id: str, dispatch: int = 1) -> Op:
@@ -119,9 +120,12 @@ def fan_in_op(cause: Event, call_id: str, dispatch: int = 1) -> Op:
     the parent's fan-out, or a re-dispatch), to the head of its queue: it ends a call whose tiles already waited
     their turn (and, after a failed tile, it stops the rest sooner). Like a handler job's, the command is never
     appended itself."""
-    command = ToolRequested(
-        call_id=call_id, tool=FAN_IN.name, queue=FAN_IN.queue, args={"call_id": call_id}, timeout_s=FAN_IN.timeout_s
-    )
+    return pushed_ahead(FAN_IN, cause, call_id, dispatch)
+
+
+def pushed_ahead(spec: ToolSpec, cause: Event, call_id: str, dispatch: int = 1) -> Op:
+    """The push of internal tool `spec`'s job on call `call_id`, caused by `cause`, to the head of its queue."""
+    command = internal_command(spec, call_id)
     event = new_event(
         call_aggregate(call_id), command, actor=cause.actor, trace_id=cause.trace_id, causation_id=cause.id
     )

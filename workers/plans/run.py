@@ -14,7 +14,6 @@
 
 import json
 import logging
-from dataclasses import replace
 from typing import Any
 
 from pydantic import JsonValue
@@ -22,7 +21,7 @@ from pydantic import JsonValue
 from geogate.calls import keys
 from geogate.calls.held import restored
 from geogate.calls.projections.call_state import TERMINAL
-from geogate.calls.publish import enqueue_op, fan_in_op, follow, new_event, request_effects, request_event
+from geogate.calls.publish import fan_in_op, follow, pushed_ahead, request_effects, request_event
 from geogate.calls.store import EventStore
 from geogate.eventlog.append import Expect, Op
 from schemas.call_plan import plan_call
@@ -69,17 +68,7 @@ def step_ended(finished: Finished) -> Next | None:
 
 def advance_op(cause: Event, call_id: str) -> Op:
     """The push of `plans.advance` for plan call `call_id`, caused by `cause`; the command is never appended."""
-    command = ToolRequested(
-        call_id=call_id,
-        tool=PLAN_ADVANCE.name,
-        queue=PLAN_ADVANCE.queue,
-        args={"call_id": call_id},
-        timeout_s=PLAN_ADVANCE.timeout_s,
-    )
-    event = new_event(
-        call_aggregate(call_id), command, actor=cause.actor, trace_id=cause.trace_id, causation_id=cause.id
-    )
-    return replace(enqueue_op(event), name="RPUSH")
+    return pushed_ahead(PLAN_ADVANCE, cause, call_id)
 
 
 def advance(store: EventStore, call_id: str) -> list[str]:
