@@ -212,15 +212,25 @@ def output_driver(driver: str | None, output: Path) -> str:
     return driver
 
 
+TYPE_NAMES = {0: "Point", 1: "LineString", 3: "Polygon", 4: "MultiPoint", 5: "MultiLineString", 6: "MultiPolygon"}
+"""Layer geometry type names by shapely type id."""
+MULTI_OF = {0: 4, 1: 5, 3: 6}
+"""Each single type id's Multi form."""
+
+
 def geometry_type(geometry: np.ndarray) -> str:
-    """The layer geometry type for `geometry`: the common type, its Multi form when mixed with it, else Unknown."""
-    kinds = set(shapely.get_type_id(geometry[~shapely.is_missing(geometry)]).tolist())
-    names = {0: "Point", 1: "LineString", 3: "Polygon", 4: "MultiPoint", 5: "MultiLineString", 6: "MultiPolygon"}
-    if len(kinds) == 1 and kinds <= names.keys():
-        return names[kinds.pop()]
-    for single, multi in ((0, 4), (1, 5), (3, 6)):
+    """The layer geometry type for `geometry` (`layer_type` of its type ids)."""
+    return layer_type(set(shapely.get_type_id(geometry[~shapely.is_missing(geometry)]).tolist()))
+
+
+def layer_type(kinds: set[int]) -> str:
+    """The layer geometry type of features of these shapely type ids: the common type, its Multi form when mixed
+    with it, else Unknown."""
+    if len(kinds) == 1 and kinds <= TYPE_NAMES.keys():
+        return TYPE_NAMES[next(iter(kinds))]
+    for single, multi in MULTI_OF.items():
         if kinds == {single, multi}:
-            return names[multi]
+            return TYPE_NAMES[multi]
     return "Unknown"
 
 

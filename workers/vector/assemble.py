@@ -22,6 +22,7 @@ from schemas.tools import limits as bounds
 from workers.gdal import geoparquet
 from workers.gdal.errors import writing
 from workers.gdal.outputs import file_ref
+from workers.gdal.vector_io import MULTI_OF, layer_type
 from workers.jobkit.confine import pinned, shown_paths
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
@@ -31,8 +32,6 @@ from workers.vector.layers import GEOMETRY, Target, reserved_renamed
 
 KEYS = ("__geogate_k0", "__geogate_k1", "__geogate_k2")
 """A part's sort keys: the fan-in orders every feature by them (the one-process order)."""
-_NAMES = {0: "Point", 1: "LineString", 3: "Polygon", 4: "MultiPoint", 5: "MultiLineString", 6: "MultiPolygon"}
-_MULTI = {0: 4, 1: 5, 3: 6}
 
 
 def keyed(frame: gpd.GeoDataFrame, keys: list[np.ndarray]) -> tuple[gpd.GeoDataFrame, dict[str, Any]]:
@@ -45,16 +44,6 @@ def keyed(frame: gpd.GeoDataFrame, keys: list[np.ndarray]) -> tuple[gpd.GeoDataF
     box = shapely.total_bounds(geometry[present]).tolist() if present.any() else None
     kinds = sorted(set(shapely.get_type_id(geometry[present]).tolist()))
     return kept, {"rows": len(kept), "dropped": int((~present).sum()), "kinds": kinds, "bounds": box}
-
-
-def kind_of(kinds: set[int]) -> str:
-    """The layer geometry type of features of these shapely type ids (as `workers.gdal.vector_io.geometry_type`)."""
-    if len(kinds) == 1 and kinds <= _NAMES.keys():
-        return _NAMES[next(iter(kinds))]
-    for single, multi in _MULTI.items():
-        if kinds == {single, multi}:
-            return _NAMES[multi]
-    return "Unknown"
 
 
 def write_parts(
@@ -70,7 +59,7 @@ def write_parts(
     if rows > limits_of(ctx.settings).features:
         raise exceeded(bounds.LAYER_FEATURES, "output", f"the result has {rows:,} features", ctx.settings)
     kinds = {int(k) for d in described for k in d["kinds"]}
-    kind = kind_of(kinds) if kinds else empty.removesuffix(" Z")
+    kind = layer_type(kinds) if kinds else empty.removesuffix(" Z")
     geo = _geo_metadata(paths)
     table = _ordered([pq.read_table(p) for p in paths])
     if out.driver == geoparquet.DRIVER:
@@ -137,7 +126,7 @@ def _ordered(tables: list[pa.Table]) -> pa.Table:
 def _promoted(table: pa.Table) -> pa.Table:
     """`table` with its single geometries made multi ones, for a driver that takes no mix of them in a layer."""
     geometry = shapely.from_wkb(table[GEOMETRY].to_numpy(zero_copy_only=False))
-    for single, multi in _MULTI.items():
+    for single, multi in MULTI_OF.items():
         ones = shapely.get_type_id(geometry) == single
         if ones.any():
             make = {4: shapely.multipoints, 5: shapely.multilinestrings, 6: shapely.multipolygons}[multi]
