@@ -168,11 +168,6 @@ class Partition:
         grid = Grid((float(x0), float(y0), float(x1), float(y1)), int(columns), int(rows))
         return cls(tile.index, grid, dict(tile.plan), ctx)
 
-    @property
-    def crs(self) -> CRS | None:
-        first = self.plan["crs"][0]
-        return CRS(first) if first else None
-
     def read(
         self, which: int, box: Box | None, make_valid: bool, limit: int | None = None
     ) -> tuple[gpd.GeoDataFrame, np.ndarray]:
