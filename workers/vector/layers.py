@@ -190,18 +190,24 @@ def _same_dimension(geometry: shapely.Geometry, dimension: int) -> shapely.Geome
 
 
 def aligned(first: Input, second: Input, out: Target) -> gpd.GeoDataFrame:
-    """`second`'s frame in `first`'s CRS; a move is recorded in `out.reprojected`, a layer without CRS in
-    `out.warnings`."""
-    a, b = first.frame.crs, second.frame.crs
+    """`second`'s frame in `first`'s CRS, the move said in `out` (`said_move`)."""
+    a = first.frame.crs
+    moved = said_move(out, a, second.frame.crs, (first.field, second.field))
+    return second.frame.to_crs(a) if moved else second.frame.set_crs(a, allow_override=True)
+
+
+def said_move(out: Target, a: Any, b: Any, fields: tuple[str, str] = ("uri", "other")) -> bool:
+    """Whether the second layer (CRS `b`) is moved into the first's (`a`): a move is recorded in `out.reprojected`,
+    a layer without CRS in `out.warnings` (its coordinates are then taken as the other's)."""
     if a is None or b is None:
         if (a is None) != (b is None):
-            lacking = first.field if a is None else second.field
+            lacking = fields[0] if a is None else fields[1]
             out.warnings.append(f"{lacking} has no CRS: its coordinates are taken as the other layer's")
-        return second.frame.set_crs(a, allow_override=True)
+        return False
     if CRS(a) == CRS(b):
-        return second.frame.set_crs(a, allow_override=True)
-    out.reprojected.append(Reprojection(input=second.field, from_crs=_crs_text(b), to_crs=_crs_text(a)))
-    return second.frame.to_crs(a)
+        return False
+    out.reprojected.append(Reprojection(input=fields[1], from_crs=_crs_text(CRS(b)), to_crs=_crs_text(CRS(a))))
+    return True
 
 
 def _crs_text(crs: Any) -> str:

@@ -9,14 +9,13 @@ import numpy as np
 import pandas as pd
 from pyproj import CRS
 
-from schemas.tools.base import Reprojection
 from schemas.tools.overlay import VectorJoinArgs, VectorJoinResult, VectorOverlayArgs, VectorOverlayResult
 from schemas.tools.tiling import TileArgs, TileResult
 from workers.jobkit.context import JobContext
 from workers.vector import join, overlay
 from workers.vector.aggregate import check_numeric
 from workers.vector.assemble import keyed, write_parts
-from workers.vector.layers import FID1, FID2, Target, target
+from workers.vector.layers import FID1, FID2, Target, said_move, target
 from workers.vector.metric import Measure, extent_metres, measure_of
 from workers.vector.nearest import nearest_pairs
 from workers.vector.partition import Box, Partition, around, merged, part_path
@@ -141,14 +140,8 @@ def assemble_join(args: VectorJoinArgs, first: TileArgs, tiles: list[TileResult]
 
 def _target(args: VectorOverlayArgs | VectorJoinArgs, first: TileArgs, ctx: JobContext) -> Target:
     out = target(args, ctx)
-    crs = first.plan["crs"]
-    if crs[0] and crs[1] and CRS(crs[0]) != CRS(crs[1]):  # type: ignore[index]
-        out.reprojected.append(
-            Reprojection(input="other", from_crs=CRS(crs[1]).to_string(), to_crs=CRS(crs[0]).to_string())  # type: ignore[index]
-        )
-    elif bool(crs[0]) != bool(crs[1]):  # type: ignore[index]
-        lacking = "uri" if not crs[0] else "other"  # type: ignore[index]
-        out.warnings.append(f"{lacking} has no CRS: its coordinates are taken as the other layer's")
+    a, b = first.plan["crs"]  # type: ignore[misc]
+    said_move(out, a or None, b or None)
     return out
 
 
