@@ -89,7 +89,7 @@ def joined(left: gpd.GeoDataFrame, right: gpd.GeoDataFrame, args: VectorJoinArgs
         if args.aggregates is None
         else _per_feature(left, right, (li, ri, dist), args)
     )
-    return ordered_join(frame), len(np.unique(li))
+    return ordered_join(frame), int(np.count_nonzero(np.bincount(li)))
 
 
 def _sorted(li: np.ndarray, ri: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
