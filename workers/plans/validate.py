@@ -3,7 +3,6 @@ workspace and the log: input paths that exist inside it, output paths inside it,
 has, the preflight justifications the steps still need (all of them at once) and an estimate of the calls."""
 
 import math
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,14 +10,14 @@ from typing import Any
 import rasterio
 from pydantic import JsonValue
 
-from geogate.calls.projections.justifications import JustificationState
 from schemas.plan_check import Checked, check_steps, references
-from schemas.preflight.gate import judge
+from schemas.preflight.gate import PreflightMissing
 from schemas.tools import TOOLS, ToolSpec
 from schemas.tools.plans import PLAN_RUN, PlanArgs, PlanStep, Problem
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import resolve_in_workspace
+from workers.run.calling import gate
 from workers.tiling.grid import settings_of
 
 INPUTS = frozenset({"uri", "path", "zones", "other", "mask"})
@@ -125,12 +124,14 @@ def _calls(step: PlanStep, rasters: list[Path], ctx: JobContext) -> int:
 
 
 def _required(checked: Checked, ctx: JobContext) -> list[dict[str, JsonValue]]:
-    """The justifications the valid steps need and the cache does not hold, each once, in step order."""
-    needed = {item.hash: item for plan in checked.plans.values() for item in plan.needed}
-    if not needed or ctx.store is None:
+    """The justifications the valid steps need and the cache does not hold, each once, in step order. Each is
+    issued as the gateway's gate issues it (`preflight.required` on the log), so `persist_justifications` takes it."""
+    if ctx.store is None:
         return []
-    items = list(needed.values())
-    raw = [ctx.store.redis.hgetall(ctx.store.live.justification(item.hash)) for item in items]
-    states = [JustificationState.from_hash(item.hash, r) for item, r in zip(items, raw, strict=True)]
-    verdict = judge(items, states, time.time(), ctx.ttl_for)
-    return [item.as_hint() for item in verdict.missing]
+    missing: dict[str, dict[str, JsonValue]] = {}
+    for plan in checked.plans.values():
+        try:
+            gate(ctx.store, plan, ctx.actor, ctx.ttl_for)
+        except PreflightMissing as exc:
+            missing |= {item["hash"]: item for item in exc.required if item["hash"] not in missing}
+    return list(missing.values())

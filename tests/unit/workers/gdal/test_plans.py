@@ -161,3 +161,20 @@ def test_a_cancelled_plan_runs_no_further_step(fake_store: EventStore, dem: Path
     assert state is not None and state.status == "failed" and state.error_code == "cancelled"
     assert fake_store.call_state(step_call_id(call_id, 1)) is None
     assert isinstance(requested.data, ToolRequested)
+
+
+def test_a_plan_whose_steps_need_justifications_runs_no_step_and_issues_every_hash_it_names(
+    fake_store: EventStore, dem: Path
+) -> None:
+    warp = {"uri": "dem.tif", "output": "w.tif", "dst_crs": "EPSG:3035", "resampling": "bilinear"}
+    steps = [*three_steps("j")[:1], {"id": "warp", "tool": "raster_reproject", "args": warp}]
+
+    call_id, state = call(fake_store, settings_for(dem.parent), "plan_run", {"steps": steps})
+
+    assert state.status == "failed" and state.error_code == "preflight.required"
+    failed = next(e for e in fake_store.read_aggregate(call_aggregate(call_id)) if e.type == "tool.failed")
+    hashes = [item["hash"] for item in failed.data.details]
+    assert len(hashes) == 2  # the CRS and the resampling, at once
+    issued = [fake_store.redis.hget(fake_store.live.justification(h), "status") for h in hashes]
+    assert issued == [b"pending", b"pending"]  # what persist_justifications accepts
+    assert fake_store.call_state(step_call_id(call_id, 0)) is None  # nothing ran, not even the ungated step
