@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import rasterio
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
 from schemas.plan_check import Checked, check_steps, references
 from schemas.preflight.gate import PreflightMissing
 from schemas.tools import TOOLS, ToolSpec
 from schemas.tools.plans import PLAN_RUN, PlanArgs, PlanStep, Problem
+from schemas.tools.raster_ops import RASTER_CLIP, RasterClipArgs
+from workers.gdal.clip import box_window
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import resolve_in_workspace
@@ -76,7 +78,7 @@ def _file_problems(step: PlanStep, ctx: JobContext) -> tuple[list[Problem], int]
             continue
         if name == "uri" and path.suffix.lower() in {".tif", ".tiff", ".vrt", ".img", ".nc", ".jp2"}:
             rasters.append(path)
-    problems += _band_problems(step, rasters[:1])
+    problems += _band_problems(step, rasters[:1]) + _extent_problems(step, rasters[:1])
     return problems, _calls(step, rasters[:1], ctx)
 
 
@@ -107,6 +109,26 @@ def _band_problems(step: PlanStep, rasters: list[Path]) -> list[Problem]:
                 Problem(step=step.id, argument=name, code="band.not_found", message=message, valid=[1, count])
             )
     return problems
+
+
+def _extent_problems(step: PlanStep, rasters: list[Path]) -> list[Problem]:
+    """A clip's literal box that misses its literal input raster: refused, naming the raster's bounds in the box's
+    CRS (`valid`). A box or input given by reference is known only once its step has run (the job refuses it)."""
+    if step.tool != RASTER_CLIP.name or not rasters:
+        return []
+    try:
+        args = RasterClipArgs.model_validate(step.args)
+    except ValidationError:
+        return []  # a reference in the box, or arguments reported as `args.invalid`
+    if args.bounds is None:
+        return []
+    try:
+        with rasterio.open(rasters[0]) as src:
+            box_window(src, args)
+    except JobFailed as exc:
+        valid = exc.details.get("valid") if isinstance(exc.details, dict) else None
+        return [Problem(step=step.id, argument=exc.field or "bounds", code=exc.code, message=str(exc), valid=valid)]
+    return []
 
 
 def _calls(step: PlanStep, rasters: list[Path], ctx: JobContext) -> int:

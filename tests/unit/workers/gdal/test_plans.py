@@ -5,6 +5,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
+import rasterio
 
 from geogate.calls import keys
 from geogate.calls.lineage import writer_of
@@ -122,7 +123,7 @@ def test_a_dry_run_validates_and_estimates_without_running(fake_store: EventStor
 
 def test_a_failing_step_fails_the_plan_naming_it(fake_store: EventStore, dem: Path) -> None:
     steps = three_steps("f")
-    steps[0]["args"]["bounds"] = [50.0, 10.0, 51.0, 11.0]  # no overlap with the raster: the clip fails at run time
+    (dem.parent / "fc.tif").write_bytes(b"taken")  # the clip's output exists: known only when the clip runs
 
     call_id, state = call(fake_store, settings_for(dem.parent), "plan_run", {"steps": steps})
 
@@ -178,3 +179,20 @@ def test_a_plan_whose_steps_need_justifications_runs_no_step_and_issues_every_ha
     issued = [fake_store.redis.hget(fake_store.live.justification(h), "status") for h in hashes]
     assert issued == [b"pending", b"pending"]  # what persist_justifications accepts
     assert fake_store.call_state(step_call_id(call_id, 0)) is None  # nothing ran, not even the ungated step
+
+
+def test_a_clip_box_that_misses_its_raster_is_refused_before_any_step_naming_the_rasters_extent(
+    fake_store: EventStore, dem: Path
+) -> None:
+    steps = three_steps("m")
+    steps[0]["args"]["bounds"] = [50.0, 10.0, 51.0, 11.0]  # the DEM is in Europe, the box in the Sahara
+
+    call_id, state = call(fake_store, settings_for(dem.parent), "plan_run", {"steps": steps})
+
+    assert state.status == "failed" and state.error_code == "plan.invalid"
+    failed = next(e for e in fake_store.read_aggregate(call_aggregate(call_id)) if e.type == "tool.failed")
+    (problem,) = failed.data.details["problems"]
+    assert (problem["step"], problem["argument"], problem["code"]) == ("clip", "bounds", "clip.no_overlap")
+    with rasterio.open(dem) as src:
+        assert problem["valid"] == pytest.approx(list(src.bounds))
+    assert fake_store.call_state(step_call_id(call_id, 0)) is None
