@@ -196,3 +196,19 @@ def test_a_clip_box_that_misses_its_raster_is_refused_before_any_step_naming_the
     with rasterio.open(dem) as src:
         assert problem["valid"] == pytest.approx(list(src.bounds))
     assert fake_store.call_state(step_call_id(call_id, 0)) is None
+
+
+def test_a_justified_choice_given_by_reference_is_refused_naming_it(fake_store: EventStore, dem: Path) -> None:
+    warp = {"uri": "dem.tif", "output": "r.tif", "dst_crs": {"$ref": "info.crs"}, "resampling": "nearest"}
+    steps = [
+        {"id": "info", "tool": "raster_info", "args": {"uri": "dem.tif"}},
+        {"id": "warp", "tool": "raster_reproject", "args": warp},
+    ]
+
+    call_id, state = call(fake_store, settings_for(dem.parent), "plan_run", {"steps": steps})
+
+    assert state.status == "failed" and state.error_code == "plan.invalid"
+    failed = next(e for e in fake_store.read_aggregate(call_aggregate(call_id)) if e.type == "tool.failed")
+    named = [(p["step"], p["argument"], p["code"]) for p in failed.data.details["problems"]]
+    assert named == [("warp", "dst_crs", "plan.justified_reference")]
+    assert fake_store.call_state(step_call_id(call_id, 0)) is None
