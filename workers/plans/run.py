@@ -45,7 +45,7 @@ def started(begun: Started) -> bool:
     if data.tool != PLAN_RUN.name or ctx.store is None:
         return False
     args = PlanArgs.model_validate(data.args)
-    if args.dry_run or _refused(validate(args, ctx)):
+    if args.dry_run or _refused(validate(args, ctx, issued=False)):  # the job issues the hashes it names
         return False
     current = Expect(ctx.store.live.call(data.call_id), "attempt", "in", (begun.started.payload(ToolStarted).attempt,))
     if not _append_ready(ctx.store, begun.requested, args, begun.started, current):

@@ -11,7 +11,6 @@ import rasterio
 from pydantic import JsonValue, ValidationError
 
 from schemas.plan_check import Checked, check_steps, references
-from schemas.preflight.gate import PreflightMissing
 from schemas.tools import TOOLS, ToolSpec
 from schemas.tools.plans import PLAN_RUN, PlanArgs, PlanStep, Problem
 from schemas.tools.raster_ops import RASTER_CLIP, RasterClipArgs
@@ -19,7 +18,7 @@ from workers.gdal.clip import box_window
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import resolve_in_workspace
-from workers.run.calling import gate
+from workers.run.calling import issue, verdict_of
 from workers.tiling.grid import settings_of
 
 INPUTS = frozenset({"uri", "path", "zones", "other", "mask"})
@@ -41,8 +40,9 @@ def steps_specs() -> dict[str, ToolSpec]:
     return {name: spec for name, spec in TOOLS.items() if name != PLAN_RUN.name}
 
 
-def validate(args: PlanArgs, ctx: JobContext) -> Validated:
-    """Every problem of the plan at once, the justifications its steps need, and its estimated calls."""
+def validate(args: PlanArgs, ctx: JobContext, *, issued: bool = True) -> Validated:
+    """Every problem of the plan at once, the justifications its steps need (issued on the log unless `issued` is
+    false), and its estimated calls."""
     checked = check_steps(args.steps, steps_specs())
     problems = list(checked.problems)
     estimate = 0
@@ -50,7 +50,7 @@ def validate(args: PlanArgs, ctx: JobContext) -> Validated:
         found, calls = _file_problems(step, ctx)
         problems += found
         estimate += calls
-    return Validated(checked, problems, _required(checked, ctx), estimate)
+    return Validated(checked, problems, _required(checked, ctx, issued), estimate)
 
 
 def invalid(problems: list[Problem]) -> JobFailed:
@@ -145,15 +145,16 @@ def _calls(step: PlanStep, rasters: list[Path], ctx: JobContext) -> int:
     return math.ceil(width / size) * math.ceil(height / size)
 
 
-def _required(checked: Checked, ctx: JobContext) -> list[dict[str, JsonValue]]:
-    """The justifications the valid steps need and the cache does not hold, each once, in step order. Each is
-    issued as the gateway's gate issues it (`preflight.required` on the log), so `persist_justifications` takes it."""
+def _required(checked: Checked, ctx: JobContext, issued: bool) -> list[dict[str, JsonValue]]:
+    """The justifications the valid steps need and the cache does not hold, each once, in step order. With `issued`,
+    each is issued as the gateway's gate issues it (`preflight.required` on the log), so `persist_justifications`
+    takes it."""
     if ctx.store is None:
         return []
     missing: dict[str, dict[str, JsonValue]] = {}
     for plan in checked.plans.values():
-        try:
-            gate(ctx.store, plan, ctx.actor, ctx.ttl_for)
-        except PreflightMissing as exc:
-            missing |= {item["hash"]: item for item in exc.required if item["hash"] not in missing}
+        verdict = verdict_of(ctx.store, plan, ctx.ttl_for)
+        if issued:
+            issue(ctx.store, plan.spec, verdict, ctx.actor)
+        missing |= {item.hash: item.as_hint() for item in verdict.missing if item.hash not in missing}
     return list(missing.values())

@@ -14,6 +14,7 @@ from geogate.calls.store import EventStore
 from geogate.settings import Settings
 from schemas.codec import encode
 from schemas.events import ToolCancelRequested, ToolRequested
+from schemas.events.justification import justification_aggregate
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
 from schemas.tools.plans import step_call_id
@@ -178,6 +179,8 @@ def test_a_plan_whose_steps_need_justifications_runs_no_step_and_issues_every_ha
     assert len(hashes) == 2  # the CRS and the resampling, at once
     issued = [fake_store.redis.hget(fake_store.live.justification(h), "status") for h in hashes]
     assert issued == [b"pending", b"pending"]  # what persist_justifications accepts
+    told = [[e.type for e in fake_store.read_aggregate(justification_aggregate(h))] for h in hashes]
+    assert told == [["preflight.required"]] * 2  # once each, though the plan was validated twice (hand-off, job)
     assert fake_store.call_state(step_call_id(call_id, 0)) is None  # nothing ran, not even the ungated step
 
 
