@@ -64,6 +64,8 @@ def failed(call_id: str, data: ToolFailed) -> CallToolResult:
         "retryable": data.retryable,
         "call_id": call_id,
     }
+    if data.details is not None:  # what the client can act on: a plan's problems, what would be valid, the hints
+        error["details"] = data.details
     result = error_result(f"{data.message} (call {call_id}, {data.code})", error)
     result.meta = {META_KEY: {"call_id": call_id, "worker": data.worker, "duration_ms": data.duration_ms}}
     return result

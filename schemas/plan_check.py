@@ -94,9 +94,27 @@ def _step_problems(step: PlanStep, seen: Mapping[str, ToolSpec | None], specs: M
     for name in step.after:
         if name not in seen:
             problems.append(_unknown_step(step.id, "after", name, seen))
+    gated = _gated(specs.get(step.tool))
     for where, ref in references(step.args):
         problems += _reference_problems(step.id, where, ref, seen)
+        if where in gated:
+            problems.append(_gated_reference(step.id, where, gated[where]))
     return problems
+
+
+def _gated(spec: ToolSpec | None) -> dict[str, str]:
+    """The arguments of `spec` a justification is keyed from, with the domain of each."""
+    return {source: item.domain for item in (spec.preflight if spec else ()) for source in item.args.values()}
+
+
+def _gated_reference(step: str, where: str, domain: str) -> Problem:
+    """A justified choice taken from an earlier result: its justification could not be asked for before the plan
+    runs, nor the step held for it once it is due, so the plan is refused."""
+    message = (
+        f"{where} needs a justification ({domain}) and so must be given as a value, not a reference: the plan "
+        "asks for every justification before it runs (a dry run lists them)"
+    )
+    return Problem(step=step, argument=where, code="plan.justified_reference", message=message)
 
 
 def _reference_problems(step: str, where: str, ref: str, seen: Mapping[str, ToolSpec | None]) -> list[Problem]:

@@ -95,11 +95,13 @@ class Cluster:
         self.gateways.append((url, proc))
         return url
 
-    def add_worker(self) -> subprocess.Popen[bytes]:
-        """A worker node in a process group of its own (`geogate worker`, defaults as a user runs it)."""
+    def add_worker(self, concurrency: int = 1) -> subprocess.Popen[bytes]:
+        """A worker node in a process group of its own (`geogate worker`, defaults as a user runs it but for its
+        pool's `concurrency`)."""
         n = len(self.workers)
         log = open(self.logs / f"worker{n}.log", "ab") if self.logs else subprocess.DEVNULL  # noqa: SIM115
         argv = [sys.executable, "-m", "workers", "--queues", "gdal,sandbox,llm,workflow", "--name", f"w{n}@%h"]
+        argv += ["--concurrency", str(concurrency)]
         proc = subprocess.Popen(argv, env=self.env, start_new_session=True, stdout=log, stderr=subprocess.STDOUT)
         self.workers.append(proc)
         wait_for(lambda: self.lease_of(proc.pid) is not None, what=f"worker {n} to take its lease", timeout_s=60)

@@ -61,10 +61,19 @@ def box_window(src: rasterio.DatasetReader, args: RasterClipArgs) -> Window:
     left, right = max(math.floor(min(cols) + _EPSILON), 0), min(math.ceil(max(cols) - _EPSILON), src.width)
     top, bottom = max(math.floor(min(rows) + _EPSILON), 0), min(math.ceil(max(rows) - _EPSILON), src.height)
     if left >= right or top >= bottom:
-        raise JobFailed(
-            "clip.no_overlap", f"bounds: {args.bounds} do not overlap the raster ({list(src.bounds)})", field="bounds"
-        )
+        raise no_overlap(src, args)
     return Window(left, top, right - left, bottom - top)
+
+
+def no_overlap(src: rasterio.DatasetReader, args: RasterClipArgs) -> JobFailed:
+    """`clip.no_overlap` on `bounds`, with what would be valid: the raster's bounds in the bounds' CRS
+    (`details.valid`, `details.crs`)."""
+    crs = args.bounds_crs or (src.crs.to_string() if src.crs is not None else None)
+    valid = list(src.bounds) if args.bounds_crs is None else transform_bounds(src.crs, crs, *src.bounds, densify_pts=21)
+    valid = [round(v, 9) for v in valid]
+    where = f" in {crs}" if crs else ""
+    message = f"bounds: {args.bounds} do not meet the raster, which covers {valid}{where}"
+    return JobFailed("clip.no_overlap", message, field="bounds", details={"valid": valid, "crs": crs})
 
 
 def mask_shapes(
@@ -155,9 +164,11 @@ def raster_clip(args: RasterClipArgs, ctx: JobContext) -> RasterClipResult:
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
     src_path = resolve_in_workspace(args.uri, ctx.roots)
-    dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     with open_raster(src_path) as src:
         require_georeferenced(src)
+        if args.bounds is not None:
+            box_window(src, args)  # a box that misses the raster is refused before a folder is made
+        dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
         fill = fill_value(src, args.nodata)
         data, transform, reprojected = _clipped(src, src_path, args, ctx, fill)
         profile = _profile(src, data, transform, fill, args.compression)

@@ -33,19 +33,19 @@ from schemas.tools.plans import PLAN_ADVANCE, PLAN_RUN, PlanArgs, PlanResult, Pl
 from schemas.tools.tiling import tile_of
 from workers.jobkit.errors import JobFailed
 from workers.jobs import Finished, Next, Started
-from workers.plans.validate import validate
+from workers.plans.validate import Validated, validate
 
 logger = logging.getLogger(__name__)
 
 
 def started(begun: Started) -> bool:
-    """A valid plan's call (not a dry run) fanned out as its first steps (True); anything else runs its job, which
-    validates again and fails naming every problem, or answers the dry run."""
+    """A valid, justified plan's call (not a dry run) fanned out as its first steps (True); anything else runs its
+    job, which validates again and fails naming every problem or the justifications needed, or answers the dry run."""
     data, ctx = begun.call, begun.ctx
     if data.tool != PLAN_RUN.name or ctx.store is None:
         return False
     args = PlanArgs.model_validate(data.args)
-    if args.dry_run or validate(args, ctx).problems:
+    if args.dry_run or _refused(validate(args, ctx, issued=False)):  # the job issues the hashes it names
         return False
     current = Expect(ctx.store.live.call(data.call_id), "attempt", "in", (begun.started.payload(ToolStarted).attempt,))
     if not _append_ready(ctx.store, begun.requested, args, begun.started, current):
@@ -56,6 +56,11 @@ def started(begun: Started) -> bool:
     )
     ctx.store.append(follow(begun.started, fanned), keys.fanned_out_key(data.call_id), expect=current)
     return True
+
+
+def _refused(checked: Validated) -> bool:
+    """A plan with problems, or whose steps need justifications first: its job answers why."""
+    return bool(checked.problems or checked.required)
 
 
 def step_ended(finished: Finished) -> Next | None:

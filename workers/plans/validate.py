@@ -3,22 +3,22 @@ workspace and the log: input paths that exist inside it, output paths inside it,
 has, the preflight justifications the steps still need (all of them at once) and an estimate of the calls."""
 
 import math
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import rasterio
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
-from geogate.calls.projections.justifications import JustificationState
 from schemas.plan_check import Checked, check_steps, references
-from schemas.preflight.gate import judge
 from schemas.tools import TOOLS, ToolSpec
 from schemas.tools.plans import PLAN_RUN, PlanArgs, PlanStep, Problem
+from schemas.tools.raster_ops import RASTER_CLIP, RasterClipArgs
+from workers.gdal.clip import box_window
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import resolve_in_workspace
+from workers.run.calling import issue, verdict_of
 from workers.tiling.grid import settings_of
 
 INPUTS = frozenset({"uri", "path", "zones", "other", "mask"})
@@ -40,8 +40,9 @@ def steps_specs() -> dict[str, ToolSpec]:
     return {name: spec for name, spec in TOOLS.items() if name != PLAN_RUN.name}
 
 
-def validate(args: PlanArgs, ctx: JobContext) -> Validated:
-    """Every problem of the plan at once, the justifications its steps need, and its estimated calls."""
+def validate(args: PlanArgs, ctx: JobContext, *, issued: bool = True) -> Validated:
+    """Every problem of the plan at once, the justifications its steps need (issued on the log unless `issued` is
+    false), and its estimated calls."""
     checked = check_steps(args.steps, steps_specs())
     problems = list(checked.problems)
     estimate = 0
@@ -49,7 +50,7 @@ def validate(args: PlanArgs, ctx: JobContext) -> Validated:
         found, calls = _file_problems(step, ctx)
         problems += found
         estimate += calls
-    return Validated(checked, problems, _required(checked, ctx), estimate)
+    return Validated(checked, problems, _required(checked, ctx, issued), estimate)
 
 
 def invalid(problems: list[Problem]) -> JobFailed:
@@ -77,7 +78,7 @@ def _file_problems(step: PlanStep, ctx: JobContext) -> tuple[list[Problem], int]
             continue
         if name == "uri" and path.suffix.lower() in {".tif", ".tiff", ".vrt", ".img", ".nc", ".jp2"}:
             rasters.append(path)
-    problems += _band_problems(step, rasters[:1])
+    problems += _band_problems(step, rasters[:1]) + _extent_problems(step, rasters[:1])
     return problems, _calls(step, rasters[:1], ctx)
 
 
@@ -110,6 +111,26 @@ def _band_problems(step: PlanStep, rasters: list[Path]) -> list[Problem]:
     return problems
 
 
+def _extent_problems(step: PlanStep, rasters: list[Path]) -> list[Problem]:
+    """A clip's literal box that misses its literal input raster: refused, naming the raster's bounds in the box's
+    CRS (`valid`). A box or input given by reference is known only once its step has run (the job refuses it)."""
+    if step.tool != RASTER_CLIP.name or not rasters:
+        return []
+    try:
+        args = RasterClipArgs.model_validate(step.args)
+    except ValidationError:
+        return []  # a reference in the box, or arguments reported as `args.invalid`
+    if args.bounds is None:
+        return []
+    try:
+        with rasterio.open(rasters[0]) as src:
+            box_window(src, args)
+    except JobFailed as exc:
+        valid = exc.details.get("valid") if isinstance(exc.details, dict) else None
+        return [Problem(step=step.id, argument=exc.field or "bounds", code=exc.code, message=str(exc), valid=valid)]
+    return []
+
+
 def _calls(step: PlanStep, rasters: list[Path], ctx: JobContext) -> int:
     """1, or the tiles of a tiled tool's step whose input raster is large enough to be tiled (from its metadata)."""
     spec = TOOLS.get(step.tool)
@@ -124,13 +145,16 @@ def _calls(step: PlanStep, rasters: list[Path], ctx: JobContext) -> int:
     return math.ceil(width / size) * math.ceil(height / size)
 
 
-def _required(checked: Checked, ctx: JobContext) -> list[dict[str, JsonValue]]:
-    """The justifications the valid steps need and the cache does not hold, each once, in step order."""
-    needed = {item.hash: item for plan in checked.plans.values() for item in plan.needed}
-    if not needed or ctx.store is None:
+def _required(checked: Checked, ctx: JobContext, issued: bool) -> list[dict[str, JsonValue]]:
+    """The justifications the valid steps need and the cache does not hold, each once, in step order. With `issued`,
+    each is issued as the gateway's gate issues it (`preflight.required` on the log), so `persist_justifications`
+    takes it."""
+    if ctx.store is None:
         return []
-    items = list(needed.values())
-    raw = [ctx.store.redis.hgetall(ctx.store.live.justification(item.hash)) for item in items]
-    states = [JustificationState.from_hash(item.hash, r) for item, r in zip(items, raw, strict=True)]
-    verdict = judge(items, states, time.time(), ctx.ttl_for)
-    return [item.as_hint() for item in verdict.missing]
+    missing: dict[str, dict[str, JsonValue]] = {}
+    for plan in checked.plans.values():
+        verdict = verdict_of(ctx.store, plan, ctx.ttl_for)
+        if issued:
+            issue(ctx.store, plan.spec, verdict, ctx.actor)
+        missing |= {item.hash: item.as_hint() for item in verdict.missing if item.hash not in missing}
+    return list(missing.values())

@@ -19,7 +19,7 @@ from geogate.calls.store import EventStore
 from schemas.call_plan import CallPlan, plan_call
 from schemas.events import Event, ToolFailed
 from schemas.ids import call_aggregate, new_id
-from schemas.preflight.gate import PreflightMissing, judge, required
+from schemas.preflight.gate import PreflightMissing, Verdict, judge, required
 from schemas.scopes import spec_scope
 from schemas.tools import ToolSpec
 from workers.run.outcomes import waiter_for
@@ -90,16 +90,26 @@ def gate(store: EventStore, plan: CallPlan, actor: str, ttl_for: Callable[[str],
     """
     if not plan.needed:
         return []
+    verdict = verdict_of(store, plan, ttl_for)
+    issue(store, plan.spec, verdict, actor)
+    if verdict.missing:
+        raise PreflightMissing(plan.spec.name, verdict.missing)
+    return [item.hash for item in plan.needed]
+
+
+def verdict_of(store: EventStore, plan: CallPlan, ttl_for: Callable[[str], float]) -> Verdict:
+    """The cache's verdict on the justifications `plan` needs; nothing is appended."""
     pipe = store.redis.pipeline(transaction=False)
     for item in plan.needed:
         pipe.hgetall(store.live.justification(item.hash))
     states = [JustificationState.from_hash(n.hash, raw) for n, raw in zip(plan.needed, pipe.execute(), strict=True)]
-    verdict = judge(plan.needed, states, time.time(), ttl_for)
-    for event, key in gate_events(required(plan.spec, verdict.missing), verdict.expired, actor):
+    return judge(plan.needed, states, time.time(), ttl_for)
+
+
+def issue(store: EventStore, spec: ToolSpec, verdict: Verdict, actor: str) -> None:
+    """Append `verdict`'s expiries and the hashes issued for what it misses (`preflight.required`)."""
+    for event, key in gate_events(required(spec, verdict.missing), verdict.expired, actor):
         store.append(event, key)
-    if verdict.missing:
-        raise PreflightMissing(plan.spec.name, verdict.missing)
-    return [item.hash for item in plan.needed]
 
 
 def _logged_outcome(store: EventStore, call_id: str) -> Event | None:

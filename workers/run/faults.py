@@ -15,6 +15,12 @@ FAN_IN_POINTS = ("fan_in.publish", "fan_in.copied", "fan_in.before_rename", "fan
 outputs with overviews), with the output ready under its temporary name and its digest recorded, after the rename."""
 
 
+def job_point(tool: str) -> str:
+    """The point where a call of `tool` has started and its arguments validated, before its job's first step: a node
+    paused there is in the middle of the call (`tool.started` on the log, no outcome)."""
+    return f"job.{tool}"
+
+
 def pause_point(ctx: JobContext, name: str) -> None:
     """Stop this process here when the settings name `name`."""
     if ctx.settings is not None and ctx.settings.fault_pause_at == name:

@@ -35,6 +35,7 @@ from workers.jobkit.digests import outputs_of, versions
 from workers.jobkit.errors import JobCancelled, JobError, JobFailed, JobSuperseded
 from workers.jobkit.limits import check_result
 from workers.jobs import FOLLOW_UPS, HAND_OFFS, JOBS, OWN_LIFECYCLE, Finished, Land, Next, Started
+from workers.run.faults import job_point, pause_point
 from workers.run.lifecycle import Run, begin, compact, elapsed_ms, end, ms_since, store_result
 from workers.run.memory import out_of_memory, ran_out_of_memory
 from workers.run.reaper import attempts_exhausted
@@ -262,6 +263,7 @@ def _run_job(data: ToolRequested, ctx: JobContext) -> BaseModel:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or None
         raise JobFailed("args.invalid", f"{field}: {first['msg']}", field=field) from exc
+    pause_point(ctx, job_point(data.tool))
     return job(args, ctx)
 
 

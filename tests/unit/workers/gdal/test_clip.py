@@ -114,14 +114,38 @@ def test_a_cropped_mask_output_is_every_pixel_the_polygons_extent_touches(
     assert profile["nodata"] == 0 and result.valid_pixels == int(np.count_nonzero(got[0]))
 
 
-def test_a_box_that_misses_the_raster_fails_naming_bounds(ctx: JobContext, make_raster: RasterFactory) -> None:
+def test_a_box_that_misses_the_raster_fails_naming_bounds_and_the_rasters_extent_before_writing(
+    ctx: JobContext, make_raster: RasterFactory
+) -> None:
     make_raster(size=SIZE, crs="EPSG:32633")
+    left, top, res = GRIDS["EPSG:32633"]
 
     with pytest.raises(JobFailed) as caught:
-        raster_clip(RasterClipArgs(uri="src.tif", output="out.tif", bounds=[0, 0, 10, 10]), ctx)
+        raster_clip(RasterClipArgs(uri="src.tif", output="new/out.tif", bounds=[0, 0, 10, 10]), ctx)
 
     assert (caught.value.code, caught.value.field) == ("clip.no_overlap", "bounds")
-    assert not (ctx.roots[0] / "out.tif").exists()
+    extent = [left, top - SIZE[0] * res, left + SIZE[1] * res, top]
+    assert caught.value.details == {"valid": extent, "crs": "EPSG:32633"}
+    assert str(extent) in caught.value.message
+    assert not (ctx.roots[0] / "new").exists()  # not even the output's folder
+
+
+def test_a_box_in_another_crs_that_misses_is_told_the_rasters_extent_in_that_crs(
+    ctx: JobContext, make_raster: RasterFactory
+) -> None:
+    make_raster(size=SIZE, crs="EPSG:32633")
+    left, top, res = GRIDS["EPSG:32633"]
+    args = RasterClipArgs(uri="src.tif", output="out.tif", bounds=[100.0, 10.0, 101.0, 11.0], bounds_crs="EPSG:4326")
+
+    with pytest.raises(JobFailed) as caught:
+        raster_clip(args, ctx)
+
+    west, south, east, north = caught.value.details["valid"]
+    to_geo = Transformer.from_crs("EPSG:32633", "EPSG:4326", always_xy=True)
+    corners = [to_geo.transform(x, y) for x in (left, left + SIZE[1] * res) for y in (top, top - SIZE[0] * res)]
+    xs, ys = [c[0] for c in corners], [c[1] for c in corners]  # the corners are inside (9 decimals kept)
+    assert west <= min(xs) + 1e-9 and east >= max(xs) - 1e-9 and south <= min(ys) + 1e-9 and north >= max(ys) - 1e-9
+    assert 14 < west < east < 16 and 49 < south < north < 51 and caught.value.details["crs"] == "EPSG:4326"
 
 
 def test_a_mask_that_misses_the_raster_fails_naming_mask(

@@ -5,6 +5,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
+import rasterio
 
 from geogate.calls import keys
 from geogate.calls.lineage import writer_of
@@ -13,6 +14,7 @@ from geogate.calls.store import EventStore
 from geogate.settings import Settings
 from schemas.codec import encode
 from schemas.events import ToolCancelRequested, ToolRequested
+from schemas.events.justification import justification_aggregate
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
 from schemas.tools.plans import step_call_id
@@ -122,7 +124,7 @@ def test_a_dry_run_validates_and_estimates_without_running(fake_store: EventStor
 
 def test_a_failing_step_fails_the_plan_naming_it(fake_store: EventStore, dem: Path) -> None:
     steps = three_steps("f")
-    steps[0]["args"]["bounds"] = [50.0, 10.0, 51.0, 11.0]  # no overlap with the raster: the clip fails at run time
+    (dem.parent / "fc.tif").write_bytes(b"taken")  # the clip's output exists: known only when the clip runs
 
     call_id, state = call(fake_store, settings_for(dem.parent), "plan_run", {"steps": steps})
 
@@ -161,3 +163,55 @@ def test_a_cancelled_plan_runs_no_further_step(fake_store: EventStore, dem: Path
     assert state is not None and state.status == "failed" and state.error_code == "cancelled"
     assert fake_store.call_state(step_call_id(call_id, 1)) is None
     assert isinstance(requested.data, ToolRequested)
+
+
+def test_a_plan_whose_steps_need_justifications_runs_no_step_and_issues_every_hash_it_names(
+    fake_store: EventStore, dem: Path
+) -> None:
+    warp = {"uri": "dem.tif", "output": "w.tif", "dst_crs": "EPSG:3035", "resampling": "bilinear"}
+    steps = [*three_steps("j")[:1], {"id": "warp", "tool": "raster_reproject", "args": warp}]
+
+    call_id, state = call(fake_store, settings_for(dem.parent), "plan_run", {"steps": steps})
+
+    assert state.status == "failed" and state.error_code == "preflight.required"
+    failed = next(e for e in fake_store.read_aggregate(call_aggregate(call_id)) if e.type == "tool.failed")
+    hashes = [item["hash"] for item in failed.data.details]
+    assert len(hashes) == 2  # the CRS and the resampling, at once
+    issued = [fake_store.redis.hget(fake_store.live.justification(h), "status") for h in hashes]
+    assert issued == [b"pending", b"pending"]  # what persist_justifications accepts
+    told = [[e.type for e in fake_store.read_aggregate(justification_aggregate(h))] for h in hashes]
+    assert told == [["preflight.required"]] * 2  # once each, though the plan was validated twice (hand-off, job)
+    assert fake_store.call_state(step_call_id(call_id, 0)) is None  # nothing ran, not even the ungated step
+
+
+def test_a_clip_box_that_misses_its_raster_is_refused_before_any_step_naming_the_rasters_extent(
+    fake_store: EventStore, dem: Path
+) -> None:
+    steps = three_steps("m")
+    steps[0]["args"]["bounds"] = [50.0, 10.0, 51.0, 11.0]  # the DEM is in Europe, the box in the Sahara
+
+    call_id, state = call(fake_store, settings_for(dem.parent), "plan_run", {"steps": steps})
+
+    assert state.status == "failed" and state.error_code == "plan.invalid"
+    failed = next(e for e in fake_store.read_aggregate(call_aggregate(call_id)) if e.type == "tool.failed")
+    (problem,) = failed.data.details["problems"]
+    assert (problem["step"], problem["argument"], problem["code"]) == ("clip", "bounds", "clip.no_overlap")
+    with rasterio.open(dem) as src:
+        assert problem["valid"] == pytest.approx(list(src.bounds))
+    assert fake_store.call_state(step_call_id(call_id, 0)) is None
+
+
+def test_a_justified_choice_given_by_reference_is_refused_naming_it(fake_store: EventStore, dem: Path) -> None:
+    warp = {"uri": "dem.tif", "output": "r.tif", "dst_crs": {"$ref": "info.crs"}, "resampling": "nearest"}
+    steps = [
+        {"id": "info", "tool": "raster_info", "args": {"uri": "dem.tif"}},
+        {"id": "warp", "tool": "raster_reproject", "args": warp},
+    ]
+
+    call_id, state = call(fake_store, settings_for(dem.parent), "plan_run", {"steps": steps})
+
+    assert state.status == "failed" and state.error_code == "plan.invalid"
+    failed = next(e for e in fake_store.read_aggregate(call_aggregate(call_id)) if e.type == "tool.failed")
+    named = [(p["step"], p["argument"], p["code"]) for p in failed.data.details["problems"]]
+    assert named == [("warp", "dst_crs", "plan.justified_reference")]
+    assert fake_store.call_state(step_call_id(call_id, 0)) is None
