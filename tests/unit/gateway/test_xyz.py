@@ -43,13 +43,26 @@ def write_cog(path: Path, scale: float = 1.0) -> None:
 
 
 @dataclass
+class Renders:
+    """What the worker stand-in drew, read under the lock it holds from taking a request until it has noted the
+    reply: the gateway has an answer only once the reply is pushed, inside that span."""
+
+    done: list[str]
+    serving: threading.Lock
+
+    def __eq__(self, other: object) -> bool:
+        with self.serving:
+            return self.done == other
+
+
+@dataclass
 class Stack:
     client: TestClient
     workspace: Path
-    renders: list[str]
+    renders: Renders
 
 
-def worker(url: str, roots: list[Path], renders: list[str], stop: threading.Event) -> None:
+def worker(url: str, roots: list[Path], renders: Renders, stop: threading.Event) -> None:
     client = redis.Redis.from_url(url)
     while not stop.is_set():
         popped = client.blpop([celery_queue_key(routes.GDAL)], timeout=0.2)
@@ -59,8 +72,9 @@ def worker(url: str, roots: list[Path], renders: list[str], stop: threading.Even
         assert envelope["headers"]["task"] == routes.RENDER_TILE
         args = envelope_args(envelope)
         assert args is not None
-        reply = serve_tile(client, args[0], roots)
-        renders.append(reply.status if reply else "skipped")
+        with renders.serving:
+            reply = serve_tile(client, args[0], roots)
+            renders.done.append(reply.status if reply else "skipped")
 
 
 def stack(redis_url: str, tmp_path: Path, security: SecuritySettings | None = None) -> Iterator[Stack]:
@@ -73,7 +87,7 @@ def stack(redis_url: str, tmp_path: Path, security: SecuritySettings | None = No
         data_dir=tmp_path / "data",
         security=security or SecuritySettings(),
     )
-    renders: list[str] = []
+    renders = Renders([], threading.Lock())
     stop = threading.Event()
     thread = threading.Thread(target=worker, args=(redis_url, settings.workspace_roots(), renders, stop), daemon=True)
     thread.start()
