@@ -7,7 +7,7 @@ from typing import Any
 
 from schemas.tools.raster import OutputRef
 from workers.jobkit.errors import JobFailed
-from workers.jobkit.files import WriteDigest
+from workers.jobkit.write_digest import WriteDigest
 
 REFUSED_DRIVERS: dict[str, str] = {
     "MVT": "writes a folder of tiles, not one file",
