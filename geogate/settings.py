@@ -339,7 +339,7 @@ class Settings(BaseSettings):
         return Keys(self.prefix, self.retention.finished_ttl_s)
 
     def workspace_roots(self) -> list[Path]:
-        """The folder roots, resolved (symlinks followed) and de-duplicated, in order (not `s3://`: `geogate.objects`)."""
+        """The folder roots, resolved (links followed) and de-duplicated, in order (`s3://` ones: `geogate.objects`)."""
         roots: list[Path] = []
         for part in self.workspaces.replace("://", "\0").split(":"):
             if part.strip() and "\0" not in part:

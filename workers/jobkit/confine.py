@@ -81,6 +81,9 @@ def pinned(real: Path, field: str = "uri") -> str:
         JobFailed: `path.outside_workspace` when a folder or the file became a link after the check, or a VRT
             reads a source outside the roots.
     """
+    from workers.jobkit import objects  # which imports this module
+
+    objects.ensure_local(real, field)  # an object fetched into its mirror, to be opened as a file
     pins = _PINS.get()
     if pins is None:
         return str(real)

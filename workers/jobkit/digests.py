@@ -102,14 +102,14 @@ def versions() -> dict[str, str]:
 
 
 def outputs_of(output: object, role: str = "") -> list[FileDigest]:
-    """The files a job's result (as JSON) says it wrote: every object with a `file://` `uri`, a `path`, a `size` and
-    a `sha256` (`schemas.tools.raster.OutputRef`), named by the field that holds it."""
+    """The files a job's result (as JSON) says it wrote: every object with a `file://` (or `s3://`) `uri`, a
+    `path`, a `size` and a `sha256` (`schemas.tools.raster.OutputRef`), named by the field that holds it."""
     if isinstance(output, list):
         return [ref for item in output for ref in outputs_of(item, role)]
     if not isinstance(output, dict):
         return []
     path, sha256, size, uri = output.get("path"), output.get("sha256"), output.get("size"), output.get("uri")
-    written = isinstance(uri, str) and uri.startswith("file://")
+    written = isinstance(uri, str) and uri.startswith(("file://", "s3://"))
     if written and isinstance(path, str) and isinstance(sha256, str) and isinstance(size, int):
         return [FileDigest(path=path, sha256=sha256, size=size, role=role)]
     return [ref for key, value in output.items() for ref in outputs_of(value, str(key))]

@@ -11,7 +11,8 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from workers.jobkit import digests
+from geogate.objects import SCHEME
+from workers.jobkit import digests, objects, uploads
 from workers.jobkit.confine import current_reserved
 from workers.jobkit.errors import JobFailed
 
@@ -32,7 +33,7 @@ def resolve_in_workspace(uri: str, roots: list[Path], *, field: str = "uri", mus
     """
     if not roots:
         raise JobFailed("path.outside_workspace", "no workspace roots are configured (GEOGATE_WORKSPACES)", field=field)
-    raw = uri.removeprefix("file://")
+    raw = objects.local_name(uri, field) if uri.startswith(SCHEME) else uri.removeprefix("file://")
     if "\0" in raw or not raw.strip():
         raise JobFailed("path.invalid", f"{field}: not a usable path", field=field)
     if ".." in PurePath(raw).parts:
@@ -49,7 +50,7 @@ def resolve_in_workspace(uri: str, roots: list[Path], *, field: str = "uri", mus
             "which tools may not read or write",
             field=field,
         )
-    if must_exist:
+    if must_exist and not objects.take_input(real, field):
         digests.note(real, field)  # an input: its digest as the job reads it (provenance)
     return real
 
@@ -137,9 +138,9 @@ def _first_inside(candidates: list[Path], roots: list[Path], must_exist: bool, u
         real = candidate.resolve()
         if not _inside(real, roots):
             continue
-        if not must_exist or real.exists():
+        if not must_exist or objects.exists(real):
             return real
-    shown = ", ".join(str(r) for r in roots)
+    shown = ", ".join(objects.shown(r) for r in roots)
     if any(_inside(c.resolve(), roots) for c in candidates):
         raise JobFailed("path.not_found", f"{field}: {uri!r} does not exist in the workspace ({shown})", field=field)
     raise JobFailed("path.outside_workspace", f"{field}: {uri!r} is outside the workspace roots ({shown})", field=field)
@@ -158,15 +159,16 @@ def output_path(uri: str, roots: list[Path], *, overwrite: bool, field: str = "o
             output exists and `overwrite` is false.
     """
     scheme = urlsplit(uri).scheme.lower() if "://" in uri else ""
-    if scheme and scheme != "file":  # never a local folder named `https:`
+    if scheme and scheme not in ("file", "s3"):  # never a local folder named `https:`
         message = f"{field}: outputs are written in the workspace, not to a URL ({uri!r})"
         raise JobFailed("path.outside_workspace", message, field=field)
     path = resolve_in_workspace(uri, roots, field=field, must_exist=False)
     try:
         if not path.parent.is_dir():
             make_folders(path.parent, roots, field)
-        if path.exists() and not overwrite:
+        if objects.exists(path) and not overwrite:
             raise JobFailed("output.exists", f"{field}: {uri!r} exists; pass overwrite=true to replace it", field=field)
+        uploads.note_output(path, overwrite)
         return path
     except OSError as exc:  # a name too long for the filesystem: found by fuzzing (issue 14)
         raise JobFailed("path.invalid", f"{field}: not a usable path ({exc.strerror})", field=field) from exc
@@ -222,11 +224,18 @@ def atomic_output(target: Path, fence: "Fence | None" = None) -> Iterator[Path]:
         yield tmp
         if fence is not None:
             fence.check()
-        for side in sidecars(tmp):  # a Shapefile's .shx/.dbf/.prj, a PNG's .aux.xml and .wld
-            side.replace(target.with_name(target.stem + side.name.removeprefix(tmp.stem)))
+        sides = sidecars(tmp)  # a Shapefile's .shx/.dbf/.prj, a PNG's .aux.xml and .wld
+        moved = [target.with_name(target.stem + side.name.removeprefix(tmp.stem)) for side in sides]
+        for side, name in zip(sides, moved, strict=True):
+            side.replace(name)
         replace_file(tmp, target)
+        uploads.publish(_real(target), [_real(side) for side in moved], fence)  # an object root's output
     finally:
         _discard(tmp)
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))  # `/proc/self/fd/N/name` (`confine.pinned`) as the folder's real path
 
 
 def _renameat2() -> "Callable[[int, bytes, int, bytes, int], int] | None":
