@@ -77,6 +77,8 @@ class ObjectRoot:
 
     def key(self, relative: PurePosixPath) -> str:
         """The object key of `relative` (a path below the root, already checked for `..`)."""
+        if str(relative) == ".":
+            return self.prefix
         return str(PurePosixPath(self.prefix) / relative) if self.prefix else str(relative)
 
     @classmethod

@@ -45,6 +45,8 @@ class Mount:
     """HEAD answers by key (None: no such object), so a job asks once per key."""
     overwrite: dict[Path, bool] = field(default_factory=dict)
     """The outputs `output_path` let through, and whether each may replace an object."""
+    sizes: dict[str, int] = field(default_factory=dict)
+    """Object sizes by key, as a listing (`walk`) gave them."""
 
     def key(self, path: Path) -> str:
         return self.root.key(PurePosixPath(path.relative_to(self.local).as_posix()))
@@ -152,7 +154,48 @@ def exists(path: Path) -> bool:
     marks = _TOUCHED.get()
     if marks is not None:
         marks.append(True)
-    return mount.head(mount.key(path)) is not None
+    return mount.head(mount.key(path)) is not None or is_folder(path)
+
+
+def is_folder(path: Path) -> bool:
+    """Whether `path` is a folder: in the mirror, or a prefix some object's key starts with (`path/`)."""
+    mount = mount_of(path)
+    if mount is None or path.is_dir():
+        return path.is_dir()
+    folder = mount.key(path)
+    with storage_errors("uri"):
+        found = mount.client.list_objects_v2(Bucket=mount.root.bucket, Prefix=f"{folder}/" if folder else "", MaxKeys=1)
+    return bool(found.get("KeyCount"))
+
+
+def size(path: Path) -> int:
+    """The size of file `path`: in the mirror, else of its object (as listed, else by a HEAD request)."""
+    mount = mount_of(path)
+    if mount is None or path.exists():
+        return path.stat().st_size
+    key = mount.key(path)
+    return mount.sizes[key] if key in mount.sizes else int((mount.head(key) or {}).get("ContentLength", 0))
+
+
+def walk(start: Path, include_hidden: bool) -> Iterator[Path]:
+    """The objects under mirror folder `start`, as mirror paths in key order, skipping names (of folders or
+    files) that start with `.` unless asked."""
+    mount = mount_of(start)
+    assert mount is not None
+    prefix = mount.key(start)
+    pages = mount.client.get_paginator("list_objects_v2").paginate(
+        Bucket=mount.root.bucket, Prefix=f"{prefix}/" if prefix else ""
+    )
+    with storage_errors("subpath"):
+        for page in pages:
+            for item in page.get("Contents", []):
+                relative = PurePosixPath(item["Key"].removeprefix(mount.root.prefix).lstrip("/"))
+                if item["Key"].endswith("/") or not (
+                    include_hidden or not any(p.startswith(".") for p in relative.parts)
+                ):
+                    continue
+                mount.sizes[item["Key"]] = int(item["Size"])
+                yield mount.local / relative
 
 
 def remote(path: Path) -> bool:
@@ -271,7 +314,7 @@ def take_input(path: Path, field: str) -> bool:
     if mount_of(path) is None:
         return False
     note(path, field)
-    if path.suffix.lower() not in RANGE_READ:
+    if path.suffix.lower() not in RANGE_READ and not is_folder(path):
         fetch(path, field)
     return True
 

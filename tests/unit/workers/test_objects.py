@@ -18,11 +18,13 @@ from moto.server import ThreadedMotoServer
 
 from geogate.objects import ObjectRoot, object_store_settings, split_workspaces
 from geogate.settings import Settings
+from schemas.tools.catalog import CatalogScanArgs, DatasetFormatArgs
 from schemas.tools.raster import RasterConvertArgs, RasterInfoArgs, RasterReprojectArgs
 from schemas.tools.raster_ops import RasterClipArgs
 from schemas.tools.vector import VectorConvertArgs
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobCancelled, JobFailed
+from workers.tools.catalog import catalog_scan, dataset_format
 from workers.tools.raster import raster_convert, raster_info, raster_reproject
 from workers.tools.raster_ops import raster_clip
 from workers.tools.vector import vector_convert
@@ -257,3 +259,27 @@ def test_a_geotiff_is_read_by_range_requests_and_other_files_are_fetched(
     gets = [r.getMessage() for r in caplog.records if "GET /geogate-test/work/area/dem.tif" in r.getMessage()]
     assert info.width == 1024 and gets and all('" 206 ' in line for line in gets), gets
     assert [(i.path, i.sha256, i.size) for i in ctx.inputs] == [(f"{ROOT}/dem.tif", None, len(get(s3, "dem.tif")))]
+
+
+def test_catalog_scan_lists_the_bucket_with_details_and_dataset_format_reads_an_object(
+    s3: Any, ctx: JobContext, tmp_path: Path
+) -> None:
+    put_raster(s3, "rasters/dem.tif", tmp_path)
+    s3.put_object(Bucket=BUCKET, Key=f"{PREFIX}/notes.txt", Body=b"not a dataset")
+    s3.put_object(Bucket=BUCKET, Key=f"{PREFIX}/.hidden/x.tif", Body=b"hidden")
+    s3.put_object(Bucket=BUCKET, Key="work/elsewhere.tif", Body=b"outside the prefix")
+
+    scan = catalog_scan(CatalogScanArgs(details=True), ctx)
+    sub = catalog_scan(CatalogScanArgs(subpath=f"{ROOT}/rasters"), ctx)
+    found = dataset_format(DatasetFormatArgs(uri="rasters/dem.tif"), ctx)
+
+    entry = next(e for e in scan.entries if e.path.startswith("s3://"))
+    assert [e.relative for e in scan.entries if e.path.startswith("s3://")] == ["rasters/dem.tif"]
+    assert (entry.path, entry.driver, entry.crs, entry.size) == (
+        f"{ROOT}/rasters/dem.tif",
+        "GTiff",
+        "EPSG:4326",
+        len(get(s3, "rasters/dem.tif")),
+    )
+    assert ROOT in scan.roots and [e.relative for e in sub.entries] == ["rasters/dem.tif"]
+    assert (found.path, found.kind, found.width) == (f"{ROOT}/rasters/dem.tif", "raster", 200)
