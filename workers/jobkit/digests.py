@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from schemas.events import FileDigest
+from workers.jobkit import objects
 from workers.jobkit.confine import note_input, noted_inputs, wants_input
 
 CACHE_ENTRIES = 4096
@@ -73,6 +74,17 @@ def note(real: Path, role: str) -> None:
     except OSError:
         return  # unreadable: the open that follows reports it
     note_input(str(real), FileDigest(path=str(real), sha256=digest, size=size, role=role))
+
+
+def note_object(path: Path, role: str) -> None:
+    """Note `path` of an object-storage root (`workers.jobkit.objects`) as an input: its URI, size, and the
+    sha256 Geogate recorded when it published it (none for an object written by anything else)."""
+    mount, uri = objects.mount_of(path), objects.uri_of(path)
+    if mount is None or uri is None or not wants_input(uri):
+        return
+    head = mount.head(mount.key(path)) or {}
+    sha256 = (head.get("Metadata") or {}).get("sha256")
+    note_input(uri, FileDigest(path=uri, sha256=sha256, size=head.get("ContentLength"), role=role))
 
 
 def note_remote(url: str, role: str) -> None:

@@ -50,7 +50,9 @@ def resolve_in_workspace(uri: str, roots: list[Path], *, field: str = "uri", mus
             "which tools may not read or write",
             field=field,
         )
-    if must_exist and not objects.take_input(real, field):
+    if must_exist and objects.take_input(real, field):  # an object: fetched unless read by range requests
+        digests.note_object(real, field)
+    elif must_exist:
         digests.note(real, field)  # an input: its digest as the job reads it (provenance)
     return real
 

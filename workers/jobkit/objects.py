@@ -25,8 +25,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from geogate.objects import SCHEME, ObjectRoot, ObjectStoreSettings, object_store_settings, split_workspaces
-from schemas.events import FileDigest
-from workers.jobkit.confine import note_input, wants_input
 from workers.jobkit.errors import JobFailed
 
 RANGE_READ = frozenset({".tif", ".tiff"})
@@ -203,17 +201,6 @@ def remote(path: Path) -> bool:
     return mount_of(path) is not None and not path.exists() and exists(path)
 
 
-def note(path: Path, role: str) -> None:
-    """Note object `path` as an input of the job: its URI, size, and the sha256 Geogate recorded when it
-    published it (none for an object written by anything else)."""
-    mount, uri = mount_of(path), uri_of(path)
-    if mount is None or uri is None or not wants_input(uri):
-        return
-    head = mount.head(mount.key(path)) or {}
-    sha256 = (head.get("Metadata") or {}).get("sha256")
-    note_input(uri, FileDigest(path=uri, sha256=sha256, size=head.get("ContentLength"), role=role))
-
-
 def fetch(path: Path, field: str) -> None:
     """Download object `path`, with the objects of its stem beside it (`x.shp` brings `x.dbf`, `x.prj`), into
     the mirror, unless it is there already.
@@ -305,15 +292,14 @@ def _head(s3: Any, bucket: str, key: str) -> dict[str, Any] | None:
 
 
 def take_input(path: Path, field: str) -> bool:
-    """For an input in an object root: note it (`note`), and fetch it into the mirror unless it is read by range
-    requests (`RANGE_READ`); True then. False for a path of a folder root.
+    """For an input in an object root: fetch it into the mirror unless it is read by range requests
+    (`RANGE_READ`) or is a folder; True then. False for a path of a folder root.
 
     Raises:
         JobFailed: as `fetch`.
     """
     if mount_of(path) is None:
         return False
-    note(path, field)
     if path.suffix.lower() not in RANGE_READ and not is_folder(path):
         fetch(path, field)
     return True
