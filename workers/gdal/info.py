@@ -53,7 +53,7 @@ def raster_info(args: RasterInfoArgs, ctx: JobContext) -> RasterInfoResult:
         bands = [args.band] if args.band is not None else list(range(1, src.count + 1))
         check_bands(bands, src.count, "band")
         return RasterInfoResult(
-            path=objects.shown(path) if isinstance(path, Path) else str(path),
+            path=objects.shown(path),
             driver=src.driver,
             crs=crs_text(src.crs),
             width=src.width,

@@ -139,9 +139,9 @@ def uri_of(path: Path) -> str | None:
     return None if mount is None else f"{SCHEME}{mount.root.bucket}/{mount.key(path)}"
 
 
-def shown(path: Path) -> str:
-    """How a user knows `path`: its `s3://` URI in an object root, else the path."""
-    return uri_of(path) or str(path)
+def shown(path: object) -> str:
+    """How a user knows `path` (a `Path`, or a remote raster): its `s3://` URI in an object root, else as it is."""
+    return (uri_of(path) if isinstance(path, Path) else None) or str(path)
 
 
 def exists(path: Path) -> bool:

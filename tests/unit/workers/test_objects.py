@@ -19,13 +19,15 @@ from moto.server import ThreadedMotoServer
 from geogate.objects import ObjectRoot, object_store_settings, split_workspaces
 from geogate.settings import Settings
 from schemas.tools.catalog import CatalogScanArgs, DatasetFormatArgs
-from schemas.tools.raster import RasterConvertArgs, RasterInfoArgs, RasterReprojectArgs
+from schemas.tools.previews import CogValidateArgs, RasterPreviewArgs, VectorPreviewArgs
+from schemas.tools.raster import RasterConvertArgs, RasterInfoArgs, RasterReprojectArgs, RasterStatsArgs
 from schemas.tools.raster_ops import RasterClipArgs
 from schemas.tools.vector import VectorConvertArgs
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobCancelled, JobFailed
 from workers.tools.catalog import catalog_scan, dataset_format
-from workers.tools.raster import raster_convert, raster_info, raster_reproject
+from workers.tools.previews import cog_validate, raster_preview, vector_preview
+from workers.tools.raster import raster_convert, raster_info, raster_reproject, raster_stats
 from workers.tools.raster_ops import raster_clip
 from workers.tools.vector import vector_convert
 
@@ -283,3 +285,20 @@ def test_catalog_scan_lists_the_bucket_with_details_and_dataset_format_reads_an_
     )
     assert ROOT in scan.roots and [e.relative for e in sub.entries] == ["rasters/dem.tif"]
     assert (found.path, found.kind, found.width) == (f"{ROOT}/rasters/dem.tif", "raster", 200)
+
+
+def test_previews_stats_and_cog_validation_read_objects(s3: Any, ctx: JobContext, tmp_path: Path) -> None:
+    data = put_raster(s3, "dem.tif", tmp_path)
+    local = tmp_path / "points.gpkg"
+    pyogrio.write_dataframe(_frame({"geometry": ["POINT (1 1)", "POINT (2 3)"], "n": [1, 2]}), local, layer="points")
+    s3.upload_file(str(local), BUCKET, f"{PREFIX}/points.gpkg")
+
+    raster = raster_preview(RasterPreviewArgs(uri="dem.tif", max_size=64), ctx)
+    vector = vector_preview(VectorPreviewArgs(uri=f"{ROOT}/points.gpkg", max_size=64), ctx)
+    stats = raster_stats(RasterStatsArgs(uri="dem.tif"), ctx)
+    cog = cog_validate(CogValidateArgs(uri="dem.tif"), ctx)
+
+    assert (raster.path, raster.source_size, raster.image_bytes > 0) == (f"{ROOT}/dem.tif", [200, 120], True)
+    assert (vector.path, vector.feature_count) == (f"{ROOT}/points.gpkg", 2)
+    assert stats.band_stats[0].max == pytest.approx(float(data.max()))
+    assert (cog.path, cog.width, cog.height) == (f"{ROOT}/dem.tif", 200, 120)
