@@ -104,7 +104,7 @@ def job(spec: ToolSpec, *, own_lifecycle: bool = False) -> Callable[[J], J]:
 
         @functools.wraps(fn)
         def confined(args: Any, ctx: JobContext) -> BaseModel:
-            with _object_roots(ctx), confinement(ctx.roots, reserved(ctx)):
+            with object_roots(ctx), confinement(ctx.roots, reserved(ctx)):
                 result = fn(args, ctx)
                 ctx.inputs = inputs_read()
                 return result
@@ -119,7 +119,7 @@ def job(spec: ToolSpec, *, own_lifecycle: bool = False) -> Callable[[J], J]:
 
 
 @contextlib.contextmanager
-def _object_roots(ctx: JobContext) -> Iterator[None]:
+def object_roots(ctx: JobContext) -> Iterator[None]:
     """`ctx.roots` with a mirror folder for each `s3://` root (`workers.jobkit.objects`) for the block."""
     if ctx.settings is None:
         yield

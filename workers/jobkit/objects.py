@@ -108,13 +108,16 @@ def _ordered(workspaces: str, folders: list[Path], mounts: tuple[Mount, ...]) ->
 
 def mount_of(path: Path) -> Mount | None:
     """The object root whose mirror holds `path`, None for a path of a folder root (or outside a job)."""
-    return next((m for m in _MOUNTS.get() if path == m.local or path.is_relative_to(m.local)), None)
+    mount = next((m for m in _MOUNTS.get() if path == m.local or path.is_relative_to(m.local)), None)
+    marks = _TOUCHED.get()
+    if mount is not None and marks is not None and not marks:
+        marks.append(True)
+    return mount
 
 
 def touched() -> bool:
-    """Whether this job has resolved a path in an object root (its calls then run whole, not as tiles)."""
-    marks = _TOUCHED.get()
-    return bool(marks)
+    """Whether this job has looked at a path in an object root (its calls then run whole, not as tiles)."""
+    return bool(_TOUCHED.get())
 
 
 def local_name(uri: str, field: str) -> str:
@@ -149,9 +152,6 @@ def exists(path: Path) -> bool:
     mount = mount_of(path)
     if mount is None or path.exists():
         return path.exists()
-    marks = _TOUCHED.get()
-    if marks is not None:
-        marks.append(True)
     return mount.head(mount.key(path)) is not None or is_folder(path)
 
 

@@ -23,8 +23,11 @@ from schemas.tools.previews import CogValidateArgs, RasterPreviewArgs, VectorPre
 from schemas.tools.raster import RasterConvertArgs, RasterInfoArgs, RasterReprojectArgs, RasterStatsArgs
 from schemas.tools.raster_ops import RasterClipArgs
 from schemas.tools.vector import VectorConvertArgs
+from workers.gdal import convert_tiles
+from workers.jobkit.confine import confinement
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobCancelled, JobFailed
+from workers.jobs import object_roots
 from workers.tools.catalog import catalog_scan, dataset_format
 from workers.tools.previews import cog_validate, raster_preview, vector_preview
 from workers.tools.raster import raster_convert, raster_info, raster_reproject, raster_stats
@@ -302,3 +305,18 @@ def test_previews_stats_and_cog_validation_read_objects(s3: Any, ctx: JobContext
     assert (vector.path, vector.feature_count) == (f"{ROOT}/points.gpkg", 2)
     assert stats.band_stats[0].max == pytest.approx(float(data.max()))
     assert (cog.path, cog.width, cog.height) == (f"{ROOT}/dem.tif", 200, 120)
+
+
+def test_a_call_on_the_bucket_large_enough_for_tiles_is_planned_whole(s3: Any, ctx: JobContext, tmp_path: Path) -> None:
+    put_raster(s3, "dem.tif", tmp_path, size=(600, 700))
+    assert ctx.settings is not None
+    ctx.settings = ctx.settings.model_copy(update={"tile_min_pixels": 65_536, "tile_size": 256})
+    (ctx.roots[0] / "dem.tif").write_bytes(get(s3, "dem.tif"))  # the same raster in the folder root
+
+    with object_roots(ctx), confinement(ctx.roots):
+        on_bucket = convert_tiles.plan(RasterConvertArgs(uri=f"{ROOT}/dem.tif", output="a.tif", tiled=True), ctx)
+    local = str(ctx.roots[0])
+    with object_roots(ctx), confinement(ctx.roots):
+        in_folder = convert_tiles.plan(RasterConvertArgs(uri=f"{local}/dem.tif", output=f"{local}/b.tif"), ctx)
+
+    assert on_bucket is None and in_folder is not None and len(in_folder.windows) > 1
