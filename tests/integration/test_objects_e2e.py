@@ -5,8 +5,6 @@ prefix is refused, and the store's secret appears nowhere: not in a reply, the w
 
 import io
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +21,7 @@ from moto.server import ThreadedMotoServer
 from rasterio.enums import Resampling
 from rasterio.warp import reproject
 
-from tests.integration.conftest import start_gateway, stop
+from tests.integration.conftest import start_gateway, start_worker, stop
 from tests.integration.test_remote_e2e import _everything_on
 from tests.support import free_port, justify, redis_server
 
@@ -70,8 +68,7 @@ def object_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ObjectSta
     with redis_server(workdir) as redis_url, log.open("wb") as sink:
         env = {**os.environ, "REDIS_URL": redis_url, "GEOGATE_WORKSPACES": ROOT, "GEOGATE_S3_ENDPOINT_URL": endpoint}
         env["GEOGATE_S3_SECRETS_FILE"] = str(secrets)
-        argv = [sys.executable, "-m", "workers", "--concurrency", "1", "--loglevel", "INFO"]
-        worker = subprocess.Popen(argv, env=env, start_new_session=True, stdout=sink, stderr=sink)
+        worker = start_worker(env, concurrency=1, log=sink, level="INFO")
         gateway = start_gateway(env, port)
         try:
             yield ObjectStack(f"http://127.0.0.1:{port}/mcp", redis_url, s3, log, data)
