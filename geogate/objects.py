@@ -105,3 +105,12 @@ def split_workspaces(text: str) -> list[str | ObjectRoot]:
     """
     entries = [part.strip() for part in _ENTRIES.split(text) if part.strip()]
     return [ObjectRoot.parse(e) if e.startswith(SCHEME) else e for e in entries]
+
+
+def resolved_workspaces(text: str) -> list[str]:
+    """The entries of `GEOGATE_WORKSPACES` as a child process should get them: folders resolved (links followed),
+    `s3://` roots as they are, in order, without repeats."""
+    entries = split_workspaces(text)
+    return list(
+        dict.fromkeys(e.uri if isinstance(e, ObjectRoot) else str(Path(e).expanduser().resolve()) for e in entries)
+    )

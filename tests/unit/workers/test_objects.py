@@ -16,7 +16,7 @@ import rasterio
 from affine import Affine
 from moto.server import ThreadedMotoServer
 
-from geogate.objects import ObjectRoot, object_store_settings, split_workspaces
+from geogate.objects import ObjectRoot, object_store_settings, resolved_workspaces, split_workspaces
 from geogate.settings import Settings
 from schemas.tools.catalog import CatalogScanArgs, DatasetFormatArgs
 from schemas.tools.previews import CogValidateArgs, RasterPreviewArgs, VectorPreviewArgs
@@ -102,6 +102,7 @@ def test_workspaces_split_at_colons_but_not_at_an_s3_scheme() -> None:
 
     assert entries == ["/data", ObjectRoot(BUCKET, PREFIX), "./here"]
     assert Settings.defaults().model_copy(update={"workspaces": f"/data:{ROOT}"}).workspace_roots() == [Path("/data")]
+    assert resolved_workspaces(f"/data:{ROOT}/:/data/.") == ["/data", ROOT]  # what `geogate dev` hands its workers
     with pytest.raises(ValueError, match="not a usable"):
         split_workspaces(f"s3://{BUCKET}/a/../b")
 
