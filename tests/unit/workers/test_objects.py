@@ -25,8 +25,8 @@ from schemas.tools.raster_ops import RasterClipArgs
 from schemas.tools.vector import VectorConvertArgs
 from workers.gdal import convert_tiles
 from workers.jobkit.confine import confinement
-from workers.jobkit.context import JobContext
-from workers.jobkit.errors import JobCancelled, JobFailed
+from workers.jobkit.context import Fence, JobContext
+from workers.jobkit.errors import JobCancelled, JobFailed, JobSuperseded
 from workers.jobs import object_roots
 from workers.tools.catalog import catalog_scan, dataset_format
 from workers.tools.previews import cog_validate, raster_preview, vector_preview
@@ -321,3 +321,15 @@ def test_a_call_on_the_bucket_large_enough_for_tiles_is_planned_whole(s3: Any, c
         in_folder = convert_tiles.plan(RasterConvertArgs(uri=f"{local}/dem.tif", output=f"{local}/b.tif"), ctx)
 
     assert on_bucket is None and in_folder is not None and len(in_folder.windows) > 1
+
+
+def test_an_attempt_superseded_before_the_completion_leaves_no_object(s3: Any, ctx: JobContext, tmp_path: Path) -> None:
+    put_raster(s3, "dem.tif", tmp_path)
+    checks = iter([True, True])  # current at the start and at the local rename; superseded after the parts
+    ctx.fence = Fence("test-call", "a1", lambda: next(checks, False))
+
+    with pytest.raises(JobSuperseded):
+        raster_convert(RasterConvertArgs(uri="dem.tif", output="out.tif"), ctx)
+
+    assert keys(s3) == [f"{PREFIX}/dem.tif"]
+    assert not s3.list_multipart_uploads(Bucket=BUCKET).get("Uploads")
