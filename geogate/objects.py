@@ -11,10 +11,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from geogate.eventlog.redaction import register_secret
+from geogate.settings import SettingsError
 
 SCHEME = "s3://"
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
@@ -114,3 +115,19 @@ def resolved_workspaces(text: str) -> list[str]:
     return list(
         dict.fromkeys(e.uri if isinstance(e, ObjectRoot) else str(Path(e).expanduser().resolve()) for e in entries)
     )
+
+
+def check_workspaces(text: str) -> None:
+    """Refuse, at a worker's start, an unusable `s3://` root or object-store setting.
+
+    Raises:
+        SettingsError: the message names the variable (`GEOGATE_WORKSPACES: …`, `GEOGATE_S3_PART_MB: …`).
+    """
+    try:
+        if any(isinstance(entry, ObjectRoot) for entry in split_workspaces(text)):
+            object_store_settings()
+    except ValidationError as exc:
+        lines = [f"GEOGATE_S3_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors()]
+        raise SettingsError("invalid settings:\n  " + "\n  ".join(lines)) from None
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None

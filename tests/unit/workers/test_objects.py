@@ -16,8 +16,14 @@ import rasterio
 from affine import Affine
 from moto.server import ThreadedMotoServer
 
-from geogate.objects import ObjectRoot, object_store_settings, resolved_workspaces, split_workspaces
-from geogate.settings import Settings
+from geogate.objects import (
+    ObjectRoot,
+    check_workspaces,
+    object_store_settings,
+    resolved_workspaces,
+    split_workspaces,
+)
+from geogate.settings import Settings, SettingsError
 from schemas.tools.catalog import CatalogScanArgs, DatasetFormatArgs
 from schemas.tools.previews import CogValidateArgs, RasterPreviewArgs, VectorPreviewArgs
 from schemas.tools.raster import RasterConvertArgs, RasterInfoArgs, RasterReprojectArgs, RasterStatsArgs
@@ -105,6 +111,18 @@ def test_workspaces_split_at_colons_but_not_at_an_s3_scheme() -> None:
     assert resolved_workspaces(f"/data:{ROOT}/:/data/.") == ["/data", ROOT]  # what `geogate dev` hands its workers
     with pytest.raises(ValueError, match="not a usable"):
         split_workspaces(f"s3://{BUCKET}/a/../b")
+
+
+def test_a_worker_refuses_to_start_on_an_unusable_root_or_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEOGATE_S3_PART_MB", "2")
+    object_store_settings.cache_clear()
+
+    with pytest.raises(SettingsError, match="GEOGATE_WORKSPACES: 's3://Bad_Bucket/x'"):
+        check_workspaces("/data:s3://Bad_Bucket/x")
+    with pytest.raises(SettingsError, match="GEOGATE_S3_PART_MB: Input should be greater than or equal to 5"):
+        check_workspaces(ROOT)
+    check_workspaces("/data")  # no object root: the store's settings are not read
+    object_store_settings.cache_clear()
 
 
 def test_a_raster_is_converted_from_the_bucket_into_a_cog_in_the_bucket(
