@@ -4,6 +4,7 @@ A raster is converted and reprojected from and to the bucket, a failed call leav
 prefix is refused, and the store's secret appears nowhere: not in a reply, the worker's log or anything on Redis."""
 
 import io
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -160,3 +161,12 @@ async def test_the_secret_is_in_no_reply_no_log_and_nowhere_on_redis(object_stac
     log = object_stack.worker_log.read_bytes()
     assert b"ready" in log and SECRET.encode() not in log
     assert SECRET.encode() not in _everything_on(redis.Redis.from_url(object_stack.redis_url))
+
+
+async def test_the_catalog_resource_lists_the_bucket(object_stack: ObjectStack) -> None:
+    async with Client(object_stack.url) as session:
+        read = await session.read_resource("catalog://workspace/raster")
+
+    scan = json.loads(read.contents[0].text)
+    listed = {entry["path"]: entry for entry in scan["entries"]}
+    assert listed[f"{ROOT}/dem.tif"]["driver"] == "GTiff" and scan["roots"] == [ROOT]
