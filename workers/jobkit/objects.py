@@ -136,6 +136,17 @@ def local_name(uri: str, field: str) -> str:
     raise JobFailed("path.outside_workspace", message, field=field)
 
 
+def readable(path: str) -> str:
+    """Where a job opens a file it wrote and names by `path` (an `OutputRef.path`): an `s3://` object of this job's
+    roots in its mirror, where the output stays until the job ends; any other path as it is."""
+    if not path.startswith(SCHEME) or not _MOUNTS.get():
+        return path
+    try:
+        return local_name(path, "output")
+    except JobFailed:
+        return path
+
+
 def uri_of(path: Path) -> str | None:
     """`s3://bucket/key` of a mirror path, None for any other path."""
     mount = mount_of(path)

@@ -27,7 +27,7 @@ from geogate.settings import Settings, SettingsError
 from schemas.tools.catalog import CatalogScanArgs, DatasetFormatArgs
 from schemas.tools.previews import CogValidateArgs, RasterPreviewArgs, VectorPreviewArgs
 from schemas.tools.raster import RasterConvertArgs, RasterInfoArgs, RasterReprojectArgs, RasterStatsArgs
-from schemas.tools.raster_ops import RasterClipArgs
+from schemas.tools.raster_ops import RasterCalcArgs, RasterClipArgs, RasterMosaicArgs, RasterTerrainArgs
 from schemas.tools.vector import VectorConvertArgs
 from workers.gdal import convert_tiles
 from workers.jobkit.confine import confinement
@@ -37,7 +37,7 @@ from workers.jobs import object_roots
 from workers.tools.catalog import catalog_scan, dataset_format
 from workers.tools.previews import cog_validate, raster_preview, vector_preview
 from workers.tools.raster import raster_convert, raster_info, raster_reproject, raster_stats
-from workers.tools.raster_ops import raster_clip
+from workers.tools.raster_ops import raster_calc, raster_clip, raster_mosaic, raster_terrain
 from workers.tools.vector import vector_convert
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")
@@ -351,3 +351,18 @@ def test_an_attempt_superseded_before_the_completion_leaves_no_object(s3: Any, c
 
     assert keys(s3) == [f"{PREFIX}/dem.tif"]
     assert not s3.list_multipart_uploads(Bucket=BUCKET).get("Uploads")
+
+
+def test_tools_that_read_their_output_back_find_it_in_the_mirror(s3: Any, ctx: JobContext, tmp_path: Path) -> None:
+    data = put_raster(s3, "dem.tif", tmp_path)
+
+    calc = raster_calc(RasterCalcArgs(inputs={"a": "dem.tif"}, expression="a * 2", output="twice.tif"), ctx)
+    terrain = raster_terrain(RasterTerrainArgs(uri="dem.tif", output="slope.tif", product="slope"), ctx)
+    mosaic = raster_mosaic(RasterMosaicArgs(inputs=["dem.tif"], output="mosaic.tif", resampling="nearest"), ctx)
+
+    with rasterio.open(io.BytesIO(get(s3, "twice.tif"))) as out:
+        np.testing.assert_allclose(out.read(), data * 2)
+    assert (calc.width, terrain.width, mosaic.width) == (200, 200, 200)
+    assert {calc.output.uri, terrain.output.uri, mosaic.output.uri} <= {
+        f"{ROOT}/{k.rsplit('/', 1)[1]}" for k in keys(s3)
+    }
