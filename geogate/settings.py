@@ -339,10 +339,10 @@ class Settings(BaseSettings):
         return Keys(self.prefix, self.retention.finished_ttl_s)
 
     def workspace_roots(self) -> list[Path]:
-        """The workspace roots, resolved (symlinks followed) and de-duplicated, in order."""
+        """The folder roots, resolved (links followed) and de-duplicated, in order (`s3://` ones: `geogate.objects`)."""
         roots: list[Path] = []
-        for part in self.workspaces.split(":"):
-            if part.strip():
+        for part in self.workspaces.replace("://", "\0").split(":"):
+            if part.strip() and "\0" not in part:
                 root = Path(part.strip()).expanduser().resolve()
                 if root not in roots:
                     roots.append(root)

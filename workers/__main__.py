@@ -3,6 +3,7 @@
 import argparse
 import sys
 
+from geogate.objects import check_workspaces
 from geogate.settings import SettingsError, process_settings
 from schemas import routes
 
@@ -31,6 +32,7 @@ def main(argv: list[str] | None = None) -> None:
 
     try:  # a settings error (a bad value, no Redis URL) ends the role with its message, as `geogate` does
         settings = process_settings()
+        check_workspaces(settings.workspaces)
         keep_freed_memory()
         app = configure(settings)
     except SettingsError as exc:

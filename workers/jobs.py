@@ -2,8 +2,9 @@
 (`(args, ctx) -> result`). Jobs are bound to their definitions in `workers/tools/`, which `workers.tools.load_all`
 imports."""
 
+import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -13,6 +14,7 @@ from pydantic import BaseModel
 from geogate.eventlog.append import Op
 from schemas.events import Event, ToolRequested
 from schemas.tools import ToolSpec
+from workers.jobkit import objects
 from workers.jobkit.confine import confinement
 from workers.jobkit.context import JobContext
 from workers.jobkit.digests import inputs_read
@@ -102,7 +104,7 @@ def job(spec: ToolSpec, *, own_lifecycle: bool = False) -> Callable[[J], J]:
 
         @functools.wraps(fn)
         def confined(args: Any, ctx: JobContext) -> BaseModel:
-            with confinement(ctx.roots, reserved(ctx)):
+            with object_roots(ctx), confinement(ctx.roots, reserved(ctx)):
                 result = fn(args, ctx)
                 ctx.inputs = inputs_read()
                 return result
@@ -114,6 +116,21 @@ def job(spec: ToolSpec, *, own_lifecycle: bool = False) -> Callable[[J], J]:
         return confined  # type: ignore[return-value]
 
     return register
+
+
+@contextlib.contextmanager
+def object_roots(ctx: JobContext) -> Iterator[None]:
+    """`ctx.roots` with a mirror folder for each `s3://` root (`workers.jobkit.objects`) for the block."""
+    if ctx.settings is None:
+        yield
+        return
+    folders = ctx.roots
+    with objects.mounted(ctx.settings.workspaces, folders) as roots:
+        ctx.roots = roots
+        try:
+            yield
+        finally:
+            ctx.roots = folders
 
 
 def reserved(ctx: JobContext) -> list[Path]:

@@ -20,6 +20,7 @@ from geogate.cli.dev_checks import check_can_start, with_default_workspace
 from geogate.cli.dev_user import WorkerUser, worker_user
 from geogate.cli.local import LocalRun, forget, record
 from geogate.eventlog.append import SCRIPT
+from geogate.objects import resolved_workspaces
 from geogate.process.lifetime import dies_with_this_process
 from geogate.settings import Settings
 from schemas import routes
@@ -194,8 +195,7 @@ def client_config(settings: Settings, redis_url: str) -> str:
     http = {"mcpServers": {"geogate": {"url": f"http://{settings.host}:{settings.port}/mcp"}}}
     script = Path(sys.executable).parent / "geogate"
     command, args = (str(script), []) if script.exists() else (sys.executable, ["-m", "geogate.cli"])
-    roots = ":".join(str(root) for root in settings.workspace_roots())
-    env = {"REDIS_URL": redis_url, "GEOGATE_WORKSPACES": roots}
+    env = {"REDIS_URL": redis_url, "GEOGATE_WORKSPACES": ":".join(resolved_workspaces(settings.workspaces))}
     stdio = {"mcpServers": {"geogate": {"command": command, "args": [*args, "gateway", "--stdio"], "env": env}}}
     return f"Streamable HTTP:\n{json.dumps(http, indent=2)}\nstdio (desktop hosts):\n{json.dumps(stdio, indent=2)}"
 
@@ -263,7 +263,7 @@ def run_dev(settings: Settings, workers: int) -> None:
     try:
         url = settings.redis_url or start_redis(settings, children)
         settings = settings.model_copy(update={"redis_url": url})
-        roots = ":".join(str(root) for root in settings.workspace_roots())
+        roots = ":".join(resolved_workspaces(settings.workspaces))
         env = {**os.environ, "REDIS_URL": url, "GEOGATE_WORKSPACES": roots, "GEOGATE_DATA_DIR": str(data_dir.resolve())}
         user = worker_user(settings, env)
         for name, argv in worker_pools(workers):
@@ -293,7 +293,7 @@ def _announce(settings: Settings, url: str, workers: int, user: WorkerUser | Non
     run = LocalRun(redis_url=url, mcp_url=f"{base}/mcp", ops_url=f"{base}/ops", pid=os.getpid())
     recorded = record(settings, run)
     print(f"Geogate is up: MCP endpoint {run.mcp_url}  (Ctrl-C stops everything)")
-    roots = ", ".join(str(root) for root in settings.workspace_roots())
+    roots = ", ".join(resolved_workspaces(settings.workspaces))
     print(f"Workspace {roots}: tools read and write there only (GEOGATE_WORKSPACES sets others)")
     print(f"Ops dashboard {run.ops_url}; `geogate status` and `geogate events tail -f` from this directory find it")
     pools = ", ".join(n for n, _ in worker_pools(workers))

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import httpx
 import numpy as np
@@ -75,9 +76,12 @@ def start_gateway(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
     return proc
 
 
-def start_worker(env: dict[str, str], concurrency: int = 2) -> subprocess.Popen[bytes]:
-    argv = [sys.executable, "-m", "workers", "--concurrency", str(concurrency), "--loglevel", "WARNING"]
-    return subprocess.Popen(argv, env=env, start_new_session=True)
+def start_worker(
+    env: dict[str, str], concurrency: int = 2, log: IO[bytes] | None = None, level: str = "WARNING"
+) -> subprocess.Popen[bytes]:
+    """A worker node on the test's Redis; its output goes to `log` when given (a test reads it back)."""
+    argv = [sys.executable, "-m", "workers", "--concurrency", str(concurrency), "--loglevel", level]
+    return subprocess.Popen(argv, env=env, start_new_session=True, stdout=log, stderr=log)
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:

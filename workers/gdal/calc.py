@@ -19,6 +19,7 @@ from schemas.tools.raster_ops import RasterCalcArgs, RasterCalcResult
 from schemas.tools.tiling import TileWindow
 from workers.gdal.errors import open_raster, reading
 from workers.gdal.windowed import count_valid, output_profile, run_whole, shown_nodata
+from workers.jobkit import objects
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import resolve_in_workspace
@@ -186,7 +187,7 @@ def calc_from_plan(plan: dict[str, JsonValue], ctx: JobContext) -> Calc:
 
 def calculated(args: RasterCalcArgs, output: OutputRef, valid: int, plan: dict[str, JsonValue]) -> RasterCalcResult:
     parsed = checked(args)
-    with rasterio.open(output.path) as out:
+    with rasterio.open(objects.readable(output.path)) as out:
         width, height, nodata = out.width, out.height, out.nodata
     return RasterCalcResult(
         output=output,

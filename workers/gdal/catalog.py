@@ -22,6 +22,7 @@ from schemas.tools.catalog import (
 from workers.gdal import geoparquet
 from workers.gdal.errors import open_raster, parse_crs, reading
 from workers.gdal.info import crs_text
+from workers.jobkit import objects
 from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
@@ -36,13 +37,16 @@ def _starts(subpath: str, roots: list[Path]) -> list[tuple[Path, Path]]:
     if subpath.strip() in ("", ".", "/"):
         return [(root, root) for root in roots]
     start = resolve_in_workspace(subpath, roots, field="subpath")
-    if not start.is_dir():
+    if not objects.is_folder(start):
         raise JobFailed("path.not_a_folder", f"subpath: {subpath!r} is a file, not a folder", field="subpath")
     return [(next(r for r in roots if start == r or start.is_relative_to(r)), start)]
 
 
 def _walk(start: Path, include_hidden: bool) -> Iterator[Path]:
     """Files under `start` in a stable order, skipping dot-folders and dot-files unless asked."""
+    if objects.mount_of(start) is not None:  # an object-storage root: its listing
+        yield from objects.walk(start, include_hidden)
+        return
     for folder, dirs, files in os.walk(start):
         dirs[:] = sorted(d for d in dirs if include_hidden or not d.startswith("."))
         for name in sorted(files):
@@ -62,6 +66,7 @@ def _open_details(path: Path, kind: DatasetKind) -> tuple[str, str | None]:
     if kind == "raster":
         with open_raster(path) as src:
             return src.driver, crs_text(src.crs)
+    objects.ensure_local(path, "uri")
     if geoparquet.is_parquet(path):
         return geoparquet.DRIVER, geoparquet.describe(path).crs
     with reading(path):
@@ -78,7 +83,8 @@ def _real_inside(path: Path, roots: list[Path]) -> Path | None:
 
 
 def _entry(path: Path, real: Path, root: Path, kind: DatasetKind, details: bool) -> CatalogEntry:
-    entry = CatalogEntry(path=str(path), relative=str(path.relative_to(root)), kind=kind, size=real.stat().st_size)
+    relative, size = str(path.relative_to(root)), objects.size(real)
+    entry = CatalogEntry(path=objects.shown(path), relative=relative, kind=kind, size=size)
     if details:
         try:
             entry.driver, entry.crs = _open_details(real, kind)
@@ -140,7 +146,7 @@ def catalog_scan(args: CatalogScanArgs, ctx: JobContext) -> CatalogScanResult:
             truncated = True
             break
         entries.append(entry)
-    roots = [str(root) for root in ctx.roots]
+    roots = [objects.shown(root) for root in ctx.roots]
     return CatalogScanResult(kind=args.kind, entries=entries, total=len(entries), truncated=truncated, roots=roots)
 
 
@@ -148,8 +154,9 @@ def _as_raster(path: Path) -> DatasetFormatResult | None:
     try:
         with open_raster(path) as src:
             return DatasetFormatResult(
-                path=str(path), kind="raster", driver=src.driver, crs=crs_text(src.crs), size=path.stat().st_size,
-                extension=path.suffix.lower(), width=src.width, height=src.height, count=src.count,
+                path=objects.shown(path), kind="raster", driver=src.driver, crs=crs_text(src.crs),
+                size=objects.size(path), extension=path.suffix.lower(), width=src.width, height=src.height,
+                count=src.count,
             )  # fmt: skip
     except JobFailed:
         return None
@@ -169,7 +176,7 @@ def _as_vector(path: Path) -> DatasetFormatResult | None:
     if info is None:
         return None
     return DatasetFormatResult(
-        path=str(path), kind="vector", driver=str(info["driver"]), crs=info["crs"], size=path.stat().st_size,
+        path=objects.shown(path), kind="vector", driver=str(info["driver"]), crs=info["crs"], size=objects.size(path),
         extension=path.suffix.lower(), layers=layers,
     )  # fmt: skip
 

@@ -5,6 +5,7 @@ from rio_cogeo.cogeo import cog_validate as rio_cog_validate
 from schemas.tools.previews import CogValidateArgs, CogValidateResult
 from workers.gdal.errors import open_raster, reading, remote_reading
 from workers.gdal.remote_guard import guarded_read
+from workers.jobkit import objects
 from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
 from workers.jobkit.files import RemoteRaster, raster_input
@@ -37,4 +38,4 @@ def cog_validate(args: CogValidateArgs, ctx: JobContext) -> CogValidateResult:
     else:
         with reading(source):
             valid, errors, warnings = rio_cog_validate(pinned(source), strict=args.strict, quiet=True)
-    return CogValidateResult(path=str(source), valid=valid, errors=errors, warnings=warnings, **facts)
+    return CogValidateResult(path=objects.shown(source), valid=valid, errors=errors, warnings=warnings, **facts)

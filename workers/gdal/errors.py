@@ -21,11 +21,14 @@ from rasterio.errors import CRSError as RasterioCRSError
 from rasterio.errors import NotGeoreferencedWarning, RasterioError
 
 from workers.gdal.drivers import RASTER_INPUTS
-from workers.gdal.remote_guard import guarded_read
+from workers.gdal.remote_guard import HostGuard, guarded_read
+from workers.jobkit import objects
 from workers.jobkit.confine import check_files, current_roots, pinned, shown_paths
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import RemoteRaster, allowed_host
 
+REMOTE_TIMEOUT_S = 30
+"""How long a request to the object store may take before the read fails."""
 _UNRECOGNISED = ("not recognized as being in a supported file format", "not recognised as a supported file format")
 
 
@@ -98,11 +101,32 @@ def open_raster(path: Path | RemoteRaster, field: str = "uri") -> Iterator[raste
             with rasterio.open(path.gdal_path, driver="GTiff") as src:
                 yield src
         return
+    if objects.remote(path):
+        with _open_object(path, field) as src:
+            yield src
+        return
     with reading(path, field), warnings.catch_warnings():
         # an ungeoreferenced raster is still described; jobs that need georeferencing check for it
         warnings.simplefilter("ignore", NotGeoreferencedWarning)
         with rasterio.open(pinned(path, field)) as src:
             _check_files(src, path, field)
+            yield src
+
+
+@contextlib.contextmanager
+def _open_object(path: Path, field: str) -> Iterator[rasterio.DatasetReader]:
+    """An object of an object-storage root read where it is, by range requests (`/vsis3/`), as a GeoTIFF only,
+    with the store's credentials as GDAL options for the block (`workers.jobkit.objects.gdal_env`), every request
+    through a `remote_guard.HostGuard` that lets it reach the store's endpoint only."""
+    env, host = objects.gdal_env(path)
+    with (
+        reading(path, field),
+        HostGuard(frozenset({host}), REMOTE_TIMEOUT_S) as guard,
+        rasterio.Env(**env, **guard.gdal_env()),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore", NotGeoreferencedWarning)
+        with rasterio.open(objects.gdal_name(path), driver="GTiff") as src:
             yield src
 
 

@@ -11,6 +11,7 @@ from schemas.tools.raster import BandInfo, RasterInfoArgs, RasterInfoResult
 from schemas.tools.vector import FieldInfo, VectorInfoArgs, VectorInfoResult
 from workers.gdal import geoparquet
 from workers.gdal.errors import check_bands, open_raster, reading
+from workers.jobkit import objects
 from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
@@ -52,7 +53,7 @@ def raster_info(args: RasterInfoArgs, ctx: JobContext) -> RasterInfoResult:
         bands = [args.band] if args.band is not None else list(range(1, src.count + 1))
         check_bands(bands, src.count, "band")
         return RasterInfoResult(
-            path=str(path),
+            path=objects.shown(path),
             driver=src.driver,
             crs=crs_text(src.crs),
             width=src.width,
@@ -101,7 +102,7 @@ def vector_info(args: VectorInfoArgs, ctx: JobContext) -> VectorInfoResult:
     info = _read_layer_info(path, layer)
     bounds = info.get("total_bounds")
     return VectorInfoResult(
-        path=str(path),
+        path=objects.shown(path),
         driver=str(info["driver"]),
         layer=layer,
         layers=layers,
@@ -120,7 +121,7 @@ def _parquet_info(path: Path, layer: str | None) -> VectorInfoResult:
     if layer is not None and layer != found.layer:
         raise JobFailed("layer.not_found", f"layer: {layer!r} is not one of {[found.layer]}", field="layer")
     return VectorInfoResult(
-        path=str(path),
+        path=objects.shown(path),
         driver=geoparquet.DRIVER,
         layer=found.layer,
         layers=[found.layer],

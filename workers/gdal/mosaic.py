@@ -34,6 +34,7 @@ from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.clip import fill_value
 from workers.gdal.errors import open_raster, reading, require_georeferenced
 from workers.gdal.windowed import count_valid, run_whole
+from workers.jobkit import objects
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import resolve_in_workspace
@@ -189,7 +190,7 @@ def mosaic_from_plan(plan: dict[str, JsonValue], ctx: JobContext) -> Mosaic:
 
 def mosaicked(args: RasterMosaicArgs, output: OutputRef, valid: int, plan: dict[str, JsonValue]) -> RasterMosaicResult:
     """The result, from the written output and the plan (which inputs were warped)."""
-    with rasterio.open(output.path) as out:
+    with rasterio.open(objects.readable(output.path)) as out:
         crs, res, width, height, bounds = out.crs, out.res, out.width, out.height, out.bounds
     warped = plan["warped"]
     assert isinstance(warped, list), "the op's plan lists the warped inputs"

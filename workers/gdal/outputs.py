@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from schemas.tools.raster import OutputRef
+from workers.jobkit import objects
 from workers.jobkit.errors import JobFailed
-from workers.jobkit.files import WriteDigest
+from workers.jobkit.write_digest import WriteDigest
 
 REFUSED_DRIVERS: dict[str, str] = {
     "MVT": "writes a folder of tiles, not one file",
@@ -50,7 +51,8 @@ def file_ref(path: Path, driver: str, sha256: str | None = None) -> OutputRef:
             else:
                 with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
                     sha256 = hashlib.sha256(mapped).hexdigest()
-    return OutputRef(uri=path.as_uri(), path=str(path), size=size, sha256=sha256, driver=driver)
+    uri = objects.uri_of(path)  # an object root's output by its `s3://` URI
+    return OutputRef(uri=uri or path.as_uri(), path=uri or str(path), size=size, sha256=sha256, driver=driver)
 
 
 def streamed(profile: dict[str, Any], digest: WriteDigest) -> dict[str, Any]:

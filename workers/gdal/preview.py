@@ -29,6 +29,7 @@ from schemas.content import MAX_BLOCK_CHARS
 from schemas.tools.previews import RasterPreviewArgs, RasterPreviewResult, VectorPreviewArgs, VectorPreviewResult
 from workers.gdal.errors import check_bands, open_raster, require_georeferenced
 from workers.gdal.vector_io import read_layer
+from workers.jobkit import objects
 from workers.jobkit.confine import shown_paths
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
@@ -262,7 +263,7 @@ def raster_preview(args: RasterPreviewArgs, ctx: JobContext) -> RasterPreviewRes
         source_size = [src.width, src.height]
     ctx.progress(1, 1, "rendered")
     return RasterPreviewResult(
-        width=img.width, height=img.height, **_figures(encoded, args.max_size, reduction), path=str(source),
+        width=img.width, height=img.height, **_figures(encoded, args.max_size, reduction), path=objects.shown(source),
         mode=mode, bands=bands, percentiles=list(args.percentiles), source_size=source_size,
         crs=img.crs.to_string() if img.crs else None, bounds=list(img.bounds), **figures,
     ).with_image(encoded.image)  # fmt: skip
@@ -327,6 +328,6 @@ def vector_preview(args: VectorPreviewArgs, ctx: JobContext) -> VectorPreviewRes
     drawing, encoded, reduction = fitted(draw_at, args.max_size, args.format)
     height, width = drawing.data.shape[-2:]
     return VectorPreviewResult(
-        width=width, height=height, **_figures(encoded, args.max_size, reduction), path=str(path), layer=layer.name,
-        feature_count=len(layer.geometry), crs=layer.crs, bounds=bounds,
+        width=width, height=height, **_figures(encoded, args.max_size, reduction), path=objects.shown(path),
+        layer=layer.name, feature_count=len(layer.geometry), crs=layer.crs, bounds=bounds,
     ).with_image(encoded.image)  # fmt: skip

@@ -31,6 +31,7 @@ from workers.gdal.errors import open_raster, require_georeferenced
 from workers.gdal.info import crs_text
 from workers.gdal.vector_io import Layer, read_layer
 from workers.gdal.windowed import run_whole
+from workers.jobkit import objects
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import raster_input, resolve_in_workspace
@@ -144,7 +145,7 @@ def burn_of(args: VectorRasterizeArgs, ctx: JobContext) -> Burn:
 def burnt(
     args: VectorRasterizeArgs, output: OutputRef, valid: int, plan: dict[str, JsonValue]
 ) -> VectorRasterizeResult:
-    with rasterio.open(output.path) as out:
+    with rasterio.open(objects.readable(output.path)) as out:
         width, height, transform = out.width, out.height, out.transform
     moved = plan.get("reprojected") or []
     assert isinstance(moved, list), "the op's plan lists the layer's reprojection"

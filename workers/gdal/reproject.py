@@ -22,8 +22,9 @@ from workers.gdal.outputs import file_ref, streamed
 from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
-from workers.jobkit.files import WriteDigest, atomic_output, output_path, resolve_in_workspace
+from workers.jobkit.files import atomic_output, output_path, resolve_in_workspace
 from workers.jobkit.limits import check_raster
+from workers.jobkit.write_digest import WriteDigest
 from workers.tiling.grid import check_grid, tile_side, windows
 
 Grid = tuple[Affine, int, int]

@@ -8,6 +8,7 @@ import rasterio
 from schemas.tools.raster import BandStats, HistogramBin, RasterStatsArgs, RasterStatsResult
 from workers.gdal.blocks import strips
 from workers.gdal.errors import check_bands, open_raster, reading
+from workers.jobkit import objects
 from workers.jobkit.context import JobContext
 from workers.jobkit.files import resolve_in_workspace
 from workers.jobkit.limits import check_raster, widest
@@ -95,4 +96,4 @@ def raster_stats(args: RasterStatsArgs, ctx: JobContext) -> RasterStatsResult:
             values = _valid_values(src, band, ctx, (n, len(bands)))
             stats.append(band_stats(band, values, total, args))
     sampled = args.sample_size is not None and any(s.valid_count > args.sample_size for s in stats)
-    return RasterStatsResult(path=str(path), band_stats=stats, total_pixels=total, sampled=sampled)
+    return RasterStatsResult(path=objects.shown(path), band_stats=stats, total_pixels=total, sampled=sampled)

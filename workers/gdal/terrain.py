@@ -33,6 +33,7 @@ from schemas.tools.raster_ops import RasterTerrainArgs, RasterTerrainResult
 from schemas.tools.tiling import TileWindow
 from workers.gdal.errors import check_bands, open_raster, reading, require_georeferenced
 from workers.gdal.windowed import count_valid, output_profile, run_whole
+from workers.jobkit import objects
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import resolve_in_workspace
@@ -209,7 +210,7 @@ def terrain_from_plan(plan: dict[str, JsonValue], ctx: JobContext) -> Terrain:
 def terrain_result(
     args: RasterTerrainArgs, output: OutputRef, valid: int, plan: dict[str, JsonValue]
 ) -> RasterTerrainResult:
-    with rasterio.open(output.path) as out:
+    with rasterio.open(objects.readable(output.path)) as out:
         width, height, dtype, nodata, crs = out.width, out.height, out.dtypes[0], out.nodata, out.crs
     units = {"hillshade": "shade", "aspect": "degrees", "slope": args.slope_units}[args.product]
     return RasterTerrainResult(

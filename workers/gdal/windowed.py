@@ -27,8 +27,9 @@ from workers.gdal.outputs import file_ref, streamed
 from workers.gdal.staging import assembly_target, create_staging, publish, write_window
 from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
-from workers.jobkit.files import WriteDigest, atomic_output, output_path
+from workers.jobkit.files import atomic_output, output_path
 from workers.jobkit.limits import check_raster
+from workers.jobkit.write_digest import WriteDigest
 from workers.tiling.declare import Plan, tiler
 from workers.tiling.grid import check_grid, parts_folder, root_of, tile_side, windows, worth_tiling
 

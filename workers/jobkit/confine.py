@@ -30,6 +30,7 @@ from typing import Any
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import ParseError, parse
 
+from workers.jobkit import objects
 from workers.jobkit.errors import JobFailed
 
 VRT_MARKERS = (b"<VRTDataset", b"<OGRVRTDataSource")
@@ -81,6 +82,7 @@ def pinned(real: Path, field: str = "uri") -> str:
         JobFailed: `path.outside_workspace` when a folder or the file became a link after the check, or a VRT
             reads a source outside the roots.
     """
+    objects.ensure_local(real, field)  # an object fetched into its mirror, to be opened as a file
     pins = _PINS.get()
     if pins is None:
         return str(real)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from schemas.events import FileDigest
+from workers.jobkit import objects
 from workers.jobkit.confine import note_input, noted_inputs, wants_input
 
 CACHE_ENTRIES = 4096
@@ -75,6 +76,17 @@ def note(real: Path, role: str) -> None:
     note_input(str(real), FileDigest(path=str(real), sha256=digest, size=size, role=role))
 
 
+def note_object(path: Path, role: str) -> None:
+    """Note `path` of an object-storage root (`workers.jobkit.objects`) as an input: its URI, size, and the
+    sha256 Geogate recorded when it published it (none for an object written by anything else)."""
+    mount, uri = objects.mount_of(path), objects.uri_of(path)
+    if mount is None or uri is None or not wants_input(uri):
+        return
+    head = mount.head(mount.key(path)) or {}
+    sha256 = (head.get("Metadata") or {}).get("sha256")
+    note_input(uri, FileDigest(path=uri, sha256=sha256, size=head.get("ContentLength"), role=role))
+
+
 def note_remote(url: str, role: str) -> None:
     """Note a remote input (read by range requests: no digest)."""
     if wants_input(url):
@@ -102,14 +114,14 @@ def versions() -> dict[str, str]:
 
 
 def outputs_of(output: object, role: str = "") -> list[FileDigest]:
-    """The files a job's result (as JSON) says it wrote: every object with a `file://` `uri`, a `path`, a `size` and
-    a `sha256` (`schemas.tools.raster.OutputRef`), named by the field that holds it."""
+    """The files a job's result (as JSON) says it wrote: every object with a `file://` (or `s3://`) `uri`, a
+    `path`, a `size` and a `sha256` (`schemas.tools.raster.OutputRef`), named by the field that holds it."""
     if isinstance(output, list):
         return [ref for item in output for ref in outputs_of(item, role)]
     if not isinstance(output, dict):
         return []
     path, sha256, size, uri = output.get("path"), output.get("sha256"), output.get("size"), output.get("uri")
-    written = isinstance(uri, str) and uri.startswith("file://")
+    written = isinstance(uri, str) and uri.startswith(("file://", "s3://"))
     if written and isinstance(path, str) and isinstance(sha256, str) and isinstance(size, int):
         return [FileDigest(path=path, sha256=sha256, size=size, role=role)]
     return [ref for key, value in output.items() for ref in outputs_of(value, str(key))]

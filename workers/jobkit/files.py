@@ -3,19 +3,16 @@
 import contextlib
 import ctypes
 import glob
-import hashlib
-import io
 import os
-import queue
 import stat
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from workers.jobkit import digests
+from geogate.objects import SCHEME
+from workers.jobkit import digests, objects, uploads
 from workers.jobkit.confine import current_reserved
 from workers.jobkit.errors import JobFailed
 
@@ -36,7 +33,7 @@ def resolve_in_workspace(uri: str, roots: list[Path], *, field: str = "uri", mus
     """
     if not roots:
         raise JobFailed("path.outside_workspace", "no workspace roots are configured (GEOGATE_WORKSPACES)", field=field)
-    raw = uri.removeprefix("file://")
+    raw = objects.local_name(uri, field) if uri.startswith(SCHEME) else uri.removeprefix("file://")
     if "\0" in raw or not raw.strip():
         raise JobFailed("path.invalid", f"{field}: not a usable path", field=field)
     if ".." in PurePath(raw).parts:
@@ -53,7 +50,9 @@ def resolve_in_workspace(uri: str, roots: list[Path], *, field: str = "uri", mus
             "which tools may not read or write",
             field=field,
         )
-    if must_exist:
+    if must_exist and objects.take_input(real, field):  # an object: fetched unless read by range requests
+        digests.note_object(real, field)
+    elif must_exist:
         digests.note(real, field)  # an input: its digest as the job reads it (provenance)
     return real
 
@@ -141,9 +140,9 @@ def _first_inside(candidates: list[Path], roots: list[Path], must_exist: bool, u
         real = candidate.resolve()
         if not _inside(real, roots):
             continue
-        if not must_exist or real.exists():
+        if not must_exist or objects.exists(real):
             return real
-    shown = ", ".join(str(r) for r in roots)
+    shown = ", ".join(objects.shown(r) for r in roots)
     if any(_inside(c.resolve(), roots) for c in candidates):
         raise JobFailed("path.not_found", f"{field}: {uri!r} does not exist in the workspace ({shown})", field=field)
     raise JobFailed("path.outside_workspace", f"{field}: {uri!r} is outside the workspace roots ({shown})", field=field)
@@ -162,15 +161,16 @@ def output_path(uri: str, roots: list[Path], *, overwrite: bool, field: str = "o
             output exists and `overwrite` is false.
     """
     scheme = urlsplit(uri).scheme.lower() if "://" in uri else ""
-    if scheme and scheme != "file":  # never a local folder named `https:`
+    if scheme and scheme not in ("file", "s3"):  # never a local folder named `https:`
         message = f"{field}: outputs are written in the workspace, not to a URL ({uri!r})"
         raise JobFailed("path.outside_workspace", message, field=field)
     path = resolve_in_workspace(uri, roots, field=field, must_exist=False)
     try:
         if not path.parent.is_dir():
             make_folders(path.parent, roots, field)
-        if path.exists() and not overwrite:
+        if objects.exists(path) and not overwrite:
             raise JobFailed("output.exists", f"{field}: {uri!r} exists; pass overwrite=true to replace it", field=field)
+        uploads.note_output(path, overwrite)
         return path
     except OSError as exc:  # a name too long for the filesystem: found by fuzzing (issue 14)
         raise JobFailed("path.invalid", f"{field}: not a usable path ({exc.strerror})", field=field) from exc
@@ -226,11 +226,18 @@ def atomic_output(target: Path, fence: "Fence | None" = None) -> Iterator[Path]:
         yield tmp
         if fence is not None:
             fence.check()
-        for side in sidecars(tmp):  # a Shapefile's .shx/.dbf/.prj, a PNG's .aux.xml and .wld
-            side.replace(target.with_name(target.stem + side.name.removeprefix(tmp.stem)))
+        sides = sidecars(tmp)  # a Shapefile's .shx/.dbf/.prj, a PNG's .aux.xml and .wld
+        moved = [target.with_name(target.stem + side.name.removeprefix(tmp.stem)) for side in sides]
+        for side, name in zip(sides, moved, strict=True):
+            side.replace(name)
         replace_file(tmp, target)
+        uploads.publish(_real(target), [_real(side) for side in moved], fence)  # an object root's output
     finally:
         _discard(tmp)
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))  # `/proc/self/fd/N/name` (`confine.pinned`) as the folder's real path
 
 
 def _renameat2() -> "Callable[[int, bytes, int, bytes, int], int] | None":
@@ -285,111 +292,3 @@ def _discard(tmp: Path) -> None:
     for path in [*sidecars(tmp), tmp]:
         with contextlib.suppress(IsADirectoryError):  # a folder at a temporary's name was put there, not written
             path.unlink(missing_ok=True)
-
-
-class WriteDigest:
-    """The sha256 of a file taken from the bytes as they are written, so nobody reads the file back for it.
-
-    Valid only if every byte of the file went through one `opener` handle, in order: a writer that seeks back
-    to patch what it wrote (a header), opens the file twice or truncates it makes `hexdigest` return None, and
-    the caller reads the file instead.
-
-    The hashing runs in a thread of its own, on a copy of each write, while the writer goes on (hashlib lets go
-    of the GIL): a job holds one core of its pool, and a call alone leaves the other cores idle. The untiled
-    8192² reprojection of `bench/tiles.py` (a 259 MB output), run in one process beside rasterio's one-thread
-    warp, took a median 1.04× of it (8 pairs, 1.03-1.14×) against 1.09× (1.06-1.11×) hashing in line: the
-    sha256 is ~150 ms of that output, the copies ~25 ms. A writer more than `BACKLOG` bytes ahead of the hashing
-    waits for it, so a fast writer of a large file holds no more than that in copies. The thread ends when the
-    handle closes.
-    """
-
-    BACKLOG = 64 << 20
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._sha = hashlib.sha256()
-        self._end = 0
-        self._opens = 0
-        self._broken = False
-        self._pending: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._hasher: threading.Thread | None = None
-        self._done = False
-        self._backlog = 0
-        self._room = threading.Condition()
-
-    def opener(self, name: str | os.PathLike[str], mode: str = "rb") -> IO[bytes]:
-        """A file opener (`rasterio.open(..., opener=)`): `path` opened for writing is digested, anything else
-        (a sidecar GDAL probes for) is opened as it is."""
-        if Path(name) != self.path or not any(m in mode for m in "wax+"):
-            return open(name, mode)
-        self._opens += 1
-        if self._opens > 1:
-            self._broken = True  # and nothing more is queued for the hasher, which the first handle's close ends
-        if self._hasher is None:
-            self._hasher = threading.Thread(target=self._hash, name="write-digest", daemon=True)
-            self._hasher.start()
-        return _DigestingFile(name, mode, self._wrote, self._break, self._closed)
-
-    def hexdigest(self) -> str | None:
-        """The file's sha256, or None when it was not written strictly in order through one handle (or that handle
-        is still open)."""
-        if self._hasher is not None:
-            if not self._done:
-                return None
-            self._hasher.join()
-        if self._broken or self._opens != 1 or self.path.stat().st_size != self._end:
-            return None
-        return self._sha.hexdigest()
-
-    def _hash(self) -> None:
-        while (data := self._pending.get()) is not None:
-            self._sha.update(data)  # hashlib lets go of the GIL for buffers over 2 KiB
-            with self._room:
-                self._backlog -= len(data)
-                self._room.notify()
-
-    def _wrote(self, offset: int, data: memoryview) -> None:
-        if offset != self._end:
-            self._broken = True
-        if not self._broken:
-            copy = bytes(data)  # the writer reuses its buffer
-            with self._room:
-                self._room.wait_for(lambda: self._backlog < self.BACKLOG)
-                self._backlog += len(copy)
-            self._pending.put(copy)
-            self._end += len(copy)
-
-    def _break(self) -> None:
-        self._broken = True
-
-    def _closed(self) -> None:
-        self._done = True
-        self._pending.put(None)
-
-
-Wrote = Callable[[int, memoryview], None]
-"""Told the offset and the bytes of each write."""
-Hook = Callable[[], None]
-
-
-class _DigestingFile(io.FileIO):
-    """A raw file whose writes are reported, with their offsets, to a `WriteDigest`."""
-
-    def __init__(self, name: str | os.PathLike[str], mode: str, wrote: Wrote, broke: Hook, closed: Hook) -> None:
-        super().__init__(name, mode)
-        self._wrote, self._broke, self._closed = wrote, broke, closed
-
-    def write(self, data: bytes | bytearray | memoryview, /) -> int:
-        offset = self.tell()
-        written = super().write(data) or 0
-        self._wrote(offset, memoryview(data).cast("B")[:written])
-        return written
-
-    def truncate(self, size: int | None = None, /) -> int:
-        self._broke()
-        return super().truncate(size)
-
-    def close(self) -> None:
-        if not self.closed:
-            self._closed()
-        super().close()

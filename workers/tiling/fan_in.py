@@ -24,6 +24,7 @@ from schemas.tools.tiling import FanInArgs, FanInResult, TileArgs, TileResult, t
 from workers.jobkit.confine import confinement
 from workers.jobkit.context import Fence, JobContext
 from workers.jobkit.errors import JobCancelled, JobError, JobFailed
+from workers.jobs import object_roots
 from workers.run.lifecycle import Run, begin, elapsed_ms
 from workers.run.memory import out_of_memory, ran_out_of_memory
 from workers.run.reaper import fan_in_attempts_exhausted
@@ -106,7 +107,7 @@ def _assemble(store: EventStore, ctx: JobContext, data: ToolRequested) -> BaseMo
         )
     first = TileArgs.model_validate(_tile_args(store, data.call_id, 0))
     args = SPECS[data.tool].args.model_validate(restored(store.redis, store.keys, data).args)
-    with confinement(ctx.roots):
+    with object_roots(ctx), confinement(ctx.roots):
         return TILERS[data.tool].assemble(args, first, results, ctx)
 
 

@@ -17,7 +17,7 @@ from schemas.tools import SPECS
 from schemas.tools.tiling import TileArgs, tile_call_id, tile_tool
 from workers.jobkit.confine import confinement
 from workers.jobkit.errors import JobError
-from workers.jobs import Started
+from workers.jobs import Started, object_roots
 from workers.tiling.declare import TILERS, Plan
 
 logger = logging.getLogger(__name__)
@@ -33,7 +33,7 @@ def fanned_out(started: Started) -> bool:
     if tiling is None or ctx.store is None:
         return False
     try:
-        with confinement(ctx.roots):
+        with object_roots(ctx), confinement(ctx.roots):
             plan = tiling.plan(SPECS[data.tool].args.model_validate(data.args), ctx)
     except (JobError, ValidationError):
         return False

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from geogate.settings import Settings
 from schemas.tools.tiling import TileWindow
+from workers.jobkit import objects
 from workers.jobkit.context import JobContext
 from workers.jobkit.limits import check_tiles
 
@@ -25,8 +26,10 @@ def tile_side(ctx: JobContext, block: int) -> int:
 
 
 def worth_tiling(ctx: JobContext, width: int, height: int, side: int) -> bool:
-    """At least `GEOGATE_TILE_MIN_PIXELS` and more than one tile: else the call runs whole."""
-    return width * height >= settings_of(ctx).tile_min_pixels and (width > side or height > side)
+    """At least `GEOGATE_TILE_MIN_PIXELS` and more than one tile: else the call runs whole. A call that reads or
+    writes in an object-storage root runs whole (its tiles would need one staging file every worker reaches)."""
+    big = width * height >= settings_of(ctx).tile_min_pixels and (width > side or height > side)
+    return big and not objects.touched()
 
 
 def tile_shape(width: int, height: int, side: int) -> tuple[int, int]:

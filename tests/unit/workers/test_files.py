@@ -9,7 +9,8 @@ import pytest
 
 from workers.jobkit import files
 from workers.jobkit.errors import JobFailed
-from workers.jobkit.files import WriteDigest, atomic_output, output_path, replace_file, resolve_in_workspace
+from workers.jobkit.files import atomic_output, output_path, replace_file, resolve_in_workspace
+from workers.jobkit.write_digest import WriteDigest
 
 
 @pytest.fixture
