@@ -14,8 +14,9 @@ from urllib.parse import urljoin
 import httpx
 import pyogrio.errors
 import rasterio
-from pyproj import CRS
+from pyproj import CRS, Transformer
 from pyproj.exceptions import CRSError as ProjCRSError
+from pyproj.exceptions import ProjError
 from rasterio._err import CPLE_BaseError  # GDAL's own errors, raised by rasterio.shutil as they are
 from rasterio.errors import CRSError as RasterioCRSError
 from rasterio.errors import NotGeoreferencedWarning, RasterioError
@@ -234,6 +235,23 @@ def parse_crs(text: str, field: str) -> CRS:
         return CRS.from_user_input(text)
     except (ProjCRSError, RasterioCRSError) as exc:
         raise JobFailed("crs.unknown", f"{field}: {text!r} is not a CRS PROJ knows ({exc})", field=field) from exc
+
+
+def transformer_between(source: CRS, target: CRS, field: str) -> Transformer:
+    """PROJ's transformation from `source` to `target` (x, y order), found before any work.
+
+    Raises:
+        JobFailed: `crs.no_transformation` naming `field` when PROJ knows none (a CRS of another body, a local
+            engineering CRS), with CRSs the source can go to in `details.valid`.
+    """
+    try:
+        return Transformer.from_crs(source, target, always_xy=True)
+    except ProjError as exc:
+        valid = [":".join(code) for crs in (source, source.geodetic_crs) if crs and (code := crs.to_authority())]
+        names = f"{source.name!r} to {target.name!r}"
+        message = f"{field}: PROJ knows no transformation from {names} (another body's CRS, or a local one)"
+        details = {"valid": list(dict.fromkeys(valid)), "source_crs": source.name}
+        raise JobFailed("crs.no_transformation", message, field=field, details=details) from exc
 
 
 def check_bands(requested: list[int], count: int, field: str) -> None:

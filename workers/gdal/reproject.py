@@ -17,7 +17,7 @@ from rasterio.windows import Window
 from schemas.tools.raster import OutputRef, RasterReprojectArgs, RasterReprojectResult
 from schemas.tools.tiling import TileWindow
 from workers.gdal.blocks import ALIGN_ROWS
-from workers.gdal.errors import open_raster, parse_crs, reading, require_georeferenced, writing
+from workers.gdal.errors import open_raster, parse_crs, reading, require_georeferenced, transformer_between, writing
 from workers.gdal.outputs import file_ref, streamed
 from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
@@ -156,10 +156,10 @@ def raster_reproject(args: RasterReprojectArgs, ctx: JobContext) -> RasterReproj
         JobCancelled: the call was cancelled; nothing is left at `args.output`.
     """
     src_path = resolve_in_workspace(args.uri, ctx.roots)
-    dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     with open_raster(src_path) as src:
         spec, profile = warp_of(src, src_path, args)
         check_bounds(profile, args, ctx)
+        dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)  # no folder for a refused warp
         with atomic_output(Path(pinned(dst_path, "output")), ctx.fence) as tmp:
             sha256 = _warp(src, tmp, spec, profile, ctx)
     return reprojected(args, spec, profile, file_ref(dst_path, "GTiff", sha256))
@@ -173,6 +173,7 @@ def warp_of(src: rasterio.DatasetReader, src_path: Path, args: RasterReprojectAr
     """
     require_georeferenced(src)
     src_crs, dst_crs = source_crs(src, args.src_crs), parse_crs(args.dst_crs, "dst_crs")
+    transformer_between(src_crs, dst_crs, "dst_crs")
     with reading(src_path, "uri"):
         grid = target_grid(src, src_crs, args)
     profile = output_profile(src, grid, dst_crs, args.nodata if args.nodata is not None else src.nodata)

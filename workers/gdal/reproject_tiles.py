@@ -25,10 +25,10 @@ from workers.tiling.grid import parts_folder, root_of, tile_side, windows, worth
 def plan(args: RasterReprojectArgs, ctx: JobContext) -> Plan | None:
     """The output grid cut into tiles when it is large enough; the staging file made for them."""
     src_path = resolve_in_workspace(args.uri, ctx.roots)
-    dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     with open_raster(src_path) as src:
         spec, profile = warp_of(src, src_path, args)
     check_bounds(profile, args, ctx)
+    dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     side = tile_side(ctx, ALIGN_ROWS)
     if not worth_tiling(ctx, profile["width"], profile["height"], side):
         return None

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import shapely
-from pyproj import CRS, Transformer
+from pyproj import CRS
 from pyproj.exceptions import ProjError
 
 from schemas.tools.base import Reprojection
@@ -24,7 +24,7 @@ from schemas.tools.vector import (
     VectorWriteArgs,
 )
 from workers.gdal import vector_metric, visvalingam
-from workers.gdal.errors import parse_crs
+from workers.gdal.errors import parse_crs, transformer_between
 from workers.gdal.outputs import file_ref
 from workers.gdal.vector_io import (
     GeometryOp,
@@ -105,7 +105,7 @@ def _layer_crs(path: Path, layer: str | None, override: str | None) -> CRS:
 
 
 def _transformer_op(src: CRS, dst: CRS) -> GeometryOp:
-    transformer = Transformer.from_crs(src, dst, always_xy=True)
+    transformer = transformer_between(src, dst, "dst_crs")
 
     def coords(xy: np.ndarray) -> np.ndarray:
         try:

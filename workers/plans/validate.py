@@ -9,12 +9,15 @@ from typing import Any
 
 import rasterio
 from pydantic import JsonValue, ValidationError
+from pyproj import CRS
 
 from schemas.plan_check import Checked, check_steps, references
 from schemas.tools import TOOLS, ToolSpec
 from schemas.tools.plans import PLAN_RUN, PlanArgs, PlanStep, Problem
+from schemas.tools.raster import RASTER_REPROJECT
 from schemas.tools.raster_ops import RASTER_CLIP, RasterClipArgs
 from workers.gdal.clip import box_window
+from workers.gdal.errors import open_raster, parse_crs, transformer_between
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import resolve_in_workspace
@@ -78,8 +81,14 @@ def _file_problems(step: PlanStep, ctx: JobContext) -> tuple[list[Problem], int]
             continue
         if name == "uri" and path.suffix.lower() in {".tif", ".tiff", ".vrt", ".img", ".nc", ".jp2"}:
             rasters.append(path)
-    problems += _band_problems(step, rasters[:1]) + _extent_problems(step, rasters[:1])
-    return problems, _calls(step, rasters[:1], ctx)
+    if not rasters:
+        return problems, 1
+    try:
+        with open_raster(rasters[0], "uri") as src:
+            checks = _band_problems(step, src) + _extent_problems(step, src) + _crs_problems(step, src)
+            return problems + checks, _calls(step, src, ctx)
+    except JobFailed as exc:
+        return [*problems, Problem(step=step.id, argument="uri", code=exc.code, message=str(exc))], 1
 
 
 def _strings(value: Any, where: str = "") -> list[tuple[str, str]]:
@@ -92,29 +101,26 @@ def _strings(value: Any, where: str = "") -> list[tuple[str, str]]:
     return []
 
 
-def _band_problems(step: PlanStep, rasters: list[Path]) -> list[Problem]:
+def _band_problems(step: PlanStep, src: rasterio.DatasetReader) -> list[Problem]:
     """A band number the step's input raster does not have: refused, naming the valid range."""
-    if not rasters:
-        return []
-    with rasterio.open(rasters[0]) as src:
-        count = src.count
+    count, name = src.count, Path(src.name).name
     problems = []
     for name in BANDS & set(step.args):
         value = step.args[name]
         bands = value if isinstance(value, list) else [value]
         wrong = [b for b in bands if isinstance(b, int) and not 1 <= b <= count]
         if wrong:
-            message = f"band {wrong[0]} does not exist: {rasters[0].name} has bands 1–{count}"
+            message = f"band {wrong[0]} does not exist: {name} has bands 1–{count}"
             problems.append(
                 Problem(step=step.id, argument=name, code="band.not_found", message=message, valid=[1, count])
             )
     return problems
 
 
-def _extent_problems(step: PlanStep, rasters: list[Path]) -> list[Problem]:
+def _extent_problems(step: PlanStep, src: rasterio.DatasetReader) -> list[Problem]:
     """A clip's literal box that misses its literal input raster: refused, naming the raster's bounds in the box's
     CRS (`valid`). A box or input given by reference is known only once its step has run (the job refuses it)."""
-    if step.tool != RASTER_CLIP.name or not rasters:
+    if step.tool != RASTER_CLIP.name:
         return []
     try:
         args = RasterClipArgs.model_validate(step.args)
@@ -123,22 +129,37 @@ def _extent_problems(step: PlanStep, rasters: list[Path]) -> list[Problem]:
     if args.bounds is None:
         return []
     try:
-        with rasterio.open(rasters[0]) as src:
-            box_window(src, args)
+        box_window(src, args)
     except JobFailed as exc:
         valid = exc.details.get("valid") if isinstance(exc.details, dict) else None
         return [Problem(step=step.id, argument=exc.field or "bounds", code=exc.code, message=str(exc), valid=valid)]
     return []
 
 
-def _calls(step: PlanStep, rasters: list[Path], ctx: JobContext) -> int:
+def _crs_problems(step: PlanStep, src: rasterio.DatasetReader) -> list[Problem]:
+    """A reprojection of a literal raster into a literal CRS PROJ has no transformation to: refused, naming
+    `dst_crs` and CRSs the raster can go to (`valid`)."""
+    target, override = step.args.get("dst_crs"), step.args.get("src_crs")
+    if step.tool != RASTER_REPROJECT.name or not isinstance(target, str) or not isinstance(override, str | None):
+        return []
+    if override is None and src.crs is None:
+        return []  # the step's job says so (`crs.missing`)
+    try:
+        source = parse_crs(override, "src_crs") if override else CRS.from_user_input(src.crs.to_wkt())
+        transformer_between(source, parse_crs(target, "dst_crs"), "dst_crs")
+    except JobFailed as exc:
+        valid = exc.details.get("valid") if isinstance(exc.details, dict) else None
+        return [Problem(step=step.id, argument=exc.field or "dst_crs", code=exc.code, message=str(exc), valid=valid)]
+    return []
+
+
+def _calls(step: PlanStep, src: rasterio.DatasetReader, ctx: JobContext) -> int:
     """1, or the tiles of a tiled tool's step whose input raster is large enough to be tiled (from its metadata)."""
     spec = TOOLS.get(step.tool)
-    if spec is None or not spec.tiled or not rasters:
+    if spec is None or not spec.tiled:
         return 1
     settings = settings_of(ctx)
-    with rasterio.open(rasters[0]) as src:
-        width, height = src.width, src.height
+    width, height = src.width, src.height
     if width * height < settings.tile_min_pixels:
         return 1
     size = settings.tile_size

@@ -215,3 +215,23 @@ def test_a_justified_choice_given_by_reference_is_refused_naming_it(fake_store: 
     named = [(p["step"], p["argument"], p["code"]) for p in failed.data.details["problems"]]
     assert named == [("warp", "dst_crs", "plan.justified_reference")]
     assert fake_store.call_state(step_call_id(call_id, 0)) is None
+
+
+def test_a_reprojection_to_another_bodys_crs_is_refused_before_any_step_naming_what_would_do(
+    fake_store: EventStore, dem: Path
+) -> None:
+    warp = {"uri": "dem.tif", "output": "mars.tif", "dst_crs": "IAU_2015:49900", "resampling": "nearest"}
+
+    call_id, state = call(
+        fake_store,
+        settings_for(dem.parent),
+        "plan_run",
+        {"steps": [{"id": "warp", "tool": "raster_reproject", "args": warp}]},
+    )
+
+    assert state.status == "failed" and state.error_code == "plan.invalid"
+    failed = next(e for e in fake_store.read_aggregate(call_aggregate(call_id)) if e.type == "tool.failed")
+    (problem,) = failed.data.details["problems"]
+    assert (problem["step"], problem["argument"], problem["code"]) == ("warp", "dst_crs", "crs.no_transformation")
+    assert problem["valid"] == ["EPSG:4326"]  # the DEM's own CRS, which is also its geodetic one
+    assert fake_store.call_state(step_call_id(call_id, 0)) is None

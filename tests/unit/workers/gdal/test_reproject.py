@@ -245,3 +245,23 @@ def test_an_output_read_back_is_described_by_its_size_and_sha256(tmp_path: Path,
     path.write_bytes(content)
     ref = file_ref(path, "GTiff")
     assert (ref.size, ref.sha256, ref.path) == (len(content), hashlib.sha256(content).hexdigest(), str(path))
+
+
+@pytest.mark.parametrize(
+    "dst_crs",
+    [
+        "IAU_2015:49900",
+        'ENGCRS["site",EDATUM["d"],CS[Cartesian,2],AXIS["x",east],AXIS["y",north],LENGTHUNIT["metre",1]]',
+    ],
+)
+def test_a_crs_with_no_transformation_from_the_source_is_refused_before_anything_is_written(
+    make_raster: RasterFactory, ctx: JobContext, dst_crs: str
+) -> None:
+    make_raster("src.tif", crs="EPSG:32633")
+
+    with pytest.raises(JobFailed) as failed:
+        raster_reproject(reproject_args(dst_crs=dst_crs, output="new/out.tif"), ctx)
+
+    assert (failed.value.code, failed.value.field) == ("crs.no_transformation", "dst_crs")
+    assert failed.value.details == {"valid": ["EPSG:32633", "EPSG:4326"], "source_crs": "WGS 84 / UTM zone 33N"}
+    assert not (ctx.roots[0] / "new").exists()

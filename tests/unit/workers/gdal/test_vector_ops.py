@@ -262,3 +262,14 @@ def test_a_refused_driver_chosen_by_the_extension_names_output(
 
     assert (refused.value.code, refused.value.field) == ("driver.unknown", "driver")  # not on the output list
     assert sorted(p.name for p in ctx.roots[0].iterdir()) == ["src.gpkg"]
+
+
+def test_reproject_to_another_bodys_crs_is_refused_naming_dst_crs(make_vector: VectorFactory, ctx: JobContext) -> None:
+    make_vector("src.gpkg")
+
+    with pytest.raises(JobFailed) as failed:
+        vector_reproject(VectorReprojectArgs(uri="src.gpkg", output="mars.gpkg", dst_crs="IAU_2015:49900"), ctx)
+
+    assert (failed.value.code, failed.value.field) == ("crs.no_transformation", "dst_crs")
+    assert failed.value.details["valid"] == ["EPSG:4326"]
+    assert not (ctx.roots[0] / "mars.gpkg").exists()
