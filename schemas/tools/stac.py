@@ -3,13 +3,14 @@
 Found assets are `http(s)://` hrefs; the raster tools read those on a host in `GEOGATE_REMOTE_HOSTS`.
 """
 
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
 
 from schemas import routes
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
-from schemas.tools.limits import STAC_ITEMS
+from schemas.tools.limits import OUTPUT_BYTES, STAC_ITEMS, TILES
+from schemas.tools.raster import CrsText, OutputRef, Resampling, Uri, WarpResampling
 
 Name = Annotated[str, Field(min_length=1, max_length=256)]
 
@@ -18,6 +19,8 @@ class StacSearchArgs(ToolArgs):
     catalog: str = Field(min_length=1, max_length=2048, pattern="^https?://")
     """Root URL of a STAC API on a host in GEOGATE_STAC_CATALOGS."""
     collections: list[Name] | None = Field(default=None, min_length=1, max_length=32)
+    ids: list[Name] | None = Field(default=None, min_length=1, max_length=500)
+    """Item ids: the items of an earlier search."""
     bbox: list[float] | None = Field(default=None, min_length=4, max_length=4)
     """[west, south, east, north], degrees."""
     intersects: dict[str, Any] | None = None
@@ -144,4 +147,97 @@ STAC_SEARCH = ToolSpec(
         "failed": [],
         "unreadable_hosts": [],
     },
+)
+
+
+Reducer = Literal["median", "mean", "min", "max", "first", "count"]
+
+
+class StacMask(ToolArgs):
+    asset: Name
+    """Quality or classification asset (Sentinel-2's `SCL`)."""
+    drop: list[int] = Field(min_length=1, max_length=64)
+    """Its values whose pixels are left out (SCL: 3 shadow, 8 and 9 cloud, 10 cirrus)."""
+
+
+class StacCompositeArgs(ToolArgs):
+    search: StacSearchArgs
+    """The search whose items are composited (`ids` picks items of an earlier one)."""
+    assets: list[Name] = Field(min_length=1, max_length=16)
+    """Asset keys, one output band each."""
+    bbox: list[float] | None = Field(default=None, min_length=4, max_length=4)
+    """Area [west, south, east, north], degrees; default the search's bbox or geometry's bounds."""
+    crs: CrsText | None = None
+    """Output CRS; default the first item's first asset's."""
+    resolution: float | None = Field(default=None, gt=0)
+    """Pixel size in CRS units; default the first asset's (given a `crs` unlike it: required)."""
+    reducer: Reducer = "median"
+    """Per pixel across the items: median, mean, min, max, first valid (search order), count of valid."""
+    mask: StacMask | None = None
+    resampling: WarpResampling = Resampling.nearest
+    output: Uri
+    """COG to write in the workspace."""
+    overwrite: bool = False
+
+    @model_validator(mode="after")
+    def _an_area(self) -> Self:
+        area = self.bbox or self.search.bbox or self.search.intersects
+        if area is None:
+            raise ValueError("bbox: give the area (or a search bbox or intersects)")
+        if self.bbox is not None and (self.bbox[0] >= self.bbox[2] or self.bbox[1] >= self.bbox[3]):
+            raise ValueError("bbox: west must be below east and south below north")
+        return self
+
+
+class StacCompositeResult(ToolResult):
+    output: OutputRef
+    crs: str
+    width: int
+    height: int
+    resolution: list[float]
+    bounds: list[float]
+    """left, bottom, right, top in `crs`."""
+    bands: list[str]
+    """The asset of each band."""
+    reducer: str
+    items: list[str]
+    """Ids of the items composited, in search order."""
+    valid_pixels: int
+    """Pixels with a value, over every band."""
+
+    def summary(self) -> str:
+        shape = f"{self.width}×{self.height}×{len(self.bands)}"
+        return f"{self.reducer} of {len(self.items)} item(s), {shape} → {self.output.path}"
+
+
+STAC_COMPOSITE = ToolSpec(
+    name="stac_composite",
+    title="Composite STAC imagery",
+    description=(
+        "Reduce the assets of a STAC search's items per pixel across time (median, mean, min, max, first valid, "
+        "count) over an area onto one grid, dropping pixels a classification asset marks (clouds) and nodata; "
+        "reads only the COG blocks the area needs. Writes a COG, one band per asset."
+    ),
+    queue=routes.GDAL,
+    args=StacCompositeArgs,
+    result=StacCompositeResult,
+    hints=Hints(destructive=True, open_world=True),
+    timeout_s=3600.0,
+    tiled=True,
+    runs_long=True,
+    bounds=(STAC_ITEMS, TILES, OUTPUT_BYTES),
+    examples=(
+        {
+            "search": {
+                "catalog": "https://earth-search.aws.element84.com/v1",
+                "collections": ["sentinel-2-l2a"],
+                "bbox": [11.0, 46.0, 11.1, 46.1],
+                "datetime": "2024-06-01/2024-08-31",
+            },
+            "assets": ["red", "nir"],
+            "mask": {"asset": "scl", "drop": [3, 8, 9, 10]},
+            "resolution": 10,
+            "output": "summer_median.tif",
+        },
+    ),
 )

@@ -22,6 +22,8 @@ class Served:
     server: ThreadingHTTPServer
     requests: list[str] = field(default_factory=list)
     ranges: list[tuple[str, int, int]] = field(default_factory=list)
+    whole: list[str] = field(default_factory=list)
+    """Paths sent whole: a GET without a `Range`."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -58,6 +60,9 @@ def range_server(root: Path) -> Iterator[Served]:
             data = path.read_bytes()
             asked = _RANGE.fullmatch(self.headers.get("Range") or "")
             if asked is None:
+                if body:
+                    with served.lock:
+                        served.whole.append(self.path)
                 self._send(200, data if body else b"", {"Accept-Ranges": "bytes"}, length=len(data))
                 return
             start, end = int(asked[1]), min(int(asked[2] or len(data) - 1), len(data) - 1)

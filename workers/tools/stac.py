@@ -1,9 +1,18 @@
-"""The job of `stac_search` (`schemas/tools/stac.py`); the search lives in `workers.stac.search`."""
+"""The jobs of `stac_search` and `stac_composite` (`schemas/tools/stac.py`); their work lives in `workers.stac`."""
 
 from geogate.settings import Settings
-from schemas.tools.stac import STAC_SEARCH, StacSearchArgs, StacSearchResult
+from schemas.tools.stac import (
+    STAC_COMPOSITE,
+    STAC_SEARCH,
+    StacCompositeArgs,
+    StacCompositeResult,
+    StacSearchArgs,
+    StacSearchResult,
+)
+from workers.gdal.windowed import declare_tiles
 from workers.jobkit.context import JobContext
 from workers.jobs import job
+from workers.stac import composite
 from workers.stac.search import search
 
 _DEFAULTS = Settings.defaults()
@@ -13,3 +22,19 @@ _DEFAULTS = Settings.defaults()
 def stac_search(args: StacSearchArgs, ctx: JobContext) -> StacSearchResult:
     """Search the catalog with the server's allow-list, cap and retry policy."""
     return search(args, ctx.settings or _DEFAULTS)
+
+
+@job(STAC_COMPOSITE)
+def stac_composite(args: StacCompositeArgs, ctx: JobContext) -> StacCompositeResult:
+    """Composite the search's items over the area into a COG."""
+    return composite.stac_composite(args, ctx)
+
+
+declare_tiles(
+    STAC_COMPOSITE,
+    composite.composite_of,
+    composite.composite_from_plan,
+    composite.composited,
+    "bbox",
+    composite.COG,
+)
