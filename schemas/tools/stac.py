@@ -240,4 +240,22 @@ STAC_COMPOSITE = ToolSpec(
             "output": "summer_median.tif",
         },
     ),
+    example_result={
+        "output": {
+            "uri": "file:///data/summer_median.tif",
+            "path": "/data/summer_median.tif",
+            "size": 2841764,
+            "sha256": "9f2c6e1d4b8a7f3e0c5d2a1b6e9f8c7d4a3b2e1f0c9d8e7f6a5b4c3d2e1f0a9b",
+            "driver": "GTiff",
+        },
+        "crs": "EPSG:32632",
+        "width": 781,
+        "height": 1113,
+        "resolution": [10.0, 10.0],
+        "bounds": [578760.0, 5094180.0, 586570.0, 5105310.0],
+        "bands": ["red", "nir"],
+        "reducer": "median",
+        "items": ["S2B_32TPS_20240831_0_L2A", "S2A_32TPS_20240806_0_L2A", "S2B_32TPS_20240612_0_L2A"],
+        "valid_pixels": 1738426,
+    },
 )
