@@ -3,6 +3,7 @@ and a proxy in front of a STAC API that answers 503 to its first requests (`Flak
 
 import re
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,6 +25,8 @@ class Served:
     ranges: list[tuple[str, int, int]] = field(default_factory=list)
     whole: list[str] = field(default_factory=list)
     """Paths sent whole: a GET without a `Range`."""
+    delay_s: float = 0.0
+    """Held before each range's answer (a slow store, so that a call reading it can be caught running)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -66,6 +69,7 @@ def range_server(root: Path) -> Iterator[Served]:
                 self._send(200, data if body else b"", {"Accept-Ranges": "bytes"}, length=len(data))
                 return
             start, end = int(asked[1]), min(int(asked[2] or len(data) - 1), len(data) - 1)
+            time.sleep(served.delay_s)
             with served.lock:
                 served.ranges.append((self.path, start, end))
             headers = {"Content-Range": f"bytes {start}-{end}/{len(data)}", "Accept-Ranges": "bytes"}
