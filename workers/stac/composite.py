@@ -39,6 +39,9 @@ from workers.tiling.grid import tile_side, windows
 
 COG = {"driver": "COG", "compress": "deflate", "bigtiff": "IF_SAFER", "num_threads": "ALL_CPUS"}
 """The output's options: the fan-in (or the whole run) copies the staged GeoTIFF into this."""
+STACK_BYTES = 256 << 20
+"""The most a window's values of every item may take in memory at once (float32); a larger window is reduced in
+strips of rows."""
 _DEFAULTS = Settings.defaults()
 Report = Callable[[TileWindow, float, str], None]
 """(the window, the share of it done, a message): progress, where a cancel lands between two items."""
@@ -73,22 +76,41 @@ class Composite:
         self.profile = profile | {"blockxsize": ALIGN_ROWS, "blockysize": ALIGN_ROWS}
 
     def compute(self, window: TileWindow) -> np.ndarray:
-        """The reduced pixels of `window`, shape (bands, height, width), in the output dtype."""
-        transform = rasterio.windows.transform(_window(window), self.grid.transform)
+        """The reduced pixels of `window`, shape (bands, height, width), in the output dtype: in strips of rows
+        whose stack of every item's values stays within `STACK_BYTES`."""
         bounds = rasterio.windows.bounds(_window(window), self.grid.transform)
         hits = [scene for scene in self.scenes if scene.meets(bounds)]
-        kept = []
+        bands = self.profile["count"]
+        rows = max(1, STACK_BYTES // (4 * bands * max(1, len(hits)) * window.width))
+        strips = [
+            TileWindow(
+                col_off=window.col_off,
+                row_off=top,
+                width=window.width,
+                height=min(rows, window.row_off + window.height - top),
+            )
+            for top in range(window.row_off, window.row_off + window.height, rows)
+        ]
+        parts = []
+        for number, strip in enumerate(strips):
+            stack = self._stack(window, strip, (number, len(strips)), hits)
+            parts.append(np.stack([self._reduce(stack[band]) for band in range(bands)]))
+        return np.concatenate(parts, axis=1)
+
+    def _stack(self, window: TileWindow, strip: TileWindow, part: tuple[int, int], hits: list[Scene]) -> np.ndarray:
+        """Every hit item's values of every band in `strip` (strip `part[0]` of `part[1]` of `window`), NaN where
+        masked: shape (bands, items, rows, columns). Progress after each item."""
+        transform = rasterio.windows.transform(_window(strip), self.grid.transform)
+        shape = (self.profile["count"], len(hits), strip.height, strip.width)
+        stack = np.full(shape, np.nan, dtype="float32")
         for index, scene in enumerate(hits):
-            kept.append(self._kept(scene, transform, window))
-            self.report(window, (index + 1) / (len(hits) + 1), f"read {scene.id} for {window.describe()}")
-        bands = []
-        for band in range(self.profile["count"]):
-            stack = np.full((len(hits), window.height, window.width), np.nan, dtype="float32")
-            for index, scene in enumerate(hits):
-                values, valid = self._warp(scene.hrefs[band], transform, window, self.resampling)
-                stack[index] = np.where(valid & kept[index], values, np.nan)
-            bands.append(self._reduce(stack))
-        return np.stack(bands)
+            kept = self._kept(scene, transform, strip)
+            for band, href in enumerate(scene.hrefs):
+                values, valid = self._warp(href, transform, strip, self.resampling)
+                stack[band, index] = np.where(valid & kept, values, np.nan)
+            share = (part[0] + (index + 1) / len(hits)) / part[1]
+            self.report(window, share, f"read {scene.id} for {window.describe()}")
+        return stack
 
     def _kept(self, scene: Scene, transform: Affine, window: TileWindow) -> np.ndarray:
         """Pixels not dropped by the scene's mask asset (its nodata and outside it are dropped too)."""

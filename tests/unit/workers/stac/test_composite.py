@@ -24,6 +24,7 @@ from tests.unit.workers.gdal.test_tiled import call, digested, tile_types
 from tests.unit.workers.gdal.test_tiled_analysis import same_file
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobCancelled, JobFailed
+from workers.stac import composite
 from workers.stac.composite import stac_composite
 
 AREA = (16.382, 46.496, 16.46, 46.565)
@@ -222,3 +223,19 @@ def test_bad_input_is_named(catalog: SentinelCatalog, tmp_path: Path, change: di
 
     assert (failed.value.code, failed.value.field) == (code, field)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_window_larger_than_the_stack_budget_is_reduced_in_strips_with_the_same_pixels(
+    catalog: SentinelCatalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(composite, "STACK_BYTES", 4 * 2 * 6 * 160 * 7)  # strips of about 7 rows of 154 columns
+    reports: list[float] = []
+    settings = settings_for(catalog, tmp_path)
+    ctx = JobContext(call_id="s", roots=[tmp_path], settings=settings, sink=lambda p, t, m: bool(reports.append(p)))
+
+    result = stac_composite(StacCompositeArgs.model_validate(composite_args(catalog, output="strips.tif")), ctx)
+
+    want = reference(catalog, result.output.path, ["B04", "B08"], "median", CLOUDS)
+    with rasterio.open(result.output.path) as out:
+        np.testing.assert_allclose(out.read(), want.astype("float32"), rtol=1e-6, equal_nan=True)
+    assert len(reports) > 6 * 20 and reports == sorted(reports)
