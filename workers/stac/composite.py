@@ -247,11 +247,11 @@ def composite_of(args: StacCompositeArgs, ctx: JobContext) -> Composite:
         JobFailed: what `workers.stac.scenes.found_items` and `grid_of` raise; an asset off the allowed hosts.
     """
     settings = ctx.settings or _DEFAULTS
-    items = found_items(args, settings)
+    items = found_items(args.search, args.assets, args.mask, settings)
     first = raster_input(items[0].assets[args.assets[0]].href, ctx.roots, settings, field="assets")
     grid = grid_of(args, first)
     drop = list(args.mask.drop) if args.mask else []
-    scenes = scenes_of(items, args, grid.crs)
+    scenes = scenes_of(items, args.assets, args.mask.asset if args.mask else None, grid.crs)
     return Composite(scenes, grid, args.reducer, drop, args.resampling.value, ctx, _rows_report(ctx, grid))
 
 

@@ -19,7 +19,7 @@ from rasterio.errors import CRSError
 from rasterio.warp import transform_bounds
 
 from geogate.settings import Settings
-from schemas.tools.stac import StacCompositeArgs, StacItem
+from schemas.tools.stac import StacCompositeArgs, StacItem, StacMask, StacSearchArgs
 from workers.gdal.errors import open_raster
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import RemoteRaster
@@ -68,18 +68,18 @@ class Grid:
     nodata: float | None
 
 
-def found_items(args: StacCompositeArgs, settings: Settings) -> list[StacItem]:
-    """The search's items, each holding every asked asset and the mask's.
+def found_items(args: StacSearchArgs, keys: list[str], mask: StacMask | None, settings: Settings) -> list[StacItem]:
+    """The search's items, each holding every asset of `keys` (argument `assets`) and the mask's.
 
     Raises:
         JobFailed: what `stac_search` raises; `stac.no_items` (field `search`); `stac.asset_missing` (field
             `assets`, or `mask`) naming the item and the asset.
     """
-    items = search(args.search, settings).items
+    items = search(args, settings).items
     if not items:
-        raise JobFailed("stac.no_items", "search: the search found no items to composite", field="search")
+        raise JobFailed("stac.no_items", "search: the search found no items", field="search")
     for item in items:
-        wanted = [(key, "assets") for key in args.assets] + ([(args.mask.asset, "mask")] if args.mask else [])
+        wanted = [(key, "assets") for key in keys] + ([(mask.asset, "mask")] if mask else [])
         for key, field in wanted:
             if key not in item.assets:
                 have = ", ".join(sorted(item.assets)) or "none"
@@ -88,12 +88,12 @@ def found_items(args: StacCompositeArgs, settings: Settings) -> list[StacItem]:
     return items
 
 
-def scenes_of(items: list[StacItem], args: StacCompositeArgs, crs: str) -> list[Scene]:
-    """Each item's asset hrefs and its bbox on `crs`."""
+def scenes_of(items: list[StacItem], keys: list[str], mask_key: str | None, crs: str) -> list[Scene]:
+    """Each item's hrefs of the assets `keys` and `mask_key`, and its bbox on `crs`."""
     scenes = []
     for item in items:
-        hrefs = [item.assets[key].href for key in args.assets]
-        mask = item.assets[args.mask.asset].href if args.mask else None
+        hrefs = [item.assets[key].href for key in keys]
+        mask = item.assets[mask_key].href if mask_key else None
         bounds = transform_bounds(WGS84, crs, *item.bbox[:2], *item.bbox[-2:], densify_pts=21) if item.bbox else None
         scenes.append(Scene(item.id, hrefs, mask, bounds))
     return scenes
@@ -106,22 +106,50 @@ def grid_of(args: StacCompositeArgs, first: Path | RemoteRaster) -> Grid:
         JobFailed: `crs.unknown` (field `crs`), `resolution.required` (a CRS unlike the asset's, no resolution),
             `area.empty` (field `bbox`), and what opening the asset raises.
     """
-    with open_raster(first, "assets") as src:
-        own_crs, own_res, dtype, nodata = src.crs, src.res[0], src.dtypes[0], src.nodata
-    crs = _crs(args.crs) if args.crs else own_crs
-    if own_crs is None or crs is None:
-        raise JobFailed("crs.missing", "assets: the first asset has no CRS; give `crs`", field="crs")
-    if args.resolution is None and crs != own_crs:
-        message = f"resolution: required when crs ({args.crs}) is not the assets' ({own_crs.to_string()})"
+    own = asset_grid(first)
+    crs = _crs(args.crs) if args.crs else own.crs
+    if args.resolution is None and crs != own.crs:
+        message = f"resolution: required when crs ({args.crs}) is not the assets' ({own.crs.to_string()})"
         raise JobFailed("resolution.required", message, field="resolution")
-    res = args.resolution or own_res
-    left, bottom, right, top = transform_bounds(WGS84, crs, *_area(args), densify_pts=21)
-    left, bottom = math.floor(left / res) * res, math.floor(bottom / res) * res
-    right, top = math.ceil(right / res) * res, math.ceil(top / res) * res
+    bounds = transform_bounds(WGS84, crs, *_area(args), densify_pts=21)
+    return snapped(own, crs, args.resolution or own.res, bounds, "bbox")
+
+
+@dataclass(frozen=True)
+class AssetGrid:
+    """An asset's CRS, pixel size, dtype and nodata."""
+
+    crs: CRS
+    res: float
+    dtype: str
+    nodata: float | None
+
+
+def asset_grid(first: Path | RemoteRaster) -> AssetGrid:
+    """The first asset's grid, which the output's follows unless told otherwise.
+
+    Raises:
+        JobFailed: `crs.missing`, and what opening the asset raises.
+    """
+    with open_raster(first, "assets") as src:
+        if src.crs is None:
+            raise JobFailed("crs.missing", "assets: the first asset has no CRS", field="assets")
+        return AssetGrid(src.crs, src.res[0], src.dtypes[0], src.nodata)
+
+
+def snapped(own: AssetGrid, crs: CRS, res: float, bounds: tuple[float, ...], field: str) -> Grid:
+    """A grid on `crs` of pixels of `res`, over `bounds` (in `crs`) snapped outwards to whole pixels from the CRS's
+    origin; `own`'s dtype and nodata.
+
+    Raises:
+        JobFailed: `area.empty`, naming `field`.
+    """
+    left, bottom = math.floor(bounds[0] / res) * res, math.floor(bounds[1] / res) * res
+    right, top = math.ceil(bounds[2] / res) * res, math.ceil(bounds[3] / res) * res
     width, height = round((right - left) / res), round((top - bottom) / res)
     if width < 1 or height < 1:
-        raise JobFailed("area.empty", "bbox: the area is less than a pixel on the grid", field="bbox")
-    return Grid(crs.to_wkt(), Affine(res, 0, left, 0, -res, top), width, height, dtype, nodata)
+        raise JobFailed("area.empty", f"{field}: the area is less than a pixel on the grid", field=field)
+    return Grid(crs.to_wkt(), Affine(res, 0, left, 0, -res, top), width, height, own.dtype, own.nodata)
 
 
 def _crs(text: str) -> CRS:
