@@ -8,8 +8,9 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import Field, model_validator
 
 from schemas import routes
+from schemas.tools.analysis import ZonalStat, ZoneStats
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
-from schemas.tools.limits import OUTPUT_BYTES, STAC_ITEMS, TILES
+from schemas.tools.limits import OUTPUT_BYTES, STAC_ITEMS, TILES, ZONES
 from schemas.tools.raster import CrsText, OutputRef, Resampling, Uri, WarpResampling
 
 Name = Annotated[str, Field(min_length=1, max_length=256)]
@@ -257,5 +258,97 @@ STAC_COMPOSITE = ToolSpec(
         "reducer": "median",
         "items": ["S2B_32TPS_20240831_0_L2A", "S2A_32TPS_20240806_0_L2A", "S2B_32TPS_20240612_0_L2A"],
         "valid_pixels": 1738426,
+    },
+)
+
+
+class StacZonalSeriesArgs(ToolArgs):
+    search: StacSearchArgs
+    """The search whose items make the series (`ids` picks items of an earlier one)."""
+    asset: Name
+    """Asset key to summarise (one band)."""
+    zones: Uri
+    """Polygon layer in the workspace."""
+    layer: str | None = Field(default=None, max_length=256)
+    id_field: str | None = Field(default=None, min_length=1, max_length=256)
+    """Attribute naming each zone; its 0-based position when omitted."""
+    mask: StacMask | None = None
+    stats: list[ZonalStat] = Field(default_factory=lambda: ["mean", "count"], min_length=1, max_length=8)
+    """Per zone and date, pixels weighed by the share of them the zone covers (exactextract)."""
+
+
+class SeriesRow(ZoneStats):
+    date: str
+    """The items' date (UTC day): items of one day are mosaicked, the first in search order on top."""
+    items: list[str]
+
+
+class StacZonalSeriesResult(ToolResult):
+    asset: str
+    crs: str
+    """The asset's CRS, where the zones were measured."""
+    resolution: float
+    dates: list[str]
+    feature_count: int
+    stats: list[str]
+    rows: list[SeriesRow]
+    """One per zone and date, dates in order, zones in layer order within each."""
+
+    def summary(self) -> str:
+        return f"{self.asset}: {self.feature_count} zone(s) × {len(self.dates)} date(s) = {len(self.rows)} row(s)"
+
+
+STAC_ZONAL_SERIES = ToolSpec(
+    name="stac_zonal_series",
+    title="Zonal time series of STAC imagery",
+    description=(
+        "Statistics of one asset per polygon and per date of a STAC search's items (a table of zone × date): the "
+        "items of a day mosaicked on the asset's grid, pixels a classification asset marks (clouds) and nodata "
+        "left out; reads only the COG blocks under the zones."
+    ),
+    queue=routes.GDAL,
+    args=StacZonalSeriesArgs,
+    result=StacZonalSeriesResult,
+    hints=Hints(read_only=True, idempotent=True, open_world=True),
+    timeout_s=3600.0,
+    runs_long=True,
+    bounds=(STAC_ITEMS, ZONES, OUTPUT_BYTES),
+    examples=(
+        {
+            "search": {
+                "catalog": "https://earth-search.aws.element84.com/v1",
+                "collections": ["sentinel-2-l2a"],
+                "bbox": [11.0, 46.0, 11.1, 46.1],
+                "datetime": "2024-06-01/2024-08-31",
+            },
+            "asset": "nir",
+            "zones": "fields.gpkg",
+            "id_field": "name",
+            "mask": {"asset": "scl", "drop": [3, 8, 9, 10]},
+        },
+    ),
+    example_result={
+        "asset": "nir",
+        "crs": "EPSG:32632",
+        "resolution": 10.0,
+        "dates": ["2024-06-12", "2024-08-06"],
+        "feature_count": 1,
+        "stats": ["mean", "count"],
+        "rows": [
+            {
+                "id": "north",
+                "date": "2024-06-12",
+                "items": ["S2B_32TPS_20240612_0_L2A"],
+                "mean": 3012.4,
+                "count": 812.0,
+            },
+            {
+                "id": "north",
+                "date": "2024-08-06",
+                "items": ["S2A_32TPS_20240806_0_L2A"],
+                "mean": 2688.9,
+                "count": 377.5,
+            },
+        ],
     },
 )

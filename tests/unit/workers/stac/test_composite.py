@@ -4,7 +4,6 @@ read by range requests from the fixture's server: each composite equal to a refe
 with NumPy), the ranges read fewer than the files, a tiled call equal to the whole one, and bad input named."""
 
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +17,7 @@ from rio_cogeo.cogeo import cog_validate
 from geogate.calls.store import EventStore
 from geogate.settings import Settings, StacSettings
 from schemas.tools.stac import StacCompositeArgs
-from tests.stac.catalog import SentinelCatalog, sentinel_catalog
+from tests.stac.catalog import SentinelCatalog
 from tests.stac.scenes import COLLECTION
 from tests.unit.workers.gdal.test_tiled import call, digested, tile_types
 from tests.unit.workers.gdal.test_tiled_analysis import same_file
@@ -38,12 +37,6 @@ REDUCE = {
     "max": lambda s: np.nanmax(s, axis=0),
     "count": lambda s: np.count_nonzero(~np.isnan(s), axis=0),
 }
-
-
-@pytest.fixture(scope="module")
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SentinelCatalog]:
-    with sentinel_catalog(tmp_path_factory.mktemp("stac")) as started:
-        yield started
 
 
 def settings_for(catalog: SentinelCatalog, root: Path, *, tiled: bool = False) -> Settings:
