@@ -31,6 +31,8 @@ from tests.stac.servers import Flaky, flaky_proxy
 from tests.support import free_port, redis_server, wait_for_log
 from tests.unit.workers.stac.test_composite import AREA as THREE_TILES
 from tests.unit.workers.stac.test_composite import CLOUDS, reference
+from tests.unit.workers.stac.test_series import ZONES as SERIES_ZONES
+from tests.unit.workers.stac.test_series import expected as expected_zone
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -259,3 +261,29 @@ async def test_a_cancelled_composite_leaves_nothing_in_the_workspace(stac_stack:
     types = event_types(store, call_id)
     assert "tool.cancel_requested" in types and "tool.progress" in types, types  # stopped between two items
     assert sorted(p.name for p in workspace.iterdir()) == before
+
+
+async def test_a_zonal_time_series_is_a_zone_by_date_table(stac_stack: StacStack) -> None:
+    catalog = stac_stack.catalog
+    shapes = [shapely.box(*box) for box in SERIES_ZONES.values()]
+    zones = geopandas.GeoDataFrame({"name": list(SERIES_ZONES)}, geometry=shapes, crs="EPSG:32633")
+    zones.to_file(stac_stack.workspace / "series_zones.gpkg")
+    args = {
+        "search": search_args(catalog),
+        "asset": "B08",
+        "zones": "series_zones.gpkg",
+        "id_field": "name",
+        "mask": {"asset": "SCL", "drop": CLOUDS},
+    }
+    async with Client(stac_stack.url) as client:
+        series = await client.call_tool("stac_zonal_series", args)
+
+    assert not series.is_error, series.content
+    rows = series.structured_content["rows"]
+    assert [(row["id"], row["date"]) for row in rows] == [
+        (zone, date) for date in series.structured_content["dates"] for zone in SERIES_ZONES
+    ]
+    for row in rows:
+        mean, count = expected_zone(catalog, SERIES_ZONES[row["id"]], row["items"])
+        assert row["count"] == pytest.approx(count)
+        assert row.get("mean") is None if mean is None else row["mean"] == pytest.approx(mean, rel=1e-6)
