@@ -27,6 +27,10 @@ class Served:
     """Paths sent whole: a GET without a `Range`."""
     delay_s: float = 0.0
     """Held before each range's answer (a slow store, so that a call reading it can be caught running)."""
+    redirect: str | None = None
+    """A base URL the range requests of paths ending in `redirected`, but one-byte probes, are redirected to (a
+    server that sends GDAL elsewhere)."""
+    redirected: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -70,6 +74,9 @@ def range_server(root: Path) -> Iterator[Served]:
                 return
             start, end = int(asked[1]), min(int(asked[2] or len(data) - 1), len(data) - 1)
             time.sleep(served.delay_s)
+            if served.redirect is not None and end > start and self.path.endswith(served.redirected):
+                self._send(302, b"", {"Location": f"{served.redirect}{self.path}"})
+                return
             with served.lock:
                 served.ranges.append((self.path, start, end))
             headers = {"Content-Range": f"bytes {start}-{end}/{len(data)}", "Accept-Ranges": "bytes"}

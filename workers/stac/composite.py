@@ -11,7 +11,7 @@ only). Values are reduced in float32 with NaN for what is left out: `median` and
 
 import contextlib
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,9 +30,10 @@ from schemas.tools.stac import StacCompositeArgs, StacCompositeResult
 from schemas.tools.tiling import TileWindow
 from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import check_remote, open_raster, reading, remote_reading
-from workers.gdal.remote_guard import guarded_read
+from workers.gdal.remote_guard import HostGuard
 from workers.gdal.windowed import count_valid, run_whole
 from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import RemoteRaster, raster_input
 from workers.stac.scenes import Grid, Scene, found_items, grid_of, scenes_of
 from workers.tiling.grid import tile_side, windows
@@ -65,6 +66,7 @@ class Composite:
     profile: dict[str, Any] = field(default_factory=dict)
     _sources: dict[str, tuple[rasterio.DatasetReader, Path | RemoteRaster]] = field(default_factory=dict)
     _env: dict[str, Any] = field(default_factory=dict)
+    _guard: HostGuard | None = None
     """GDAL's options of every read once a remote source is open: its guard's proxy, timeouts, retries."""
     _held: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
@@ -125,8 +127,7 @@ class Composite:
         grid = {"crs": self.grid.crs, "transform": transform, "width": window.width, "height": window.height}
         nodata = src.nodata
         with (
-            _read_errors(where),
-            rasterio.Env(**self._env),
+            self._reading(where),
             WarpedVRT(src, resampling=RioResampling[resampling], add_alpha=nodata is None, **grid) as vrt,
         ):
             data = vrt.read(1) if nodata is not None else vrt.read([1, vrt.count])
@@ -140,20 +141,39 @@ class Composite:
         if href not in self._sources:
             where = raster_input(href, self.context.roots, self.context.settings, field="assets")
             if isinstance(where, RemoteRaster):
-                self._guard(where)
+                self._start_guard(where)
                 check_remote(where, "assets")
-                with remote_reading(where, "assets"), rasterio.Env(**self._env):
+                with self._reading(where):
                     src = self._held.enter_context(rasterio.open(where.gdal_path, driver="GTiff"))
             else:
                 src = self._held.enter_context(open_raster(where, "assets"))
             self._sources[href] = (src, where)
         return self._sources[href]
 
-    def _guard(self, remote: RemoteRaster) -> None:
+    def _start_guard(self, remote: RemoteRaster) -> None:
         """The first remote source starts the op's guard and GDAL's options for every remote read after it (the
         allow-list and timeouts are the settings', the same for every asset)."""
-        if not self._env:
-            self._env = self._held.enter_context(guarded_read(remote, "assets"))
+        if self._guard is None:
+            self._guard = self._held.enter_context(HostGuard(remote.allowed, remote.timeout_s))
+            self._env = remote.gdal_env() | self._guard.gdal_env()
+
+    @contextlib.contextmanager
+    def _reading(self, where: Path | RemoteRaster) -> Iterator[None]:
+        """GDAL's reads of `where` under the op's options, their errors mapped; a refused redirect is the error."""
+        try:
+            with _read_errors(where), rasterio.Env(**self._env):
+                yield
+        except JobFailed:
+            self._check_guard(where)  # a read that failed on the guard's refusal fails for that
+            raise
+        self._check_guard(where)
+
+    def _check_guard(self, where: Path | RemoteRaster) -> None:
+        """Raises: JobFailed: `remote.not_allowed` when GDAL was sent to a host off the list (a redirect the guard
+        refused), whatever GDAL made of the refusal: checked after each read, so before anything is published."""
+        if self._guard is not None and self._guard.refused:
+            message = f"assets: reading {str(where)!r}, GDAL was sent to {self._guard.refused[0]!r}, whose host is "
+            raise JobFailed("remote.not_allowed", message + "not in GEOGATE_REMOTE_HOSTS", field="assets")
 
     def _reduce(self, stack: np.ndarray) -> np.ndarray:
         with warnings.catch_warnings(), np.errstate(invalid="ignore"):

@@ -19,6 +19,7 @@ from geogate.settings import Settings, StacSettings
 from schemas.tools.stac import StacCompositeArgs
 from tests.stac.catalog import SentinelCatalog
 from tests.stac.scenes import COLLECTION
+from tests.stac.servers import range_server
 from tests.unit.workers.gdal.test_tiled import call, digested, tile_types
 from tests.unit.workers.gdal.test_tiled_analysis import same_file
 from workers.jobkit.context import JobContext
@@ -194,6 +195,23 @@ def test_a_cancel_at_the_last_report_leaves_no_file(catalog: SentinelCatalog, tm
 
     assert len(reports) > 6 and reports == sorted(reports)  # an item at a time, only ever upwards
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_asset_server_that_sends_gdal_to_another_host_fails_the_call_and_leaves_nothing(
+    catalog: SentinelCatalog, tmp_path: Path
+) -> None:
+    ctx = JobContext(call_id="r", roots=[tmp_path], settings=settings_for(catalog, tmp_path))
+    with range_server(catalog.cogs_root) as elsewhere:
+        catalog.cogs.redirect, catalog.cogs.redirected = elsewhere.url, "SCL.tif"  # the bands are read as ever
+        try:
+            with pytest.raises(JobFailed) as failed:
+                stac_composite(StacCompositeArgs.model_validate(composite_args(catalog, output="r.tif")), ctx)
+        finally:
+            catalog.cogs.redirect = None
+
+    assert (failed.value.code, failed.value.field) == ("remote.not_allowed", "assets")
+    assert elsewhere.authority in failed.value.message and "GEOGATE_REMOTE_HOSTS" in failed.value.message
+    assert elsewhere.ranges == [] and list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(
