@@ -252,8 +252,7 @@ async def test_a_cancelled_composite_leaves_nothing_in_the_workspace(stac_stack:
         async with Client(stac_stack.url) as client:
             with pytest.raises(MCPError):
                 await client.call_tool("stac_composite", args, read_timeout_seconds=2.0)
-        ended = lambda: call_of(store, "cancelled.tif") is not None  # noqa: E731
-        wait_for_log(store, ended, what="the cancelled composite to end", timeout_s=120)
+        wait_for_log(store, lambda: bool(call_of(store, "cancelled.tif")), what="the cancel's end", timeout_s=120)
     finally:
         catalog.cogs.delay_s = 0.0
     call_id = call_of(store, "cancelled.tif")

@@ -278,11 +278,13 @@ def composite_of(args: StacCompositeArgs, ctx: JobContext) -> Composite:
 def composite_from_plan(plan: dict[str, JsonValue], ctx: JobContext) -> Composite:
     """The `Composite` a tile runs, from its plan (the planner searched and chose the grid); progress per item."""
     grid_plan: Any = plan["grid"]
+    scene_plans: Any = plan["scenes"]
+    drop_plan: Any = plan["drop"]
     nodata = None if grid_plan["nodata"] is None else float(grid_plan["nodata"])
     transform = Affine(*grid_plan["transform"])
     grid = Grid(grid_plan["crs"], transform, grid_plan["width"], grid_plan["height"], grid_plan["dtype"], nodata)
-    scenes = [Scene.from_plan(scene) for scene in plan["scenes"]]  # type: ignore[union-attr,arg-type]
-    drop = [int(value) for value in plan["drop"]]  # type: ignore[union-attr,arg-type]
+    scenes = [Scene.from_plan(scene) for scene in scene_plans]
+    drop = [int(value) for value in drop_plan]
 
     def report(window: TileWindow, share: float, message: str) -> None:
         ctx.progress(share, 1, message)

@@ -159,10 +159,9 @@ def _crs(text: str) -> CRS:
         raise JobFailed("crs.unknown", f"crs: {text!r} is not a CRS GDAL knows", field="crs") from exc
 
 
-def _area(args: StacCompositeArgs) -> tuple[float, float, float, float]:
+def _area(args: StacCompositeArgs) -> list[float]:
     """The area in degrees: `bbox`, else the search's bbox, else its geometry's bounds."""
-    if args.bbox is not None:
-        return tuple(args.bbox)  # type: ignore[return-value]
-    if args.search.bbox is not None:
-        return tuple(args.search.bbox)  # type: ignore[return-value]
-    return tuple(shapely.geometry.shape(args.search.intersects).bounds)  # type: ignore[return-value]
+    box = args.bbox or args.search.bbox
+    if box is not None:
+        return list(box)
+    return list(shapely.geometry.shape(args.search.intersects).bounds)

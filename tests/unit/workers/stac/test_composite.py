@@ -68,7 +68,7 @@ def reference(catalog: SentinelCatalog, output: str, bands: list[str], reducer: 
     for band in bands:
         stack = np.full((len(scenes), *shape), np.nan)
         for index, scene in enumerate(scenes):
-            values, scl = (_warped(scene.folder / f"{name}.tif", shape, grid) for name in (band, "SCL"))
+            values, scl = (warped(scene.folder / f"{name}.tif", shape, grid) for name in (band, "SCL"))
             valid = (values != 0) & (scl != 0) & ~np.isin(scl, drop)
             stack[index] = np.where(valid, values, np.nan)
         with warnings.catch_warnings():
@@ -77,7 +77,7 @@ def reference(catalog: SentinelCatalog, output: str, bands: list[str], reducer: 
     return np.stack(result)
 
 
-def _warped(path: Path, shape: tuple[int, int], grid: dict) -> np.ndarray:
+def warped(path: Path, shape: tuple[int, int], grid: dict) -> np.ndarray:
     with rasterio.open(path) as src:
         target = np.zeros(shape, dtype=src.dtypes[0])
         reproject(rasterio.band(src, 1), target, src_nodata=0, dst_nodata=0, resampling=Resampling.nearest, **grid)
@@ -145,7 +145,7 @@ def test_first_valid_takes_the_first_item_in_search_order_with_a_value(
         got, grid = out.read(1), {"dst_transform": out.transform, "dst_crs": out.crs}
     want = np.zeros(got.shape)
     for scene_id in reversed(result.items):  # the earliest item written last wins
-        values, scl = (_warped(by_id[scene_id].folder / f"{b}.tif", got.shape, grid) for b in ("B03", "SCL"))
+        values, scl = (warped(by_id[scene_id].folder / f"{b}.tif", got.shape, grid) for b in ("B03", "SCL"))
         valid = (values != 0) & (scl != 0) & ~np.isin(scl, CLOUDS)
         want = np.where(valid, values, want)
     assert result.items[0].endswith("20240605") and np.array_equal(got, want.astype("uint16"))

@@ -13,7 +13,7 @@ from affine import Affine
 from schemas.tools.stac import StacZonalSeriesArgs
 from tests.stac.catalog import SentinelCatalog
 from tests.stac.scenes import COLLECTION, DATES
-from tests.unit.workers.stac.test_composite import CLOUDS, _warped, settings_for
+from tests.unit.workers.stac.test_composite import CLOUDS, settings_for, warped
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.stac.series import zonal_series
@@ -44,7 +44,7 @@ def expected(catalog: SentinelCatalog, box: tuple[float, ...], items: list[str])
     folders = {scene.id: scene.folder for scene in catalog.scenes}
     mosaic = np.full(shape, np.nan)
     for item in reversed(items):
-        values, scl = (_warped(folders[item] / f"{band}.tif", shape, grid) for band in ("B08", "SCL"))
+        values, scl = (warped(folders[item] / f"{band}.tif", shape, grid) for band in ("B08", "SCL"))
         mosaic = np.where((values != 0) & (scl != 0) & ~np.isin(scl, CLOUDS), values, mosaic)
     count = float(np.count_nonzero(~np.isnan(mosaic)))
     return (float(np.nanmean(mosaic)) if count else None), count
