@@ -6,11 +6,14 @@ statistics → preview, the composite equal to the reference the unit tests comp
 reduced with NumPy), read in ranges; a grid past the tiling threshold runs as tiles, equal to its reference too; a
 cancelled composite leaves nothing in the workspace."""
 
+import hashlib
 import os
+import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
 import geopandas
 import numpy as np
 import pytest
@@ -24,7 +27,7 @@ from rasterio.windows import bounds as window_bounds
 from geogate.calls.keys import Keys
 from geogate.calls.store import EventStore
 from tests.integration.conftest import start_gateway, start_worker, stop
-from tests.integration.test_gdal_e2e import event_types
+from tests.integration.test_gdal_e2e import event_types, partials, started_worker_pid
 from tests.stac.catalog import SentinelCatalog, sentinel_catalog
 from tests.stac.scenes import COLLECTION, SIZE
 from tests.stac.servers import Flaky, flaky_proxy
@@ -74,6 +77,7 @@ def stac_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StacStack]:
             "GEOGATE_REMOTE_HOSTS": catalog.cogs.authority,
             "GEOGATE_TILE_MIN_PIXELS": "100000",  # a 40 m composite of THREE_TILES (30,030 pixels) runs whole
             "GEOGATE_TILE_SIZE": "256",  # a 20 m one (119,730) as 2 × 2 tiles
+            "GEOGATE_VISIBILITY_TIMEOUT_S": "30",  # a killed worker process's call is delivered again soon
         }
         worker = start_worker(env, concurrency=2)
         gateway = start_gateway(env, port)
@@ -140,14 +144,20 @@ async def test_a_catalog_off_the_list_is_refused_naming_the_setting(stac_stack: 
     assert unlisted.passed == unlisted.failed == []
 
 
-def call_of(store: EventStore, output: str) -> str | None:
-    """The id of the newest composite writing `output`, once it has ended (from the log)."""
+def call_of_any(store: EventStore, output: str) -> str | None:
+    """The id of the newest composite writing `output` (from the log)."""
     for stored in reversed(store.read("calls", count=None)):
         data = stored.event.data
         if stored.event.type == "tool.requested" and data.tool == "stac_composite" and data.args["output"] == output:
-            state = store.call_state(data.call_id)
-            return data.call_id if state is not None and state.terminal else None
+            return data.call_id
     return None
+
+
+def call_of(store: EventStore, output: str) -> str | None:
+    """The id of the newest composite writing `output`, once it has ended."""
+    call_id = call_of_any(store, output)
+    state = store.call_state(call_id) if call_id is not None else None
+    return call_id if state is not None and state.terminal else None
 
 
 def search_args(catalog: SentinelCatalog) -> dict:
@@ -286,3 +296,45 @@ async def test_a_zonal_time_series_is_a_zone_by_date_table(stac_stack: StacStack
         mean, count = expected_zone(catalog, SERIES_ZONES[row["id"]], row["items"])
         assert row["count"] == pytest.approx(count)
         assert row.get("mean") is None if mean is None else row["mean"] == pytest.approx(mean, rel=1e-6)
+
+
+async def test_a_composite_whose_worker_process_is_killed_ends_once_with_a_calm_runs_bytes(
+    stac_stack: StacStack,
+) -> None:
+    catalog, workspace, store, outcome = stac_stack.catalog, stac_stack.workspace, stac_stack.store, {}
+    args = {"search": search_args(catalog), "assets": ["B04"], "mask": {"asset": "SCL", "drop": CLOUDS}}
+    async with Client(stac_stack.url) as client:
+        calm = await client.call_tool("stac_composite", args | {"output": "calm.tif"})
+    assert not calm.is_error, calm.content
+
+    async def call() -> None:
+        async with Client(stac_stack.url) as client:
+            outcome["result"] = await client.call_tool("stac_composite", args | {"output": "killed.tif"})
+
+    def started() -> bool:
+        requested = call_of_any(store, "killed.tif")
+        return requested is not None and started_worker_pid(store, requested) is not None
+
+    catalog.cogs.delay_s = 0.05  # long enough to be caught reading
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            await anyio.to_thread.run_sync(lambda: wait_for_log(store, started, what="the composite to start"))
+            call_id = call_of_any(store, "killed.tif")
+            os.kill(started_worker_pid(store, call_id), signal.SIGKILL)  # the pool process running the composite
+            assert not (workspace / "killed.tif").exists()
+            catalog.cogs.delay_s = 0.0
+    finally:
+        catalog.cogs.delay_s = 0.0
+
+    types = event_types(store, call_id)
+    assert types.count("tool.succeeded") + types.count("tool.failed") == 1, types
+    result = outcome["result"]
+    if types.count("tool.succeeded"):  # redelivered and finished: the whole output, byte for byte the calm one
+        killed = (workspace / "killed.tif").read_bytes()
+        assert not result.is_error and killed == (workspace / "calm.tif").read_bytes()
+        assert hashlib.sha256(killed).hexdigest() == result.structured_content["output"]["sha256"]
+        assert types.count("tool.started") == 2
+    else:
+        assert result.is_error and not (workspace / "killed.tif").exists()
+    assert partials(workspace, "killed.tif") == []
