@@ -66,8 +66,8 @@ class Composite:
     profile: dict[str, Any] = field(default_factory=dict)
     _sources: dict[str, tuple[rasterio.DatasetReader, Path | RemoteRaster]] = field(default_factory=dict)
     _env: dict[str, Any] = field(default_factory=dict)
-    _guard: HostGuard | None = None
     """GDAL's options of every read once a remote source is open: its guard's proxy, timeouts, retries."""
+    _guard: HostGuard | None = None
     _held: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     def __post_init__(self) -> None:
