@@ -10,7 +10,6 @@ only). Values are reduced in float32 with NaN for what is left out: `median` and
 """
 
 import contextlib
-import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,9 +175,7 @@ class Composite:
             raise JobFailed("remote.not_allowed", message + "not in GEOGATE_REMOTE_HOSTS", field="assets")
 
     def _reduce(self, stack: np.ndarray) -> np.ndarray:
-        with warnings.catch_warnings(), np.errstate(invalid="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN pixels: nothing to reduce, nodata below
-            reduced = _REDUCERS[self.reducer](stack)
+        reduced = _REDUCERS[self.reducer](stack)
         if self.reducer == "count":
             return reduced.astype("uint16")
         nodata = self.profile["nodata"]
@@ -212,10 +209,15 @@ def _count(stack: np.ndarray) -> np.ndarray:
 
 
 def _nan_if_empty(reduce: Callable[..., np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+    """`reduce` across the items, NaN where no item has a value: those pixels are reduced as zeros and set back
+    (NumPy's nan-reductions warn once per such pixel, which costs seconds on a large window)."""
+
     def reduced(stack: np.ndarray) -> np.ndarray:
-        if stack.shape[0] == 0:
-            return np.full(stack.shape[1:], np.nan, dtype="float32")
-        return reduce(stack, axis=0)
+        empty = np.isnan(stack).all(axis=0)
+        stack[:, empty] = 0
+        values = reduce(stack, axis=0) if stack.shape[0] else np.zeros(stack.shape[1:], dtype="float32")
+        values[empty] = np.nan
+        return values
 
     return reduced
 
