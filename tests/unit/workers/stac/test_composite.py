@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 import rasterio
 import shapely
+from affine import Affine
+from rasterio.crs import CRS
 from rasterio.enums import Resampling
 from rasterio.warp import reproject
 from rio_cogeo.cogeo import cog_validate
@@ -17,6 +19,7 @@ from rio_cogeo.cogeo import cog_validate
 from geogate.calls.store import EventStore
 from geogate.settings import Settings, StacSettings
 from schemas.tools.stac import StacCompositeArgs
+from schemas.tools.tiling import TileWindow
 from tests.stac.catalog import SentinelCatalog
 from tests.stac.scenes import COLLECTION
 from tests.stac.servers import range_server
@@ -25,7 +28,8 @@ from tests.unit.workers.gdal.test_tiled_analysis import same_file
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobCancelled, JobFailed
 from workers.stac import composite
-from workers.stac.composite import stac_composite
+from workers.stac.composite import Composite, stac_composite
+from workers.stac.scenes import Grid, Scene
 
 AREA = (16.382, 46.496, 16.46, 46.565)
 """Crosses the fixture's three tiles (UTM 33N x 606,050-612,000, y 5,150,050-5,157,990)."""
@@ -250,3 +254,26 @@ def test_a_window_larger_than_the_stack_budget_is_reduced_in_strips_with_the_sam
     with rasterio.open(result.output.path) as out:
         np.testing.assert_allclose(out.read(), want.astype("float32"), rtol=1e-6, equal_nan=True)
     assert len(reports) > 6 * 20 and reports == sorted(reports)
+
+
+def test_assets_without_nodata_count_only_where_they_cover_the_grid(tmp_path: Path) -> None:
+    """A source without nodata is masked by its footprint (GDAL's alpha of the warp); workspace paths as hrefs."""
+    for name, left in (("a.tif", 0.0), ("b.tif", 400.0)):
+        profile = {"driver": "GTiff", "width": 20, "height": 10, "count": 1, "dtype": "uint16", "crs": "EPSG:32633"}
+        with rasterio.open(tmp_path / name, "w", transform=Affine(40, 0, left, 0, -40, 400), **profile) as dst:
+            dst.write(np.full((1, 10, 20), 7 if name == "a.tif" else 9, dtype="uint16"))
+    grid = Grid(CRS.from_epsg(32633).to_wkt(), Affine(40, 0, 0, 0, -40, 400), 30, 10, "uint16", None)
+    scenes = [Scene(name, [name], None, None) for name in ("a.tif", "b.tif")]
+    ctx = JobContext(call_id="n", roots=[tmp_path])
+
+    counted = Composite(scenes, grid, "count", [], "nearest", ctx)
+    firsts = Composite(scenes, grid, "first", [], "nearest", ctx)
+    try:
+        count = counted.compute(TileWindow(col_off=0, row_off=0, width=30, height=10))[0]
+        first = firsts.compute(TileWindow(col_off=0, row_off=0, width=30, height=10))[0]
+    finally:
+        counted.close()
+        firsts.close()
+
+    assert (count[:, :10] == 1).all() and (count[:, 10:20] == 2).all() and (count[:, 20:] == 1).all()
+    assert (first[:, :20] == 7).all() and (first[:, 20:] == 9).all() and firsts.profile["nodata"] == 0
