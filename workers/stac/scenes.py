@@ -72,10 +72,20 @@ def found_items(args: StacSearchArgs, keys: list[str], mask: StacMask | None, se
     """The search's items, each holding every asset of `keys` (argument `assets`) and the mask's.
 
     Raises:
-        JobFailed: what `stac_search` raises; `stac.no_items` (field `search`); `stac.asset_missing` (field
-            `assets`, or `mask`) naming the item and the asset.
+        JobFailed: what `stac_search` raises; on field `search`: `stac.no_items`, `stac.too_many_items` (more
+            match than `limit`: a composite of some of them would say nothing of the rest), `stac.unavailable` (a
+            page still failing, retryable); `stac.asset_missing` (field `assets`, or `mask`) naming the item and the
+            asset.
     """
-    items = search(args, settings).items
+    found = search(args, settings)
+    items = found.items
+    if found.failed:
+        failed = found.failed[0]
+        message = f"search: the catalog's page {failed.url} still failed ({failed.reason}); its items would be missing"
+        raise JobFailed("stac.unavailable", message, retryable=True, field="search")
+    if found.more:
+        message = f"search: more items match than its limit ({args.limit}); raise `limit` or narrow the search"
+        raise JobFailed("stac.too_many_items", message, field="search")
     if not items:
         raise JobFailed("stac.no_items", "search: the search found no items", field="search")
     for item in items:

@@ -22,7 +22,7 @@ from schemas.tools.stac import StacCompositeArgs
 from schemas.tools.tiling import TileWindow
 from tests.stac.catalog import SentinelCatalog
 from tests.stac.scenes import COLLECTION
-from tests.stac.servers import range_server
+from tests.stac.servers import flaky_proxy, range_server
 from tests.unit.workers.gdal.test_tiled import call, digested, tile_types
 from tests.unit.workers.gdal.test_tiled_analysis import same_file
 from workers.jobkit.context import JobContext
@@ -224,14 +224,14 @@ def test_an_asset_server_that_sends_gdal_to_another_host_fails_the_call_and_leav
         ({"assets": ["B99"]}, "stac.asset_missing", "assets"),
         ({"mask": {"asset": "QA", "drop": [1]}}, "stac.asset_missing", "mask"),
         ({"crs": "EPSG:3857"}, "resolution.required", "resolution"),
-        ({"search": {"catalog": "x", "ids": ["nope"]}}, "stac.no_items", "search"),
+        ({"search": {"ids": ["nope"]}}, "stac.no_items", "search"),
+        ({"search": {"limit": 5}}, "stac.too_many_items", "search"),
     ],
 )
 def test_bad_input_is_named(catalog: SentinelCatalog, tmp_path: Path, change: dict, code: str, field: str) -> None:
     ctx = JobContext(call_id="b", roots=[tmp_path], settings=settings_for(catalog, tmp_path))
     args = composite_args(catalog, output="bad.tif") | change
-    if "search" in change:
-        args["search"] = {**composite_args(catalog)["search"], "ids": change["search"]["ids"]}
+    args["search"] = composite_args(catalog)["search"] | change.get("search", {})
 
     with pytest.raises(JobFailed) as failed:
         stac_composite(StacCompositeArgs.model_validate(args), ctx)
@@ -277,3 +277,21 @@ def test_assets_without_nodata_count_only_where_they_cover_the_grid(tmp_path: Pa
 
     assert (count[:, :10] == 1).all() and (count[:, 10:20] == 2).all() and (count[:, 20:] == 1).all()
     assert (first[:, :20] == 7).all() and (first[:, 20:] == 9).all() and firsts.profile["nodata"] == 0
+
+
+def test_a_search_whose_later_page_still_fails_is_no_composite_of_what_came(
+    catalog: SentinelCatalog, tmp_path: Path
+) -> None:
+    with flaky_proxy(catalog.api, failures=0, fail_from=3) as flaky:  # the landing page (read twice), a first page
+        settings = settings_for(catalog, tmp_path)
+        stac = settings.stac.model_copy(update={"catalogs": [flaky.authority]})
+        settings = settings.model_copy(update={"stac": stac})
+        ctx = JobContext(call_id="f", roots=[tmp_path], settings=settings)
+        args = composite_args(catalog, output="f.tif")
+        args["search"] |= {"catalog": flaky.url, "page_size": 2}
+
+        with pytest.raises(JobFailed) as failed:
+            stac_composite(StacCompositeArgs.model_validate(args), ctx)
+
+    assert (failed.value.code, failed.value.field, failed.value.retryable) == ("stac.unavailable", "search", True)
+    assert flaky.failed and list(tmp_path.iterdir()) == []
