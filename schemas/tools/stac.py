@@ -151,6 +151,14 @@ STAC_SEARCH = ToolSpec(
 )
 
 
+SUMMER_SEARCH = {
+    "catalog": "https://earth-search.aws.element84.com/v1",
+    "collections": ["sentinel-2-l2a"],
+    "bbox": [11.0, 46.0, 11.1, 46.1],
+    "datetime": "2024-06-01/2024-08-31",
+}
+"""The search the composite's and the series' examples use."""
+
 Reducer = Literal["median", "mean", "min", "max", "first", "count"]
 
 
@@ -229,12 +237,7 @@ STAC_COMPOSITE = ToolSpec(
     bounds=(STAC_ITEMS, TILES, OUTPUT_BYTES),
     examples=(
         {
-            "search": {
-                "catalog": "https://earth-search.aws.element84.com/v1",
-                "collections": ["sentinel-2-l2a"],
-                "bbox": [11.0, 46.0, 11.1, 46.1],
-                "datetime": "2024-06-01/2024-08-31",
-            },
+            "search": SUMMER_SEARCH,
             "assets": ["red", "nir"],
             "mask": {"asset": "scl", "drop": [3, 8, 9, 10]},
             "resolution": 10,
@@ -315,12 +318,7 @@ STAC_ZONAL_SERIES = ToolSpec(
     bounds=(STAC_ITEMS, ZONES, OUTPUT_BYTES),
     examples=(
         {
-            "search": {
-                "catalog": "https://earth-search.aws.element84.com/v1",
-                "collections": ["sentinel-2-l2a"],
-                "bbox": [11.0, 46.0, 11.1, 46.1],
-                "datetime": "2024-06-01/2024-08-31",
-            },
+            "search": SUMMER_SEARCH,
             "asset": "nir",
             "zones": "fields.gpkg",
             "id_field": "name",
