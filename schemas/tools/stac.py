@@ -3,13 +3,15 @@
 Found assets are `http(s)://` hrefs; the raster tools read those on a host in `GEOGATE_REMOTE_HOSTS`.
 """
 
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
 
 from schemas import routes
+from schemas.tools.analysis import ZonalStat, ZoneStats
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
-from schemas.tools.limits import STAC_ITEMS
+from schemas.tools.limits import OUTPUT_BYTES, STAC_ITEMS, TILES, ZONES
+from schemas.tools.raster import CrsText, OutputRef, Resampling, Uri, WarpResampling
 
 Name = Annotated[str, Field(min_length=1, max_length=256)]
 
@@ -18,6 +20,8 @@ class StacSearchArgs(ToolArgs):
     catalog: str = Field(min_length=1, max_length=2048, pattern="^https?://")
     """Root URL of a STAC API on a host in GEOGATE_STAC_CATALOGS."""
     collections: list[Name] | None = Field(default=None, min_length=1, max_length=32)
+    ids: list[Name] | None = Field(default=None, min_length=1, max_length=500)
+    """Item ids: the items of an earlier search."""
     bbox: list[float] | None = Field(default=None, min_length=4, max_length=4)
     """[west, south, east, north], degrees."""
     intersects: dict[str, Any] | None = None
@@ -143,5 +147,206 @@ STAC_SEARCH = ToolSpec(
         "retries": 0,
         "failed": [],
         "unreadable_hosts": [],
+    },
+)
+
+
+SUMMER_SEARCH = {
+    "catalog": "https://earth-search.aws.element84.com/v1",
+    "collections": ["sentinel-2-l2a"],
+    "bbox": [11.0, 46.0, 11.1, 46.1],
+    "datetime": "2024-06-01/2024-08-31",
+}
+"""The search the composite's and the series' examples use."""
+
+Reducer = Literal["median", "mean", "min", "max", "first", "count"]
+
+
+class StacMask(ToolArgs):
+    asset: Name
+    """Quality or classification asset (Sentinel-2's `SCL`)."""
+    drop: list[int] = Field(min_length=1, max_length=64)
+    """Its values whose pixels are left out (SCL: 3 shadow, 8 and 9 cloud, 10 cirrus)."""
+
+
+class StacCompositeArgs(ToolArgs):
+    search: StacSearchArgs
+    """The search whose items are composited (`ids` picks items of an earlier one)."""
+    assets: list[Name] = Field(min_length=1, max_length=16)
+    """Asset keys, one output band each."""
+    bbox: list[float] | None = Field(default=None, min_length=4, max_length=4)
+    """Area [west, south, east, north], degrees; default the search's bbox or geometry's bounds."""
+    crs: CrsText | None = None
+    """Output CRS; default the first item's first asset's."""
+    resolution: float | None = Field(default=None, gt=0)
+    """Pixel size in CRS units; default the first asset's (given a `crs` unlike it: required)."""
+    reducer: Reducer = "median"
+    """Per pixel across the items: median, mean, min, max, first valid (search order), count of valid."""
+    mask: StacMask | None = None
+    resampling: WarpResampling = Resampling.nearest
+    output: Uri
+    """COG to write in the workspace."""
+    overwrite: bool = False
+
+    @model_validator(mode="after")
+    def _an_area(self) -> Self:
+        area = self.bbox or self.search.bbox or self.search.intersects
+        if area is None:
+            raise ValueError("bbox: give the area (or a search bbox or intersects)")
+        if self.bbox is not None and (self.bbox[0] >= self.bbox[2] or self.bbox[1] >= self.bbox[3]):
+            raise ValueError("bbox: west must be below east and south below north")
+        return self
+
+
+class StacCompositeResult(ToolResult):
+    output: OutputRef
+    crs: str
+    width: int
+    height: int
+    resolution: list[float]
+    bounds: list[float]
+    """left, bottom, right, top in `crs`."""
+    bands: list[str]
+    """The asset of each band."""
+    reducer: str
+    items: list[str]
+    """Ids of the items composited, in search order."""
+    valid_pixels: int
+    """Pixels with a value, over every band."""
+
+    def summary(self) -> str:
+        shape = f"{self.width}×{self.height}×{len(self.bands)}"
+        return f"{self.reducer} of {len(self.items)} item(s), {shape} → {self.output.path}"
+
+
+STAC_COMPOSITE = ToolSpec(
+    name="stac_composite",
+    title="Composite STAC imagery",
+    description=(
+        "Reduce the assets of a STAC search's items per pixel across time (median, mean, min, max, first valid, "
+        "count) over an area onto one grid, dropping pixels a classification asset marks (clouds) and nodata; "
+        "reads only the COG blocks the area needs. Writes a COG, one band per asset."
+    ),
+    queue=routes.GDAL,
+    args=StacCompositeArgs,
+    result=StacCompositeResult,
+    hints=Hints(destructive=True, open_world=True),
+    timeout_s=3600.0,
+    tiled=True,
+    runs_long=True,
+    bounds=(STAC_ITEMS, TILES, OUTPUT_BYTES),
+    examples=(
+        {
+            "search": SUMMER_SEARCH,
+            "assets": ["red", "nir"],
+            "mask": {"asset": "scl", "drop": [3, 8, 9, 10]},
+            "resolution": 10,
+            "output": "summer_median.tif",
+        },
+    ),
+    example_result={
+        "output": {
+            "uri": "file:///data/summer_median.tif",
+            "path": "/data/summer_median.tif",
+            "size": 2841764,
+            "sha256": "9f2c6e1d4b8a7f3e0c5d2a1b6e9f8c7d4a3b2e1f0c9d8e7f6a5b4c3d2e1f0a9b",
+            "driver": "GTiff",
+        },
+        "crs": "EPSG:32632",
+        "width": 781,
+        "height": 1113,
+        "resolution": [10.0, 10.0],
+        "bounds": [578760.0, 5094180.0, 586570.0, 5105310.0],
+        "bands": ["red", "nir"],
+        "reducer": "median",
+        "items": ["S2B_32TPS_20240831_0_L2A", "S2A_32TPS_20240806_0_L2A", "S2B_32TPS_20240612_0_L2A"],
+        "valid_pixels": 1738426,
+    },
+)
+
+
+class StacZonalSeriesArgs(ToolArgs):
+    search: StacSearchArgs
+    """The search whose items make the series (`ids` picks items of an earlier one)."""
+    asset: Name
+    """Asset key to summarise (one band)."""
+    zones: Uri
+    """Polygon layer in the workspace."""
+    layer: str | None = Field(default=None, max_length=256)
+    id_field: str | None = Field(default=None, min_length=1, max_length=256)
+    """Attribute naming each zone; its 0-based position when omitted."""
+    mask: StacMask | None = None
+    stats: list[ZonalStat] = Field(default_factory=lambda: ["mean", "count"], min_length=1, max_length=8)
+    """Per zone and date, pixels weighed by the share of them the zone covers (exactextract)."""
+
+
+class SeriesRow(ZoneStats):
+    date: str
+    """The items' date (UTC day): items of one day are mosaicked, the first in search order on top."""
+    items: list[str]
+
+
+class StacZonalSeriesResult(ToolResult):
+    asset: str
+    crs: str
+    """The asset's CRS, where the zones were measured."""
+    resolution: float
+    dates: list[str]
+    feature_count: int
+    stats: list[str]
+    rows: list[SeriesRow]
+    """One per zone and date, dates in order, zones in layer order within each."""
+
+    def summary(self) -> str:
+        return f"{self.asset}: {self.feature_count} zone(s) × {len(self.dates)} date(s) = {len(self.rows)} row(s)"
+
+
+STAC_ZONAL_SERIES = ToolSpec(
+    name="stac_zonal_series",
+    title="Zonal time series of STAC imagery",
+    description=(
+        "Statistics of one asset per polygon and per date of a STAC search's items (a table of zone × date): the "
+        "items of a day mosaicked on the asset's grid, pixels a classification asset marks (clouds) and nodata "
+        "left out; reads only the COG blocks under the zones."
+    ),
+    queue=routes.GDAL,
+    args=StacZonalSeriesArgs,
+    result=StacZonalSeriesResult,
+    hints=Hints(read_only=True, idempotent=True, open_world=True),
+    timeout_s=3600.0,
+    runs_long=True,
+    bounds=(STAC_ITEMS, ZONES, OUTPUT_BYTES),
+    examples=(
+        {
+            "search": SUMMER_SEARCH,
+            "asset": "nir",
+            "zones": "fields.gpkg",
+            "id_field": "name",
+            "mask": {"asset": "scl", "drop": [3, 8, 9, 10]},
+        },
+    ),
+    example_result={
+        "asset": "nir",
+        "crs": "EPSG:32632",
+        "resolution": 10.0,
+        "dates": ["2024-06-12", "2024-08-06"],
+        "feature_count": 1,
+        "stats": ["mean", "count"],
+        "rows": [
+            {
+                "id": "north",
+                "date": "2024-06-12",
+                "items": ["S2B_32TPS_20240612_0_L2A"],
+                "mean": 3012.4,
+                "count": 812.0,
+            },
+            {
+                "id": "north",
+                "date": "2024-08-06",
+                "items": ["S2A_32TPS_20240806_0_L2A"],
+                "mean": 2688.9,
+                "count": 377.5,
+            },
+        ],
     },
 )

@@ -22,7 +22,8 @@ TOOLSETS: dict[str, str] = {
     "admin": "Operators' tools: `revoke_justification`.",
     "provenance": "Where a file comes from, from the log (`provenance`, W3C PROV-JSON) and its calls made again "
     "(`rerun`).",
-    "stac": "Search STAC catalogs (`GEOGATE_STAC_CATALOGS`) for imagery: items, footprints and asset hrefs.",
+    "stac": "Search STAC catalogs (`GEOGATE_STAC_CATALOGS`) for imagery (items, footprints, asset hrefs) and "
+    "composite what they find per pixel across time into a COG.",
     "plans": "`plan_run`: several tool calls, validated whole, run as one durable call (steps refer to results).",
 }
 """Every toolset and what it holds, in the order the docs list them."""

@@ -3,6 +3,7 @@ and a proxy in front of a STAC API that answers 503 to its first requests (`Flak
 
 import re
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,6 +23,14 @@ class Served:
     server: ThreadingHTTPServer
     requests: list[str] = field(default_factory=list)
     ranges: list[tuple[str, int, int]] = field(default_factory=list)
+    whole: list[str] = field(default_factory=list)
+    """Paths sent whole: a GET without a `Range`."""
+    delay_s: float = 0.0
+    """Held before each range's answer (a slow store, so that a call reading it can be caught running)."""
+    redirect: str | None = None
+    """A base URL the range requests of paths ending in `redirected`, but one-byte probes, are redirected to (a
+    server that sends GDAL elsewhere)."""
+    redirected: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -58,9 +67,16 @@ def range_server(root: Path) -> Iterator[Served]:
             data = path.read_bytes()
             asked = _RANGE.fullmatch(self.headers.get("Range") or "")
             if asked is None:
+                if body:
+                    with served.lock:
+                        served.whole.append(self.path)
                 self._send(200, data if body else b"", {"Accept-Ranges": "bytes"}, length=len(data))
                 return
             start, end = int(asked[1]), min(int(asked[2] or len(data) - 1), len(data) - 1)
+            time.sleep(served.delay_s)
+            if served.redirect is not None and end > start and self.path.endswith(served.redirected):
+                self._send(302, b"", {"Location": f"{served.redirect}{self.path}"})
+                return
             with served.lock:
                 served.ranges.append((self.path, start, end))
             headers = {"Content-Range": f"bytes {start}-{end}/{len(data)}", "Accept-Ranges": "bytes"}

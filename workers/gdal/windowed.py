@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 import rasterio
+import rasterio.shutil
 from pydantic import BaseModel, JsonValue
 from rasterio.windows import Window
 
@@ -75,26 +76,51 @@ def count_valid(block: np.ndarray, nodata: float | None) -> int:
     return int(block.size - np.count_nonzero(block == nodata))
 
 
-def write_whole(op: WindowOp, target: Path, ctx: JobContext) -> tuple[OutputRef, int]:
+def write_whole(
+    op: WindowOp, target: Path, ctx: JobContext, copy: dict[str, Any] | None = None
+) -> tuple[OutputRef, int]:
     """Compute every window of the tile grid, a row of windows at a time, into `target` (atomically); the output's
-    description and its count of valid pixels."""
+    description and its count of valid pixels. With `copy` (GDAL's options, with `driver`: a COG), the windows go
+    to a staged GeoTIFF beside the temporary output, which GDAL then copies into that format."""
+    profile = op.profile
+    with atomic_output(Path(pinned(target, "output")), ctx.fence) as tmp:
+        if copy is None:
+            writer = WriteDigest(tmp)
+            with writing(), rasterio.open(tmp, "w", **streamed(profile, writer)) as dst:
+                valid = _write_rows(op, dst, ctx)
+            digest = writer.hexdigest()
+        else:
+            valid, digest = _write_copied(op, tmp, copy, ctx), None
+    return file_ref(target, "GTiff", digest), valid
+
+
+def _write_copied(op: WindowOp, tmp: Path, copy: dict[str, Any], ctx: JobContext) -> int:
+    staged = tmp.with_name(tmp.name.replace(".partial", ".stage.partial"))  # a later attempt sweeps it too
+    try:
+        with writing(), rasterio.open(staged, "w", **op.profile) as dst:
+            valid = _write_rows(op, dst, ctx)
+        with writing():
+            rasterio.shutil.copy(staged, tmp, **copy)
+    finally:
+        staged.unlink(missing_ok=True)
+    ctx.progress(1, 1, f"wrote {copy['driver']}")  # where a cancel lands, before the output takes its name
+    return valid
+
+
+def _write_rows(op: WindowOp, dst: Any, ctx: JobContext) -> int:
     profile = op.profile
     tiles, columns, rows = windows(profile["width"], profile["height"], tile_side(ctx, ALIGN_ROWS))
-    digest, valid = None, 0
-    with atomic_output(Path(pinned(target, "output")), ctx.fence) as tmp:
-        writer = WriteDigest(tmp)
-        with writing(), rasterio.open(tmp, "w", **streamed(profile, writer)) as dst:
-            for row in range(rows):
-                cells = tiles[row * columns : (row + 1) * columns]
-                strip = np.empty((profile["count"], cells[0].height, profile["width"]), dtype=profile["dtype"])
-                for cell in cells:
-                    block = op.compute(cell)
-                    strip[:, :, cell.col_off : cell.col_off + cell.width] = block
-                    valid += op.valid(block)
-                dst.write(strip, window=Window(0, cells[0].row_off, profile["width"], cells[0].height))
-                ctx.progress(row + 1, rows, f"computed {row + 1}/{rows} rows of windows")  # where a cancel lands
-        digest = writer.hexdigest()
-    return file_ref(target, "GTiff", digest), valid
+    valid = 0
+    for row in range(rows):
+        cells = tiles[row * columns : (row + 1) * columns]
+        strip = np.empty((profile["count"], cells[0].height, profile["width"]), dtype=profile["dtype"])
+        for cell in cells:
+            block = op.compute(cell)
+            strip[:, :, cell.col_off : cell.col_off + cell.width] = block
+            valid += op.valid(block)
+        dst.write(strip, window=Window(0, cells[0].row_off, profile["width"], cells[0].height))
+        ctx.progress(row + 1, rows, f"computed {row + 1}/{rows} rows of windows")  # where a cancel lands
+    return valid
 
 
 def check_bounds(op: WindowOp, ctx: JobContext, field: str) -> None:
@@ -109,16 +135,20 @@ def check_bounds(op: WindowOp, ctx: JobContext, field: str) -> None:
 
 
 def run_whole(
-    open_op: Callable[[Any, JobContext], WindowOp], args: Any, ctx: JobContext, field: str
+    open_op: Callable[[Any, JobContext], WindowOp],
+    args: Any,
+    ctx: JobContext,
+    field: str,
+    copy: dict[str, Any] | None = None,
 ) -> tuple[OutputRef, int, dict[str, JsonValue]]:
     """A call run whole: its output checked, its op opened by `open_op`, its bounds checked (the grid is set by
-    argument `field`), every window written (`write_whole`); the output, its count of valid pixels and the op's
-    plan (what a tiled call's tiles would have been given)."""
+    argument `field`), every window written (`write_whole`, copied into another format by `copy`); the output, its
+    count of valid pixels and the op's plan (what a tiled call's tiles would have been given)."""
     dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     op = open_op(args, ctx)
     try:
         check_bounds(op, ctx, field)
-        return *write_whole(op, dst_path, ctx), op.to_plan()
+        return *write_whole(op, dst_path, ctx, copy), op.to_plan()
     finally:
         op.close()
 
@@ -129,10 +159,12 @@ def declare_tiles(
     from_plan: Callable[[dict[str, JsonValue], JobContext], WindowOp],
     result: Callable[[Any, OutputRef, int, dict[str, JsonValue]], BaseModel],
     field: str,
+    copy: dict[str, Any] | None = None,
 ) -> None:
     """Register tool `spec` as tiled: `open_op` makes its op from the call's arguments (planner), `from_plan` from
     the plan a tile carries, `result` the tool's result from the output, its count of valid pixels and the op's
-    plan; `field` is the argument that sets the output grid (named when a bound refuses it)."""
+    plan; `field` is the argument that sets the output grid (named when a bound refuses it); `copy` GDAL's options
+    (with `driver`) of the output the fan-in copies the staging file into, else it is a GeoTIFF."""
 
     def plan(args: Any, ctx: JobContext) -> Plan | None:
         dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
@@ -166,8 +198,8 @@ def declare_tiles(
         staging = Path(str(first.plan["staging"]))
         dst_path = assembly_target(args.output, staging, ctx, overwrite=args.overwrite)
         compress = first.plan.get("compress")
-        copy = None if compress is None else _compressed_copy(str(compress))
-        sha256 = publish(staging, dst_path, ctx, copy=copy)
+        options = copy if copy is not None else None if compress is None else _compressed_copy(str(compress))
+        sha256 = publish(staging, dst_path, ctx, copy=options)
         valid = sum(int(t.partial["valid"]) for t in tiles)  # type: ignore[call-overload,index]
         return result(args, file_ref(dst_path, "GTiff", sha256), valid, first.plan)
 

@@ -6,6 +6,7 @@ their CRS differs from the raster's, transformed with pyproj before extraction.
 """
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ _OPS = {"count": "count", "min": "min", "max": "max", "mean": "mean", "sum": "su
 _OPS |= {"median": "median", "majority": "majority"}
 
 
-def _ids(layer: Layer, id_field: str | None) -> list[Any]:
+def ids_of(layer: Layer, id_field: str | None) -> list[Any]:
     if id_field is None:
         return list(range(len(layer.geometry)))
     if id_field not in layer.fields:
@@ -47,7 +48,7 @@ def _ids(layer: Layer, id_field: str | None) -> list[Any]:
     return [v if isinstance(v, int | str) else str(v) for v in values]
 
 
-def _check_polygons(geometry: np.ndarray) -> None:
+def check_polygons(geometry: np.ndarray) -> None:
     present = ~shapely.is_missing(geometry)
     kinds = shapely.get_type_id(geometry)
     bad = np.flatnonzero(present & ~np.isin(kinds, [3, 6]))
@@ -61,7 +62,7 @@ def _check_polygons(geometry: np.ndarray) -> None:
         )
 
 
-def _to_raster_crs(layer: Layer, raster_crs: CRS | None) -> tuple[np.ndarray, list[Reprojection]]:
+def to_raster_crs(layer: Layer, raster_crs: CRS | None) -> tuple[np.ndarray, list[Reprojection]]:
     """The zones' geometries in the raster's CRS, and the reprojection when they had to be transformed."""
     if layer.crs is None or raster_crs is None:
         return layer.geometry, []
@@ -83,8 +84,12 @@ def _stats_of(props: dict[str, Any], wanted: list[str]) -> dict[str, float | Non
     return out
 
 
-def _extract(src: Any, band: int, geometry: np.ndarray, args: ZonalStatsArgs, ctx: JobContext) -> list[dict]:
-    ops = [_OPS[s] if args.coverage_weight == "fraction" else f"{_OPS[s]}(coverage_weight=none)" for s in args.stats]
+def extract(
+    src: Any, band: int, geometry: np.ndarray, stats: list[str], weight: str, report: Callable[[int, int], None]
+) -> list[dict]:
+    """Statistics `stats` of `band` per geometry (None for an empty one), pixels weighed by `weight` (`fraction`
+    or `none`); `report(done, total)` after each batch of zones (where a cancel lands)."""
+    ops = [_OPS[s] if weight == "fraction" else f"{_OPS[s]}(coverage_weight=none)" for s in stats]
     rows: list[dict] = []
     raster = RasterioRasterSource(src, band)
     for start in range(0, len(geometry), BATCH):
@@ -96,10 +101,16 @@ def _extract(src: Any, band: int, geometry: np.ndarray, args: ZonalStatsArgs, ct
         ]
         found = exact_extract(raster, JSONFeatureSource(features), ops, include_cols=["gg_index"]) if features else []
         by_index = {f["properties"]["gg_index"]: f["properties"] for f in found}
-        rows += [_stats_of(by_index.get(start + i, {"count": 0}), args.stats) for i in range(len(chunk))]
-        done = min(start + BATCH, len(geometry))
-        ctx.progress(done, len(geometry), f"zonal statistics: {done}/{len(geometry)} zones")
+        rows += [_stats_of(by_index.get(start + i, {"count": 0}), stats) for i in range(len(chunk))]
+        report(min(start + BATCH, len(geometry)), len(geometry))
     return rows
+
+
+def zones_progress(ctx: JobContext) -> Callable[[int, int], None]:
+    def report(done: int, total: int) -> None:
+        ctx.progress(done, total, f"zonal statistics: {done}/{total} zones")
+
+    return report
 
 
 def zonal_stats(args: ZonalStatsArgs, ctx: JobContext) -> ZonalStatsResult:
@@ -117,14 +128,14 @@ def zonal_stats(args: ZonalStatsArgs, ctx: JobContext) -> ZonalStatsResult:
         dst = output_path(args.output, ctx.roots, overwrite=args.overwrite)
         driver = output_driver(args.driver, dst)
     layer = read_layer(zones_path, args.layer, ctx, field="zones", counted=lambda n: check_zones(ctx, n, "zones"))
-    _check_polygons(layer.geometry)
-    ids = _ids(layer, args.id_field)
+    check_polygons(layer.geometry)
+    ids = ids_of(layer, args.id_field)
     with open_raster(source) as src:
         check_bands([args.band], src.count, "band")
         require_georeferenced(src)
         raster_crs = src.crs.to_string() if src.crs else None
-        geometry, reprojected = _to_raster_crs(layer, CRS.from_user_input(src.crs) if src.crs else None)
-        rows = _extract(src, args.band, geometry, args, ctx)
+        geometry, reprojected = to_raster_crs(layer, CRS.from_user_input(src.crs) if src.crs else None)
+        rows = extract(src, args.band, geometry, list(args.stats), args.coverage_weight, zones_progress(ctx))
     common = {
         "band": args.band,
         "raster_crs": raster_crs,

@@ -78,6 +78,7 @@ def _search(args: StacSearchArgs, io: GuardedStacIO, readable: frozenset[str]) -
             max_items=args.limit + 1,  # one past the limit tells whether there are more
             limit=args.page_size or min(args.limit + 1, DEFAULT_PAGE_SIZE),
             collections=args.collections,
+            ids=args.ids,
             bbox=args.bbox,
             intersects=args.intersects,
             datetime=args.datetime,
