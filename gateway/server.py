@@ -10,6 +10,7 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 
 from gateway.compact import compact_schema, example_line, instructions, shallow_schema
+from gateway.maps import map_app
 from gateway.preflight.surface import tools as preflight_tools
 from gateway.rawtool import raw_tool
 from gateway.runtime import Gateway
@@ -62,6 +63,7 @@ def build_tool(spec: ToolSpec, gateway: Gateway) -> Tool:
         output_schema=output_schema(spec),
         annotations=_annotations(spec),
         handler=handler,
+        meta={"ui": {"resourceUri": spec.app}} if spec.app else None,
     )
 
 
@@ -139,7 +141,7 @@ def build_server(
         instructions=instructions(settings, published),
         tools=tools,
         lifespan=lifespan,
-        extensions=[TasksExtension(runtime)],
+        extensions=[TasksExtension(runtime), map_app(settings)],
         request_state_security=request_state,
         **secured,
     )

@@ -57,7 +57,7 @@ def _raster(path: Path, query: LayerQuery) -> MapLayer:
         preview = tiles.preview(max_size=PREVIEW_PIXELS, indexes=[1] if src.count < 3 else [1, 2, 3])
         rgb = src.count >= 3 and all(dtype == "uint8" for dtype in src.dtypes[:3])
     values = preview.array.compressed()
-    rescale = None if rgb or values.size == 0 else tuple(float(v) for v in np.percentile(values, [2, 98]))
+    rescale = None if rgb or values.size == 0 else tuple(float(f"{v:.6g}") for v in np.percentile(values, [2, 98]))
     if rescale is not None and rescale[0] >= rescale[1]:
         rescale = (rescale[0], rescale[0] + 1)
     return MapLayer(kind="raster", path=query.path, name=path.name, bounds=bounds, bands=src.count, rescale=rescale)

@@ -1,0 +1,237 @@
+"""The interactive map in headless Chromium (Debian's, driven by Playwright) on the real stack: the page at
+/maps/view, the same page as the MCP App a host shows beside `map_image` (SEP-1865, through a host page of another
+origin that speaks the bridge), and a call's outputs on /ops. Each must draw raster tiles (pixels change when the
+tiles are shown), open a popup on a known feature, and fetch nothing from outside the gateway."""
+
+import asyncio
+import io
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyogrio
+import pytest
+import rasterio
+import shapely
+from mcp import Client
+from PIL import Image
+from playwright.sync_api import Browser, Frame, Page, Response, expect, sync_playwright
+from rasterio.transform import from_origin
+
+from schemas.events import ToolRequested, ToolSucceeded
+from tests.integration.conftest import Stack
+
+pytestmark = pytest.mark.integration
+
+CHROMIUM = "/usr/bin/chromium"
+HOST_PAGE = "http://127.0.0.1:9/host.html"
+"""The test host's page: answered by Playwright itself, at an origin other than the gateway's (as a host's is)."""
+RASTER_BOX = (10.0, 45.0, 10.1, 45.05)
+WELL = ("south well", 10.02, 45.01)
+"""A known feature of `maps/sites.gpkg`: its name, longitude and latitude."""
+BACKGROUND = (238, 240, 242)
+HOST_SCRIPT = """
+window.received = [];
+window.addEventListener("message", (event) => {
+  const frame = document.getElementById("app").contentWindow;
+  const message = event.data;
+  if (event.source !== frame) return;
+  window.received.push(message.method || "response");
+  const send = (m) => frame.postMessage({ jsonrpc: "2.0", ...m }, "*");
+  if (message.method === "ui/initialize") {
+    send({ id: message.id, result: { protocolVersion: "2026-01-26", hostInfo: { name: "test-host", version: "0" },
+      hostCapabilities: {}, hostContext: { displayMode: "inline" } } });
+  } else if (message.method === "ui/notifications/initialized") {
+    send({ method: "ui/notifications/tool-input", params: { arguments: window.toolCall.arguments } });
+    send({ method: "ui/notifications/tool-result", params: window.toolCall.result });
+  }
+});
+"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not Path(CHROMIUM).exists():
+        raise RuntimeError("chromium is not installed; `make test` installs it with apt")
+    args = ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]  # WebGL without a GPU
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=args)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def layers(stack: Stack) -> dict[str, str]:
+    """A 200×100 raster over `RASTER_BOX` (EPSG:4326) and two wells on it."""
+    folder = stack.workspace / "maps"
+    folder.mkdir(exist_ok=True)
+    west, south, east, north = RASTER_BOX
+    data = np.tile(np.linspace(0, 250, 200, dtype="float32"), (100, 1))[np.newaxis]
+    profile = {"driver": "GTiff", "width": 200, "height": 100, "count": 1, "dtype": "float32", "crs": "EPSG:4326"}
+    with rasterio.open(folder / "area.tif", "w", **profile, transform=from_origin(west, north, 0.0005, 0.0005)) as dst:
+        dst.write(data)
+    wells = shapely.points([[WELL[1], WELL[2]], [10.08, 45.04]])
+    pyogrio.raw.write(
+        folder / "sites.gpkg",
+        geometry=shapely.to_wkb(wells),
+        field_data=[np.array([WELL[0], "north well"], dtype=object)],
+        fields=["name"],
+        geometry_type="Point",
+        crs="EPSG:4326",
+        driver="GPKG",
+        layer="sites",
+    )
+    return {"raster": "maps/area.tif", "vector": "maps/sites.gpkg"}
+
+
+def recorded(page: Page) -> tuple[list[str], list[Response]]:
+    urls: list[str] = []
+    tiles: list[Response] = []
+    page.on("request", lambda request: urls.append(request.url))
+    page.on("console", lambda m: print("CONSOLE", m.text))
+    page.on("pageerror", lambda e: print("PAGEERROR", e))
+    page.on("requestfinished", lambda r: print("REQ", r.url[:150]))
+    page.on("response", lambda response: tiles.append(response) if "/tiles/" in response.url else None)
+    return urls, tiles
+
+
+def idle(target: Page | Frame) -> None:
+    target.evaluate("() => new Promise((done) => { geogateMap.once('idle', done); geogateMap.triggerRepaint(); })")
+
+
+def pixel_at(target: Page | Frame, lon: float, lat: float) -> tuple[int, int, int]:
+    x, y = target.evaluate(
+        "([lon, lat]) => { const p = geogateMap.project([lon, lat]); return [p.x, p.y]; }", [lon, lat]
+    )
+    shot = Image.open(io.BytesIO(target.locator("#map").screenshot())).convert("RGB")
+    return shot.getpixel((round(x), round(y)))
+
+
+def check_tiles(target: Page | Frame, tiles: list[Response]) -> None:
+    """Tiles are asked for and drawn: the raster's pixels differ from the background once it is shown, not before."""
+    target.locator('#map[data-state="ready"]').wait_for(timeout=30_000)
+    raster = target.locator('#map-layers li[data-kind="raster"] input[type="checkbox"]').first
+    raster.uncheck()
+    idle(target)
+    hidden = pixel_at(target, 10.05, 45.03)
+    raster.check()
+    idle(target)
+    shown = pixel_at(target, 10.05, 45.03)
+    assert max(abs(a - b) for a, b in zip(hidden, BACKGROUND, strict=True)) <= 3, hidden
+    assert max(abs(a - b) for a, b in zip(shown, BACKGROUND, strict=True)) > 30, shown
+    assert [r for r in tiles if r.status == 200 and r.headers.get("content-type") == "image/png"]
+
+
+def check_popup(target: Page | Frame) -> None:
+    """A click on the known well's pixel opens a popup with its name."""
+    target.locator('#map[data-state="ready"]').wait_for(timeout=30_000)
+    idle(target)
+    x, y = target.evaluate("([lon, lat]) => { const p = geogateMap.project([lon, lat]); return [p.x, p.y]; }", WELL[1:])
+    target.locator("#map").click(position={"x": x, "y": y})
+    expect(target.locator(".maplibregl-popup")).to_contain_text(WELL[0])
+
+
+def only_gateway(urls: list[str], base: str, allowed: tuple[str, ...] = ()) -> None:
+    fetched = [u for u in urls if not u.startswith(("blob:", "data:", "about:")) and u not in allowed]
+    assert fetched and all(u.startswith(base + "/") for u in fetched), [u for u in fetched if not u.startswith(base)]
+
+
+def test_the_map_page_draws_tiles_and_a_popup_from_the_gateway_alone(
+    stack: Stack, browser: Browser, layers: dict[str, str]
+) -> None:
+    base = stack.url.removesuffix("/mcp")
+    page = browser.new_page(viewport={"width": 1000, "height": 700})
+    urls, tiles = recorded(page)
+    page.goto(f"{base}/maps/view?layer={layers['raster']}&layer={layers['vector']}")
+
+    check_tiles(page, tiles)
+    check_popup(page)
+
+    assert page.locator("#map-layers li").count() == 2
+    only_gateway(urls, base)
+    page.close()
+
+
+def map_call(url: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """`map_image` called over MCP: its result, the `ui://` resource its tool names, and that resource's HTML."""
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any], str]:
+        async with Client(url) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            uri = tools["map_image"].meta["ui"]["resourceUri"]
+            result = await client.call_tool("map_image", arguments)
+            contents = (await client.read_resource(uri)).contents[0]
+            resource = contents.model_dump(mode="json", by_alias=True, exclude_none=True)
+            return result.model_dump(mode="json", by_alias=True, exclude_none=True), resource, contents.text
+
+    return asyncio.run(main())
+
+
+def test_map_image_names_an_mcp_app_that_a_host_of_another_origin_shows_with_its_layers(
+    stack: Stack, browser: Browser, layers: dict[str, str]
+) -> None:
+    base = stack.url.removesuffix("/mcp")
+    arguments = {"layers": [{"kind": "raster", "uri": layers["raster"]}, {"kind": "vector", "uri": layers["vector"]}]}
+    result, resource, html = map_call(stack.url, arguments)
+    assert not result.get("isError") and result["content"][0]["type"] == "image"  # hosts without Apps: the PNG
+    assert resource["mimeType"] == "text/html;profile=mcp-app"
+    assert resource["_meta"]["ui"]["csp"] == {"connectDomains": [base], "resourceDomains": [base]}
+
+    page = browser.new_page(viewport={"width": 1000, "height": 800})
+    host = f"<!doctype html><html><body><iframe id='app' sandbox='allow-scripts allow-same-origin' style='width:900px;height:600px;border:0'></iframe><script>{HOST_SCRIPT}</script></body></html>"
+    page.route(HOST_PAGE, lambda route: route.fulfill(status=200, content_type="text/html", body=host))
+    urls, tiles = recorded(page)
+    page.goto(HOST_PAGE)
+    page.evaluate(
+        "([call, html]) => { window.toolCall = call; document.getElementById('app').srcdoc = html; }",
+        [{"arguments": arguments, "result": result}, html],
+    )
+    frame = page.locator("#app").element_handle().content_frame()
+    assert frame is not None
+
+    check_tiles(frame, tiles)
+    check_popup(frame)
+
+    assert page.evaluate("window.received")[:2] == ["ui/initialize", "ui/notifications/initialized"]
+    only_gateway(urls, base, allowed=(HOST_PAGE,))
+    page.close()
+
+
+def outputs_calls(url: str, layers: dict[str, str]) -> None:
+    async def main() -> None:
+        async with Client(url) as client:
+            for tool, uri, output in (
+                ("raster_reproject", layers["raster"], "maps/area_3857.tif"),
+                ("vector_reproject", layers["vector"], "maps/sites_3857.gpkg"),
+            ):
+                result = await client.call_tool(tool, {"uri": uri, "output": output, "dst_crs": "EPSG:3857"})
+                assert not result.is_error, result
+
+    asyncio.run(main())
+
+
+def test_a_calls_page_on_ops_shows_its_outputs_on_the_map(
+    stack: Stack, browser: Browser, layers: dict[str, str]
+) -> None:
+    base = stack.url.removesuffix("/mcp")
+    outputs_calls(stack.url, layers)
+    tools: dict[str, str] = {}
+    done: dict[str, str] = {}
+    for stored in stack.store().read("calls"):
+        data = stored.event.data
+        if isinstance(data, ToolRequested):
+            tools[data.call_id] = data.tool
+        elif isinstance(data, ToolSucceeded) and data.outputs:
+            done[tools[data.call_id]] = data.call_id
+
+    for tool in ("raster_reproject", "vector_reproject"):
+        page = browser.new_page(viewport={"width": 1300, "height": 1000})
+        urls, tiles = recorded(page)
+        page.goto(f"{base}/ops/calls/{done[tool]}")
+        if tool == "raster_reproject":
+            check_tiles(page, tiles)
+        else:
+            check_popup(page)
+        only_gateway(urls, base)
+        page.close()
