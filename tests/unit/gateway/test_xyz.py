@@ -1,18 +1,21 @@
-"""`GET /tiles/{z}/{x}/{y}.png` through the real gateway app and Redis, with a worker stand-in that takes the tile
-messages off the gdal queue and runs the worker's own `serve_tile` (the Celery transport is all it replaces)."""
+"""`GET /tiles/{z}/{x}/{y}.png` through the real gateway app and Redis, with a worker stand-in that takes the map's
+messages off the gdal queue and runs the worker's own `serve` with `render_tile` or `map_layer` (the Celery transport is
+all it replaces)."""
 
 import io
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import rasterio
 import redis
 from PIL import Image
+from pydantic import BaseModel
 from rasterio.transform import from_origin
 from rio_tiler.colormap import cmap
 from rio_tiler.io import Reader
@@ -24,11 +27,21 @@ from geogate.queue.message import envelope_args
 from geogate.settings import SecuritySettings, Settings
 from schemas import routes
 from schemas.ids import new_id
-from workers.maps.xyz import serve_tile
+from schemas.maplayer import LayerRequest
+from schemas.xyz import ReadRequest, TileReply, TileRequest
+from workers.maps.layer import map_layer
+from workers.maps.reads import serve
+from workers.maps.xyz import render_tile
 
 TILE = "/tiles/8/128/128.png"
 """The z=8 tile just south-east of (0, 0) in Web Mercator, which holds the whole test raster."""
 STYLE = {"rescale": "0,1000", "colormap": "viridis"}
+SERVE: dict[str, tuple[type[ReadRequest], Callable[[Any, list[Path]], BaseModel]]] = {
+    routes.RENDER_TILE: (TileRequest, render_tile),
+    routes.MAP_LAYER: (LayerRequest, map_layer),
+}
+"""What the worker runs for each task on the gdal queue that is not a call (`serve_tile`, `serve_layer`)."""
+FAILED = TileReply(status="error", code="tile.failed", message="failed")
 
 
 def write_cog(path: Path, scale: float = 1.0) -> None:
@@ -56,11 +69,17 @@ def worker(url: str, roots: list[Path], renders: list[str], stop: threading.Even
         if popped is None:
             continue
         envelope = json.loads(popped[1])
-        assert envelope["headers"]["task"] == routes.RENDER_TILE
         args = envelope_args(envelope)
         assert args is not None
-        reply = serve_tile(client, args[0], roots)
-        renders.append(reply.status if reply else "skipped")
+        request_type, draw = SERVE[envelope["headers"]["task"]]
+
+        def work(request: Any, draw: Any = draw) -> BaseModel:
+            reply = draw(request.query, roots)
+            renders.append(reply.status)  # before the reply is pushed: the test reads it once answered
+            return reply
+
+        if serve(client, args[0], request_type, work, FAILED) is None:
+            renders.append("skipped")
 
 
 def stack(redis_url: str, tmp_path: Path, security: SecuritySettings | None = None) -> Iterator[Stack]:
