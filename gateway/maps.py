@@ -8,14 +8,17 @@ never sees (`schemas.maplayer`).
 """
 
 from importlib.resources import files
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from mcp.server.apps import Apps, ResourceCsp
+from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, Response
 
+from gateway.identity import caller
+from gateway.map_tickets import Tickets
 from gateway.ops.render import render
 from gateway.security.wiring import resource_url
 from gateway.xyz import MAX_AGE_S, TIMEOUT_S, TileRefused, ask_worker, workspace_file
@@ -37,6 +40,9 @@ SERVED = frozenset(
 """The only files `/maps/static/` serves: the page's own and MapLibre GL JS (from npm, `make ops-assets`)."""
 MAX_VIEW_LAYERS = 8
 """Layers `/maps/view` draws, as `map_image` does."""
+APP_META = "io.geogate/map"
+"""The `_meta` key of a `map_image` result that tells its MCP App what to draw: the workspace layers, and with
+authentication on a read ticket for them (`gateway.map_tickets`)."""
 
 
 def origin(settings: Settings) -> str:
@@ -61,6 +67,28 @@ def map_app(settings: Settings) -> Apps:
         MAP_APP_URI, page(gateway, []), name="map", title="Map", description=description, csp=csp, prefers_border=True
     )
     return apps
+
+
+def _local(layer: dict[str, Any]) -> bool:
+    path = layer.get("path")
+    return isinstance(path, str) and path.startswith("/") and not path.startswith("/vsi")
+
+
+async def with_app(
+    runtime: "Gateway", result: CallToolResult | InputRequiredResult
+) -> CallToolResult | InputRequiredResult:
+    """A `map_image` result with what its MCP App draws in `_meta` (`APP_META`); other results as they are."""
+    structured = getattr(result, "structured_content", None)
+    if not isinstance(result, CallToolResult) or result.is_error or not isinstance(structured, dict):
+        return result
+    drawn = [layer for layer in structured.get("layers", []) if isinstance(layer, dict) and _local(layer)]
+    layers = [{"path": layer["path"]} | ({"layer": layer["layer"]} if layer.get("layer") else {}) for layer in drawn]
+    said: dict[str, Any] = {"layers": layers}
+    if runtime.settings.security.auth_enabled and layers:
+        assert runtime.store is not None, "gateway not started"
+        tickets = Tickets(runtime.store.redis, runtime.store.keys)
+        said["ticket"] = await tickets.issue(caller(), [layer["path"] for layer in layers])
+    return result.model_copy(update={"meta": {**(result.meta or {}), APP_META: said}})
 
 
 def layer_query(request: Request) -> LayerQuery:

@@ -13,6 +13,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from gateway.map_tickets import HEADER
 from gateway.runtime import Gateway
 from gateway.security.chain import ChainVerifier
 from gateway.security.guard import Guard, Policy, RouteKind
@@ -165,7 +166,9 @@ def secure(app: Starlette, settings: Settings, runtime: Gateway, setup: AuthSetu
 
 def cross_origin(app: ASGIApp) -> ASGIApp:
     """CORS for a map route: any origin that passed `HostOriginCheck` in front may read it, with a bearer token."""
-    return CORSMiddleware(app, allow_origins=["*"], allow_methods=["GET"], allow_headers=["Authorization"], max_age=600)
+    return CORSMiddleware(
+        app, allow_origins=["*"], allow_methods=["GET"], allow_headers=["Authorization", HEADER], max_age=600
+    )
 
 
 def _advertise_scopes(app: Starlette, setup: AuthSetup) -> None:

@@ -192,6 +192,7 @@ def map_call(url: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[
 
     async def main() -> tuple[dict[str, Any], dict[str, Any], str]:
         async with Client(url) as client:
+            assert "io.modelcontextprotocol/ui" in (client.server_capabilities.extensions or {})
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
             uri = tools["map_image"].meta["ui"]["resourceUri"]
             result = await client.call_tool("map_image", arguments)

@@ -18,7 +18,11 @@ function gateway(el) {
   return (el.dataset.gateway || window.location.origin).replace(/\/$/, "");
 }
 
-function bearer() {
+const APP_META = "io.geogate/map";
+const TICKET = "X-Geogate-Map-Ticket";
+
+function credentials(ticket) {
+  if (ticket) return { [TICKET]: ticket };
   const token = new URLSearchParams(window.location.hash.slice(1)).get("token");
   return token ? { Authorization: `Bearer ${token}` } : {};
 }
@@ -53,14 +57,14 @@ function addVector(map, id, layer, colour) {
   ];
 }
 
-function row(list, path) {
+function row(list, entry) {
   const item = document.createElement("li");
-  item.dataset.path = path;
+  item.dataset.path = entry.path;
   const name = document.createElement("label");
   const shown = document.createElement("input");
   shown.type = "checkbox";
   shown.checked = true;
-  name.append(shown, ` ${path.split("/").pop()}`);
+  name.append(shown, ` ${entry.layer || entry.path.split("/").pop()}`);
   const opacity = document.createElement("input");
   Object.assign(opacity, { type: "range", min: "0", max: "100", value: "100", title: "opacity" });
   item.append(name, opacity);
@@ -77,8 +81,9 @@ function bind(map, controls, styled) {
   });
 }
 
-async function fetchLayer(base, path) {
-  const response = await fetch(`${base}/maps/layer?${new URLSearchParams({ path })}`, { headers: bearer() });
+async function fetchLayer(base, entry, headers) {
+  const query = new URLSearchParams({ path: entry.path, ...(entry.layer ? { layer: entry.layer } : {}) });
+  const response = await fetch(`${base}/maps/layer?${query}`, { headers });
   const body = await response.json();
   if (!response.ok) throw new Error(`${body.error.code}: ${body.error.message}`);
   return body;
@@ -104,10 +109,12 @@ function union(boxes) {
   return boxes.reduce((a, b) => [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[2], b[2]), Math.max(a[3], b[3])]);
 }
 
-/** Draw `paths` (workspace paths, the first at the bottom) on a map in `el`, a layer list in `list`. */
-export async function mount(el, list, paths) {
+/** Draw `layers` (workspace paths, or {path, layer}; the first at the bottom) on a map in `el`, a layer list in
+ * `list`; `ticket` is the read ticket of a map_image result when the gateway asks for authentication. */
+export async function mount(el, list, layers, ticket) {
   const base = gateway(el);
-  const headers = bearer();
+  const headers = credentials(ticket);
+  const entries = layers.map((layer) => (typeof layer === "string" ? { path: layer } : layer));
   const map = new maplibregl.Map({
     container: el,
     style: STYLE,
@@ -118,11 +125,11 @@ export async function mount(el, list, paths) {
   });
   window.geogateMap = map;
   await map.once("load");
-  const found = await Promise.allSettled(paths.map((path) => fetchLayer(base, path)));
+  const found = await Promise.allSettled(entries.map((entry) => fetchLayer(base, entry, headers)));
   const boxes = [];
   const vectorIds = [];
   found.forEach((result, index) => {
-    const controls = row(list, paths[index]);
+    const controls = row(list, entries[index]);
     if (result.status === "rejected") {
       controls.item.dataset.error = result.reason.message;
       controls.item.title = result.reason.message;
@@ -142,14 +149,12 @@ export async function mount(el, list, paths) {
   return map;
 }
 
-function layersOf(message) {
-  const args = message.params?.arguments;
-  const layers = Array.isArray(args?.layers) ? args.layers : [];
-  const paths = layers.map((layer) => layer?.uri).filter((uri) => typeof uri === "string" && !/^[a-z]+:\/\//.test(uri));
-  return [...new Set(paths)];
+function drawnBy(result) {
+  const said = result?._meta?.[APP_META];
+  return { layers: Array.isArray(said?.layers) ? said.layers : [], ticket: said?.ticket };
 }
 
-/** Talk to an MCP Apps host (SEP-1865): initialise, then draw the layers of the tool call the host shows. */
+/** Talk to an MCP Apps host (SEP-1865): initialise, then draw the layers the result of the call it shows names. */
 export function bridge(onLayers) {
   const pending = new Map();
   let next = 0;
@@ -161,9 +166,9 @@ export function bridge(onLayers) {
     if (message.id !== undefined && pending.has(message.id) && !message.method) {
       pending.get(message.id)(message);
       pending.delete(message.id);
-    } else if (message.method === "ui/notifications/tool-input" && !drawn) {
+    } else if (message.method === "ui/notifications/tool-result" && !drawn) {
       drawn = true;
-      onLayers(layersOf(message));
+      onLayers(drawnBy(message.params));
     } else if (message.method === "ui/resource-teardown") {
       send({ id: message.id, result: {} });
     }
@@ -184,8 +189,8 @@ function start() {
     mount(el, list, paths);
     return;
   }
-  const send = bridge(async (given) => {
-    await mount(el, list, given);
+  const send = bridge(async ({ layers, ticket }) => {
+    await mount(el, list, layers, ticket);
     send({ method: "ui/notifications/size-changed", params: { width: document.body.scrollWidth, height: document.body.scrollHeight } });
   });
 }

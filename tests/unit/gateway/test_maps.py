@@ -2,16 +2,22 @@
 `serve_layer` behind it (the stand-in of `test_xyz`), the MCP App `map_image` names, and the map routes' CORS."""
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import anyio
 import numpy as np
 import pyogrio
 import pytest
+import redis.asyncio as aredis
 import shapely
+from mcp.types import CallToolResult
 
-from gateway.maps import origin
+from gateway.map_tickets import HEADER, TTL_S, Tickets
+from gateway.maps import APP_META, origin, with_app
 from gateway.server import build_server
 from geogate.settings import SecuritySettings, Settings
 from schemas.maplayer import MAX_FEATURES
@@ -155,6 +161,40 @@ def test_with_authentication_on_a_layer_needs_the_read_scope_and_a_preflight_nee
         )
 
 
+def issued(redis_url: str, settings: Settings, wanted: list[tuple[str, float]]) -> list[str]:
+    """Tickets for the viewer, each for one path, issued that many seconds from now."""
+
+    async def main() -> list[str]:
+        async with aredis.Redis.from_url(redis_url) as client:
+            tickets = Tickets(client, settings.keys())
+            return [await tickets.issue("viewer", [path], time.time() + shift) for path, shift in wanted]
+
+    return anyio.run(main)
+
+
+def read(served: Stack, path: str, ticket: str) -> int:
+    return served.client.get(LAYER, params={"path": path}, headers={HEADER: ticket}).status_code
+
+
+def test_a_map_ticket_reads_its_own_layers_and_nothing_else(redis_url: str, tmp_path: Path) -> None:
+    """A host's frame holds no bearer token: the ticket of a map_image result admits reads of that map's paths."""
+    tokens = tmp_path / "tokens"
+    tokens.write_text("viewer viewer-token-123456 read\n")
+    for served in stack(redis_url, tmp_path, SecuritySettings(auth_tokens_file=tokens)):
+        write_points(served.workspace / "wells.gpkg", [(0.0, 0.0)])
+        write_points(served.workspace / "other.gpkg", [(0.0, 0.0)])
+        tickets = issued(
+            redis_url, served.settings, [("wells.gpkg", 0.0), ("wells.gpkg", -TTL_S - 1), ("other.gpkg", 0.0)]
+        )
+        ticket, expired, other = tickets
+        forged = f"{other.partition('.')[0]}.{ticket.partition('.')[2]}"  # another map's claims, this one's signature
+
+        assert read(served, "wells.gpkg", ticket) == 200
+        assert read(served, "other.gpkg", ticket) == read(served, "wells.gpkg", expired) == 401
+        assert read(served, "other.gpkg", forged) == 401 and read(served, "other.gpkg", other) == 200
+        assert served.client.get("/mcp", headers={HEADER: ticket}).status_code == 401  # a map's reads, nothing more
+
+
 def test_an_origin_the_gateway_does_not_admit_gets_no_map(served: Stack) -> None:
     answer = served.client.get("/maps/static/map.js", headers={"Origin": "https://evil.example"})
 
@@ -176,3 +216,30 @@ def test_map_image_names_the_map_app_and_the_app_loads_only_from_the_gateway() -
     assert contents.meta["ui"]["csp"] == {"connectDomains": [gateway], "resourceDomains": [gateway]}
     urls = re.findall(r'(?:src|href)="([^"]+)"', str(contents.content))
     assert urls and all(url.startswith(gateway + "/maps/static/") or url.startswith("data:") for url in urls)
+
+
+def test_a_map_image_result_tells_its_app_the_workspace_layers_and_with_auth_a_ticket_for_them(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """Remote layers (read by range requests) are not the gateway's to serve; the ticket names the local ones."""
+    settings = Settings(redis_url=redis_url, prefix="t-ticket", security=SecuritySettings(auth_tokens_file=tmp_path))
+    layers = [
+        {"kind": "raster", "path": "/ws/dem.tif", "crs": None, "drawn": True},
+        {"kind": "raster", "path": "/vsicurl/https://cogs.example/x.tif", "crs": None, "drawn": True},
+        {"kind": "vector", "path": "/ws/wells.gpkg", "layer": "wells", "crs": None, "drawn": True},
+    ]
+    result = CallToolResult(content=[], structured_content={"layers": layers}, _meta={"io.geogate/call": {}})  # type: ignore[call-arg]
+
+    async def main() -> tuple[dict[str, Any], list[str | None]]:
+        async with aredis.Redis.from_url(redis_url) as client:
+            runtime = SimpleNamespace(settings=settings, store=SimpleNamespace(redis=client, keys=settings.keys()))
+            said = (await with_app(runtime, result)).meta  # type: ignore[arg-type]
+            tickets = Tickets(client, settings.keys())
+            paths = ["/ws/wells.gpkg", "/ws/dem.tif", "/vsicurl/https://cogs.example/x.tif"]
+            return said, [await tickets.holder(said[APP_META]["ticket"], path) for path in paths]
+
+    said, holders = anyio.run(main)
+
+    assert said["io.geogate/call"] == {}
+    assert said[APP_META]["layers"] == [{"path": "/ws/dem.tif"}, {"path": "/ws/wells.gpkg", "layer": "wells"}]
+    assert holders == ["anonymous", "anonymous", None]

@@ -60,6 +60,7 @@ class Stack:
     client: TestClient
     workspace: Path
     renders: list[str]
+    settings: Settings
 
 
 def worker(url: str, roots: list[Path], renders: list[str], stop: threading.Event) -> None:
@@ -98,7 +99,7 @@ def stack(redis_url: str, tmp_path: Path, security: SecuritySettings | None = No
     thread.start()
     try:
         with TestClient(build_app(settings), base_url="http://127.0.0.1") as client:
-            yield Stack(client, workspace, renders)
+            yield Stack(client, workspace, renders, settings)
     finally:
         stop.set()
         thread.join(timeout=5)
