@@ -94,10 +94,38 @@ HOST_PAGE = (
 ).encode()
 
 
+def host_csp(declared: dict[str, list[str]]) -> str:
+    """The policy a host puts on the App's frame from the resource's `_meta.ui.csp`, as the extension's reference
+    host builds it (`examples/basic-host`): its resource and connect domains, workers from blob:, nothing else."""
+    resources, connects = " ".join(declared.get("resourceDomains", [])), " ".join(declared.get("connectDomains", []))
+    return "; ".join(
+        [
+            "default-src 'self' 'unsafe-inline'",
+            f"script-src 'self' 'unsafe-inline' 'unsafe-eval' blob: data: {resources}",
+            f"style-src 'self' 'unsafe-inline' blob: data: {resources}",
+            f"img-src 'self' data: blob: {resources}",
+            f"font-src 'self' data: blob: {resources}",
+            f"connect-src 'self' {connects}",
+            f"worker-src 'self' blob: {resources}",
+            "frame-src 'none'",
+            "object-src 'none'",
+            "base-uri 'none'",
+        ]
+    )
+
+
+class HostServer(ThreadingHTTPServer):
+    csp = "default-src 'none'"
+    """The policy the host page (and so the App's frame, which inherits it) runs under."""
+
+
 class HostPage(BaseHTTPRequestHandler):
+    server: HostServer
+
     def do_GET(self) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Security-Policy", self.server.csp)
         self.end_headers()
         self.wfile.write(HOST_PAGE)
 
@@ -106,12 +134,12 @@ class HostPage(BaseHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def host_page() -> Iterator[str]:
+def host() -> Iterator[HostServer]:
     """A host's page at an origin other than the gateway's (a port of its own), whose frame shows the MCP App."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), HostPage)
+    server = HostServer(("127.0.0.1", 0), HostPage)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/host.html"
+    yield server
     server.shutdown()
     thread.join()
 
@@ -204,7 +232,7 @@ def map_call(url: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[
 
 
 def test_map_image_names_an_mcp_app_that_a_host_of_another_origin_shows_with_its_layers(
-    stack: Stack, browser: Browser, layers: dict[str, str], host_page: str
+    stack: Stack, browser: Browser, layers: dict[str, str], host: HostServer
 ) -> None:
     base = stack.url.removesuffix("/mcp")
     arguments = {"layers": [{"kind": "raster", "uri": layers["raster"]}, {"kind": "vector", "uri": layers["vector"]}]}
@@ -214,6 +242,8 @@ def test_map_image_names_an_mcp_app_that_a_host_of_another_origin_shows_with_its
     assert resource["_meta"]["ui"]["csp"] == {"connectDomains": [base], "resourceDomains": [base]}
 
     page = browser.new_page(viewport={"width": 1000, "height": 800})
+    host.csp = host_csp(resource["_meta"]["ui"]["csp"])
+    host_page = f"http://127.0.0.1:{host.server_address[1]}/host.html"
     urls, tiles = recorded(page)
     page.goto(host_page)
     page.evaluate(
