@@ -83,8 +83,10 @@ async def with_app(
         return result
     drawn = [layer for layer in structured.get("layers", []) if isinstance(layer, dict) and _local(layer)]
     layers = [{"path": layer["path"]} | ({"layer": layer["layer"]} if layer.get("layer") else {}) for layer in drawn]
+    if not layers:
+        return result
     said: dict[str, Any] = {"layers": layers}
-    if runtime.settings.security.auth_enabled and layers:
+    if runtime.settings.security.auth_enabled:
         assert runtime.store is not None, "gateway not started"
         tickets = Tickets(runtime.store.redis, runtime.store.keys)
         said["ticket"] = await tickets.issue(caller(), [layer["path"] for layer in layers])
