@@ -1,21 +1,19 @@
 """`GET /tiles/{z}/{x}/{y}.png` through the real gateway app and Redis, with a worker stand-in that takes the map's
-messages off the gdal queue and runs the worker's own `serve` with `render_tile` or `map_layer` (the Celery transport is
-all it replaces)."""
+messages off the gdal queue and runs the worker's own `serve_tile` or `serve_layer` (the Celery transport is all it
+replaces)."""
 
 import io
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 import rasterio
 import redis
 from PIL import Image
-from pydantic import BaseModel
 from rasterio.transform import from_origin
 from rio_tiler.colormap import cmap
 from rio_tiler.io import Reader
@@ -27,21 +25,14 @@ from geogate.queue.message import envelope_args
 from geogate.settings import SecuritySettings, Settings
 from schemas import routes
 from schemas.ids import new_id
-from schemas.maplayer import LayerRequest
-from schemas.xyz import ReadRequest, TileReply, TileRequest
-from workers.maps.layer import map_layer
-from workers.maps.reads import serve
-from workers.maps.xyz import render_tile
+from workers.maps.layer import serve_layer
+from workers.maps.xyz import serve_tile
 
 TILE = "/tiles/8/128/128.png"
 """The z=8 tile just south-east of (0, 0) in Web Mercator, which holds the whole test raster."""
 STYLE = {"rescale": "0,1000", "colormap": "viridis"}
-SERVE: dict[str, tuple[type[ReadRequest], Callable[[Any, list[Path]], BaseModel]]] = {
-    routes.RENDER_TILE: (TileRequest, render_tile),
-    routes.MAP_LAYER: (LayerRequest, map_layer),
-}
-"""What the worker runs for each task on the gdal queue that is not a call (`serve_tile`, `serve_layer`)."""
-FAILED = TileReply(status="error", code="tile.failed", message="failed")
+SERVE = {routes.RENDER_TILE: serve_tile, routes.MAP_LAYER: serve_layer}
+"""What the worker runs for each task on the gdal queue that is not a call."""
 
 
 def write_cog(path: Path, scale: float = 1.0) -> None:
@@ -56,14 +47,27 @@ def write_cog(path: Path, scale: float = 1.0) -> None:
 
 
 @dataclass
+class Renders:
+    """What the worker stand-in drew, read under the lock it holds from taking a request until it has noted the
+    reply: the gateway has an answer only once the reply is pushed, inside that span."""
+
+    done: list[str]
+    serving: threading.Lock
+
+    def __eq__(self, other: object) -> bool:
+        with self.serving:
+            return self.done == other
+
+
+@dataclass
 class Stack:
     client: TestClient
     workspace: Path
-    renders: list[str]
+    renders: Renders
     settings: Settings
 
 
-def worker(url: str, roots: list[Path], renders: list[str], stop: threading.Event) -> None:
+def worker(url: str, roots: list[Path], renders: Renders, stop: threading.Event) -> None:
     client = redis.Redis.from_url(url)
     while not stop.is_set():
         popped = client.blpop([celery_queue_key(routes.GDAL)], timeout=0.2)
@@ -72,15 +76,9 @@ def worker(url: str, roots: list[Path], renders: list[str], stop: threading.Even
         envelope = json.loads(popped[1])
         args = envelope_args(envelope)
         assert args is not None
-        request_type, draw = SERVE[envelope["headers"]["task"]]
-
-        def work(request: Any, draw: Any = draw) -> BaseModel:
-            reply = draw(request.query, roots)
-            renders.append(reply.status)  # before the reply is pushed: the test reads it once answered
-            return reply
-
-        if serve(client, args[0], request_type, work, FAILED) is None:
-            renders.append("skipped")
+        with renders.serving:
+            reply = SERVE[envelope["headers"]["task"]](client, args[0], roots)
+            renders.done.append(reply.status if reply else "skipped")
 
 
 def stack(redis_url: str, tmp_path: Path, security: SecuritySettings | None = None) -> Iterator[Stack]:
@@ -93,7 +91,7 @@ def stack(redis_url: str, tmp_path: Path, security: SecuritySettings | None = No
         data_dir=tmp_path / "data",
         security=security or SecuritySettings(),
     )
-    renders: list[str] = []
+    renders = Renders([], threading.Lock())
     stop = threading.Event()
     thread = threading.Thread(target=worker, args=(redis_url, settings.workspace_roots(), renders, stop), daemon=True)
     thread.start()
