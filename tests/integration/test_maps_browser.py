@@ -165,7 +165,8 @@ def pixel_at(target: Page | Frame, lon: float, lat: float) -> tuple[int, int, in
 
 
 def check_tiles(target: Page | Frame, tiles: list[Response]) -> None:
-    """Tiles are asked for and drawn: the raster's pixels differ from the background once it is shown, not before."""
+    """Tiles are asked for and drawn: the raster's pixels differ from the background once it is shown, not before,
+    and not at opacity 0."""
     target.locator('#map[data-state="ready"]').wait_for(timeout=30_000)
     raster = target.locator('#map-layers li[data-kind="raster"] input[type="checkbox"]').first
     raster.uncheck()
@@ -177,6 +178,10 @@ def check_tiles(target: Page | Frame, tiles: list[Response]) -> None:
     assert max(abs(a - b) for a, b in zip(hidden, BACKGROUND, strict=True)) <= 3, hidden
     assert max(abs(a - b) for a, b in zip(shown, BACKGROUND, strict=True)) > 30, shown
     assert [r for r in tiles if r.status == 200 and r.headers.get("content-type") == "image/png"]
+    target.locator('#map-layers li[data-kind="raster"] input[type="range"]').first.fill("0")
+    idle(target)
+    faded = pixel_at(target, 10.05, 45.03)
+    assert max(abs(a - b) for a, b in zip(faded, BACKGROUND, strict=True)) <= 3, faded  # opacity 0: the background
 
 
 def check_popup(target: Page | Frame) -> None:

@@ -1,6 +1,8 @@
 """The interactive map's gateway side: `GET /maps/layer` through the real app and Redis with the worker's own
 `serve_layer` behind it (the stand-in of `test_xyz`), the MCP App `map_image` names, and the map routes' CORS."""
 
+import html
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -193,6 +195,16 @@ def test_a_map_ticket_reads_its_own_layers_and_nothing_else(redis_url: str, tmp_
         assert read(served, "other.gpkg", ticket) == read(served, "wells.gpkg", expired) == 401
         assert read(served, "other.gpkg", forged) == 401 and read(served, "other.gpkg", other) == 200
         assert served.client.get("/mcp", headers={HEADER: ticket}).status_code == 401  # a map's reads, nothing more
+
+
+def test_the_view_page_carries_hostile_layer_names_as_text(served: Stack) -> None:
+    hostile = '"><script>alert(1)</script>'
+
+    page = served.client.get("/maps/view", params={"layer": hostile})
+
+    assert page.status_code == 200 and "<script>alert" not in page.text
+    [attribute] = re.findall(r'data-layers="([^"]*)"', page.text)
+    assert json.loads(html.unescape(attribute)) == [hostile]  # the page reads back the very name, as data
 
 
 def test_an_origin_the_gateway_does_not_admit_gets_no_map(served: Stack) -> None:
