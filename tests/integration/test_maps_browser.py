@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 
+import httpx
 import numpy as np
 import pyogrio
 import pytest
@@ -22,14 +23,20 @@ from PIL import Image
 from playwright.sync_api import Browser, Frame, Page, Response, expect, sync_playwright
 from rasterio.transform import from_origin
 
+from gateway.map_tickets import HEADER
 from schemas.events import ToolRequested, ToolSucceeded
-from tests.integration.conftest import Stack
+from schemas.tools.maps import MAP_APP_URI
+from tests.integration.conftest import Stack, start_gateway, stop
+from tests.mcp_http import call_tool, read_resource
+from tests.support import free_port
 
 pytestmark = pytest.mark.integration
 
 T = TypeVar("T")
 
 CHROMIUM = "/usr/bin/chromium"
+VIEWER = "viewer-token-for-the-map-1234"
+"""A token with the `read` scope, for the gateway with authentication on."""
 RASTER_BOX = (10.0, 45.0, 10.1, 45.05)
 WELL = ("south well", 10.02, 45.01)
 """A known feature of `maps/sites.gpkg`: its name, longitude and latitude."""
@@ -246,14 +253,21 @@ def test_map_image_names_an_mcp_app_that_a_host_of_another_origin_shows_with_its
     assert resource["mimeType"] == "text/html;profile=mcp-app"
     assert resource["_meta"]["ui"]["csp"] == {"connectDomains": [base], "resourceDomains": [base]}
 
+    shown_in_host(browser, host, base, resource, html, {"arguments": arguments, "result": result})
+
+
+def shown_in_host(
+    browser: Browser, host: HostServer, base: str, resource: dict[str, Any], html: str, call: dict[str, Any]
+) -> None:
+    """The App in the host's frame, under the policy its resource declares, given the call: it draws its tiles and
+    opens a popup, having fetched from the gateway alone."""
     page = browser.new_page(viewport={"width": 1000, "height": 800})
     host.csp = host_csp(resource["_meta"]["ui"]["csp"])
     host_page = f"http://127.0.0.1:{host.server_address[1]}/host.html"
     urls, tiles = recorded(page)
     page.goto(host_page)
     page.evaluate(
-        "([call, html]) => { window.toolCall = call; document.getElementById('app').srcdoc = html; }",
-        [{"arguments": arguments, "result": result}, html],
+        "([call, html]) => { window.toolCall = call; document.getElementById('app').srcdoc = html; }", [call, html]
     )
     frame = page.locator("#app").element_handle().content_frame()
     assert frame is not None
@@ -264,6 +278,27 @@ def test_map_image_names_an_mcp_app_that_a_host_of_another_origin_shows_with_its
     assert page.evaluate("window.received")[:2] == ["ui/initialize", "ui/notifications/initialized"]
     only_gateway(urls, base, allowed=(host_page,))
     page.close()
+
+
+def test_with_authentication_on_the_app_reads_its_map_with_the_ticket_its_result_carries(
+    stack: Stack, browser: Browser, layers: dict[str, str], host: HostServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    tokens = tmp_path_factory.mktemp("maps-auth") / "tokens"
+    tokens.write_text(f"viewer {VIEWER} read\n")
+    port = free_port()
+    gateway = start_gateway({**stack.env, "GEOGATE_AUTH_TOKENS_FILE": str(tokens)}, port)
+    base, raster = f"http://127.0.0.1:{port}", str(stack.workspace / layers["raster"])
+    arguments = {"layers": [{"kind": "raster", "uri": layers["raster"]}, {"kind": "vector", "uri": layers["vector"]}]}
+    try:
+        with httpx.Client(timeout=60) as http:
+            result = call_tool(http, f"{base}/mcp", "map_image", arguments, token=VIEWER).result
+            [resource] = read_resource(http, f"{base}/mcp", MAP_APP_URI, token=VIEWER).result["contents"]
+            ticket = result["_meta"]["io.geogate/map"]["ticket"]
+            assert http.get(f"{base}/maps/layer", params={"path": raster}).status_code == 401
+            assert http.get(f"{base}/maps/layer", params={"path": raster}, headers={HEADER: ticket}).status_code == 200
+        shown_in_host(browser, host, base, resource, resource["text"], {"arguments": arguments, "result": result})
+    finally:
+        stop(gateway)
 
 
 def outputs_calls(url: str, layers: dict[str, str]) -> None:
