@@ -105,6 +105,21 @@ function popup(map, vectorIds) {
   });
 }
 
+function show(map, base, controls, result, index) {
+  if (result.status === "rejected") {
+    controls.item.dataset.error = result.reason.message;
+    controls.item.title = result.reason.message;
+    return null;
+  }
+  const layer = result.value;
+  const id = `layer-${index}`;
+  controls.item.dataset.kind = layer.kind;
+  const colour = COLOURS[index % COLOURS.length];
+  const styled = layer.kind === "raster" ? addRaster(map, id, base, layer) : addVector(map, id, layer, colour);
+  bind(map, controls, styled);
+  return { kind: layer.kind, bounds: layer.bounds, styled };
+}
+
 function union(boxes) {
   return boxes.reduce((a, b) => [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[2], b[2]), Math.max(a[3], b[3])]);
 }
@@ -126,23 +141,9 @@ export async function mount(el, list, layers, ticket) {
   window.geogateMap = map;
   await map.once("load");
   const found = await Promise.allSettled(entries.map((entry) => fetchLayer(base, entry, headers)));
-  const boxes = [];
-  const vectorIds = [];
-  found.forEach((result, index) => {
-    const controls = row(list, entries[index]);
-    if (result.status === "rejected") {
-      controls.item.dataset.error = result.reason.message;
-      controls.item.title = result.reason.message;
-      return;
-    }
-    const layer = result.value;
-    const id = `layer-${index}`;
-    controls.item.dataset.kind = layer.kind;
-    const styled = layer.kind === "raster" ? addRaster(map, id, base, layer) : addVector(map, id, layer, COLOURS[index % COLOURS.length]);
-    if (layer.kind === "vector") vectorIds.push(...styled.map((s) => s.id));
-    bind(map, controls, styled);
-    boxes.push(layer.bounds);
-  });
+  const shown = found.map((result, index) => show(map, base, row(list, entries[index]), result, index));
+  const boxes = shown.filter(Boolean).map((s) => s.bounds);
+  const vectorIds = shown.filter((s) => s?.kind === "vector").flatMap((s) => s.styled.map((part) => part.id));
   popup(map, vectorIds);
   if (boxes.length) map.fitBounds(union(boxes), { padding: 24, animate: false, maxZoom: 18 });
   el.dataset.state = "ready";
