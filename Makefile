@@ -49,7 +49,9 @@ $(OPS_VENDOR)/.installed: $(OPS_ASSETS)/package.json $(OPS_ASSETS)/package-lock.
 	cd $(OPS_ASSETS) && npm ci --no-audit --no-fund --loglevel=error
 	mkdir -p $(OPS_VENDOR)
 	cp $(OPS_ASSETS)/node_modules/htmx.org/dist/htmx.min.js $(OPS_ASSETS)/node_modules/htmx-ext-sse/dist/sse.min.js \
-	   $(OPS_ASSETS)/node_modules/uplot/dist/uPlot.iife.min.js $(OPS_ASSETS)/node_modules/uplot/dist/uPlot.min.css $(OPS_VENDOR)/
+	   $(OPS_ASSETS)/node_modules/uplot/dist/uPlot.iife.min.js $(OPS_ASSETS)/node_modules/uplot/dist/uPlot.min.css \
+	   $(OPS_ASSETS)/node_modules/maplibre-gl/dist/maplibre-gl.mjs $(OPS_ASSETS)/node_modules/maplibre-gl/dist/maplibre-gl-worker.mjs \
+	   $(OPS_ASSETS)/node_modules/maplibre-gl/dist/maplibre-gl.css $(OPS_VENDOR)/
 	touch $@
 
 ops-assets: run-deps $(OPS_VENDOR)/.installed

@@ -31,17 +31,18 @@ def raw_tool(
     annotations: ToolAnnotations,
     handler: Handler,
     output_schema: dict[str, Any] | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> Tool:
     """A tool that advertises `input_schema` and `result`'s output schema and passes raw arguments to `handler`.
 
     `result` is the model (or union) structured results are validated against; `output_schema`, when given, is
-    published instead of the one derived from it.
+    published instead of the one derived from it; `meta` is the tool's `_meta`.
     """
 
     async def call(arguments: dict[str, Any], ctx: Context) -> Annotated[CallToolResult, result]:
         return await handler(arguments, ctx)  # type: ignore[return-value]
 
-    tool = Tool.from_function(call, name=name, title=title, description=description, annotations=annotations)
+    tool = Tool.from_function(call, name=name, title=title, description=description, annotations=annotations, meta=meta)
     tool.parameters = input_schema
     tool.fn_metadata = FuncMetadata(arg_model=_RawArguments, output_model=result, output_schema=output_schema)
     tool.fn_metadata.output_schema = admit_errors(tool.fn_metadata.output_schema or {"type": "object"})

@@ -10,6 +10,7 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 
 from gateway.compact import compact_schema, example_line, instructions, shallow_schema
+from gateway.maps import map_app, with_app
 from gateway.preflight.surface import tools as preflight_tools
 from gateway.rawtool import raw_tool
 from gateway.runtime import Gateway
@@ -51,7 +52,8 @@ def build_tool(spec: ToolSpec, gateway: Gateway) -> Tool:
         limit = gateway.settings.security.handler_max_script_bytes
         if (refused := oversized_handler(spec.name, arguments, ctx, limit)) is not None:
             return refused
-        return await gateway.call(spec, arguments, ctx)
+        result = await gateway.call(spec, arguments, ctx)
+        return await with_app(gateway, result) if spec.app else result
 
     return raw_tool(
         name=spec.name,
@@ -62,6 +64,7 @@ def build_tool(spec: ToolSpec, gateway: Gateway) -> Tool:
         output_schema=output_schema(spec),
         annotations=_annotations(spec),
         handler=handler,
+        meta={"ui": {"resourceUri": spec.app}} if spec.app else None,
     )
 
 
@@ -139,7 +142,7 @@ def build_server(
         instructions=instructions(settings, published),
         tools=tools,
         lifespan=lifespan,
-        extensions=[TasksExtension(runtime)],
+        extensions=[TasksExtension(runtime), map_app(settings)],
         request_state_security=request_state,
         **secured,
     )

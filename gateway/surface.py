@@ -11,6 +11,7 @@ from gateway import (
     chat,
     completions,
     health,
+    maps,
     metrics,
     resources_calls,
     resources_gdal,
@@ -40,4 +41,5 @@ REGISTRARS: list[Registrar] = [
     preflight_surface.register,
     ops_routes.register,
     xyz.register,
+    maps.register,
 ]

@@ -7,6 +7,7 @@ answers a hostile path without a round trip); the worker checks it again before 
 
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,7 @@ from geogate.calls.keys import celery_queue_key
 from geogate.queue.message import queue_message
 from schemas import routes
 from schemas.ids import new_id
-from schemas.xyz import TileQuery, TileReply, TileRequest, pack, unpack_reply
+from schemas.xyz import ReadRequest, TileQuery, TileReply, TileRequest, pack, unpack_reply
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -42,7 +43,13 @@ STATUS_OF = {
     "path.not_found": 404,
     "raster.unreadable": 422,
     "zoom.too_low": 422,
+    "layer.not_found": 404,
+    "gdal.not_geospatial": 422,
+    "gdal.corrupt": 422,
+    "limit.features": 422,
+    "limit.bytes": 422,
     "tile.timeout": 504,
+    "layer.timeout": 504,
 }
 """The HTTP status of each refusal (others: 500)."""
 
@@ -149,23 +156,33 @@ class TileRoutes:
         return reply.png, "miss"
 
     async def _render(self, query: TileQuery) -> TileReply:
-        """Ask a gdal worker for the tile and wait for its answer on a list of its own.
+        """Ask a gdal worker for the tile.
 
         Raises:
             TileRefused: `tile.timeout` when no worker answered within `TIMEOUT_S`.
         """
-        store = self.runtime.store
-        assert store is not None, "gateway not started"
-        request_id = new_id()
-        reply_to = store.keys.xyz_reply(request_id)
-        payload = pack(TileRequest(query=query, reply_to=reply_to, deadline=time.time() + TIMEOUT_S))
         shown = f"tile {query.z}/{query.x}/{query.y} of {query.path!r}"
-        message = queue_message(routes.RENDER_TILE, routes.GDAL, request_id, (payload,), shown)
-        await store.redis.lpush(celery_queue_key(routes.GDAL), message)
-        answer = await store.redis.blpop([reply_to], timeout=TIMEOUT_S)
+        answer = await ask_worker(
+            self.runtime, routes.RENDER_TILE, lambda to, end: TileRequest(query=query, reply_to=to, deadline=end), shown
+        )
         if answer is None:
             raise TileRefused("tile.timeout", f"no worker drew {shown} within {TIMEOUT_S:g} s")
-        return unpack_reply(answer[1])
+        return unpack_reply(answer)
+
+
+async def ask_worker(
+    runtime: "Gateway", task: str, request: Callable[[str, float], ReadRequest], shown: str
+) -> bytes | None:
+    """Send a read (a tile, a layer) to a gdal worker and wait for its answer on a list of its own; None when no
+    worker answered within `TIMEOUT_S` (a worker taking the request later skips it)."""
+    store = runtime.store
+    assert store is not None, "gateway not started"
+    request_id = new_id()
+    payload = pack(request(store.keys.xyz_reply(request_id), time.time() + TIMEOUT_S))
+    message = queue_message(task, routes.GDAL, request_id, (payload,), shown)
+    await store.redis.lpush(celery_queue_key(routes.GDAL), message)
+    answer = await store.redis.blpop([store.keys.xyz_reply(request_id)], timeout=TIMEOUT_S)
+    return None if answer is None else bytes(answer[1])
 
 
 def _headers(etag: str, source: str) -> dict[str, str]:
@@ -175,4 +192,4 @@ def _headers(etag: str, source: str) -> dict[str, str]:
 def register(server: "MCPServer", runtime: "Gateway") -> None:
     """Add the tile route to `server`."""
     routes_ = TileRoutes(runtime)
-    server.custom_route(TILE_PATH, methods=["GET"])(routes_.tile)
+    server.custom_route(TILE_PATH, methods=["GET", "OPTIONS"])(routes_.tile)

@@ -18,6 +18,8 @@ def run_call_route(queue: str) -> str:
 
 RENDER_TILE = f"{GDAL}.render_tile"
 """The task that renders one XYZ map tile (`schemas.xyz`): a read on the gdal queue that the event log never sees."""
+MAP_LAYER = f"{GDAL}.map_layer"
+"""The task that reads one layer for the interactive map (`schemas.maplayer`): a read like a tile."""
 
 
 PRIORITY_STEPS: tuple[int, ...] = (0, 3, 6, 9)

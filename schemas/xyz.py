@@ -6,7 +6,7 @@ A tile is a read, not a call: the gateway sends a `TileRequest` to a worker over
 
 import hashlib
 import re
-from typing import Annotated, Literal, Self
+from typing import Annotated, Literal, Self, TypeVar
 
 import msgpack
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -15,6 +15,8 @@ TILE_SIZE = 256
 """Pixels on a side of every tile (MapLibre's raster source default)."""
 MIN_ZOOM, MAX_ZOOM = 0, 24
 COLORMAP_NAME = re.compile(r"^[a-z0-9_]{1,40}$")
+
+M = TypeVar("M", bound=BaseModel)
 
 Band = Annotated[int, Field(ge=1, le=65_535)]
 
@@ -57,16 +59,21 @@ class TileQuery(BaseModel):
         return hashlib.sha256(text.encode()).hexdigest()
 
 
-class TileRequest(BaseModel):
-    """What crosses the queue: the query and where the answer goes."""
+class ReadRequest(BaseModel):
+    """What crosses the queue for a read a map makes (a tile, a layer): where the answer goes, and until when."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    query: TileQuery
     reply_to: str
-    """The Redis list the worker pushes its `TileReply` on."""
+    """The Redis list the worker pushes its reply on."""
     deadline: float
     """Unix time after which nobody waits for the answer: a worker that takes the request later skips it."""
+
+
+class TileRequest(ReadRequest):
+    """A tile's query and where the answer goes."""
+
+    query: TileQuery
 
 
 TileStatus = Literal["ok", "empty", "error"]
@@ -85,16 +92,21 @@ class TileReply(BaseModel):
     message: str = ""
 
 
-def pack(model: TileRequest | TileReply) -> bytes:
+def pack(model: BaseModel) -> bytes:
     """msgpack bytes of a request or a reply (bytes stay bytes)."""
     return msgpack.packb(model.model_dump(mode="python"), use_bin_type=True)
 
 
+def unpack(model: type[M], raw: bytes) -> M:
+    """Raises: pydantic.ValidationError or msgpack's errors when `raw` is not a `model`."""
+    return model.model_validate(msgpack.unpackb(raw, raw=False))
+
+
 def unpack_request(raw: bytes) -> TileRequest:
     """Raises: pydantic.ValidationError or msgpack's errors when `raw` is not a request."""
-    return TileRequest.model_validate(msgpack.unpackb(raw, raw=False))
+    return unpack(TileRequest, raw)
 
 
 def unpack_reply(raw: bytes) -> TileReply:
     """Raises: pydantic.ValidationError or msgpack's errors when `raw` is not a reply."""
-    return TileReply.model_validate(msgpack.unpackb(raw, raw=False))
+    return unpack(TileReply, raw)

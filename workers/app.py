@@ -14,6 +14,7 @@ from geogate.queue.config import celery_config
 from geogate.settings import Settings, process_settings
 from schemas import routes
 from schemas.tools.extra import load as load_extra
+from workers.maps.layer import serve_layer
 from workers.maps.xyz import serve_tile
 from workers.run import lease, retention
 from workers.run.memory import limit_address_space
@@ -122,3 +123,9 @@ for _queue in routes.QUEUES:
 def render_tile(self: GeogateTask, payload: bytes) -> None:
     """One XYZ map tile: no event, the answer goes to the gateway that waits for it (`workers.maps.xyz`)."""
     serve_tile(self.store.redis, payload, self.settings.workspace_roots())
+
+
+@app.task(name=routes.MAP_LAYER, base=GeogateTask, bind=True)
+def map_layer(self: GeogateTask, payload: bytes) -> None:
+    """One layer of the interactive map: no event, the answer goes to the gateway that waits (`workers.maps.layer`)."""
+    serve_layer(self.store.redis, payload, self.settings.workspace_roots())

@@ -10,8 +10,16 @@ from gateway.ops.reads import aggregate_events, hash_of, trace_aggregates
 from gateway.ops.timeline import Timeline, timeline
 from geogate.calls.keys import Keys
 from geogate.eventlog.errors import BlobMissing
+from geogate.eventlog.store import StoredEvent
 from schemas.chat import XRay
-from schemas.events import OutputRef, WorkflowAdvanced, WorkflowCompleted, WorkflowStarted, WorkflowThoughtSubmitted
+from schemas.events import (
+    OutputRef,
+    ToolSucceeded,
+    WorkflowAdvanced,
+    WorkflowCompleted,
+    WorkflowStarted,
+    WorkflowThoughtSubmitted,
+)
 from schemas.events.workflow import WorkflowExpired, workflow_aggregate
 from schemas.ids import call_aggregate
 
@@ -33,6 +41,8 @@ class CallPage(BaseModel):
     related: list[str] = Field(default_factory=list)
     """Other aggregates of the same trace (calls it made, its conversation, a workflow)."""
     tiles: "TileGrid | None" = None
+    outputs: list[str] = Field(default_factory=list)
+    """The files the call wrote (its `tool.succeeded` outputs), shown on the page's map."""
 
 
 TILE_STATES = ("queued", "running", "redispatched", "done", "failed")
@@ -92,7 +102,14 @@ async def call_page(runtime: "Gateway", call_id: str) -> CallPage | None:
         xray=await _xray(runtime, state),
         related=aggregates[1:],
         tiles=await tile_grid(client, keys, call_id, state),
+        outputs=outputs_of(events, own),
     )
+
+
+def outputs_of(events: list[StoredEvent], own: str) -> list[str]:
+    """The paths of the files call `own` wrote, in the order its outcome lists them."""
+    done = [s.event.data for s in events if s.event.aggregate == own and isinstance(s.event.data, ToolSucceeded)]
+    return list(dict.fromkeys(output.path for data in done for output in data.outputs))
 
 
 async def _xray(runtime: "Gateway", state: dict[str, str]) -> XRay | None:

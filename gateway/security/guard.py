@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from redis.exceptions import RedisError
-from starlette.datastructures import Headers
+from starlette.datastructures import Headers, QueryParams
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.map_tickets import HEADER, Tickets
 from gateway.security import responses
 from gateway.security.frames import FrameError, check_body
 from gateway.security.jsonrpc import Need, chat_need, needs_of_frame, route_need
@@ -104,12 +105,15 @@ class Guard:
     def __init__(self, app: ASGIApp, policy: Policy, runtime: "Gateway", kind: RouteKind) -> None:
         self.app, self.policy, self.runtime, self.kind = app, policy, runtime, kind
         self._limiter: Limiter | None = None
+        self._tickets: Tickets | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         who = principal(scope, self.policy.auth)
+        if who is None and self.kind == "tiles":
+            who = await self._ticket_holder(scope)
         if who is None:
             presented = Headers(scope=scope).get("authorization", "").lower().startswith("bearer ")
             await responses.unauthorized(send, self.policy.metadata_url, presented)
@@ -131,6 +135,17 @@ class Guard:
             if decision is not None and decision.slots:
                 with anyio.CancelScope(shield=True):
                     await self.limiter().release(who.client_id, decision)
+
+    async def _ticket_holder(self, scope: Scope) -> Principal | None:
+        """A map's frame reading its own layers with the read ticket its `map_image` result carried."""
+        ticket = Headers(scope=scope).get(HEADER)
+        if not ticket or self.runtime.store is None:
+            return None
+        if self._tickets is None:
+            self._tickets = Tickets(self.runtime.store.redis, self.runtime.store.keys)
+        path = QueryParams(scope.get("query_string", b"")).get("path", "")
+        holder = await self._tickets.holder(ticket, path)
+        return Principal(holder, frozenset({READ})) if holder is not None else None
 
     async def _needs(self, scope: Scope, receive: Receive) -> tuple[Receive, list[Need], FrameError | None]:
         if self.kind == "chat":

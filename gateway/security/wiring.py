@@ -9,9 +9,11 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import RequestBodyLimitMiddleware
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
+from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from gateway.map_tickets import HEADER
 from gateway.runtime import Gateway
 from gateway.security.chain import ChainVerifier
 from gateway.security.guard import Guard, Policy, RouteKind
@@ -33,12 +35,17 @@ route too (`guarded_kind`); its static front-end libraries stay open."""
 OPS_PREFIX = "/ops"
 TILES_PREFIX = "/tiles/"
 """The XYZ map tiles (`gateway.xyz`): the `read` scope, like a resource read."""
+MAP_LAYER = "/maps/layer"
+"""A layer of the interactive map (`gateway.maps`): the `read` scope, like a tile."""
+CROSS_ORIGIN = (TILES_PREFIX, "/maps/")
+"""Routes an MCP App's frame (another origin, one `GEOGATE_ALLOWED_ORIGINS` admits) may read: answered with CORS
+headers, and a preflight (a bearer token makes one) answered before the guard."""
 
 
 def guarded_kind(path: str) -> RouteKind | None:
     if path in GUARDED:
         return GUARDED[path]
-    if path.startswith(TILES_PREFIX):
+    if path.startswith(TILES_PREFIX) or path == MAP_LAYER:
         return "tiles"
     return "admin" if path == OPS_PREFIX or path.startswith(OPS_PREFIX + "/") else None
 
@@ -148,11 +155,20 @@ def secure(app: Starlette, settings: Settings, runtime: Gateway, setup: AuthSetu
     for route in app.router.routes:
         if isinstance(route, Route) and (kind := guarded_kind(route.path)) is not None:
             route.app = Guard(route.app, policy, runtime, kind)
+        if isinstance(route, Route) and route.path.startswith(CROSS_ORIGIN):
+            route.app = cross_origin(route.app)
     if setup is not None and setup.metadata_url is not None:
         _advertise_scopes(app, setup)
     security = settings.security
     limited = RequestBodyLimitMiddleware(app, security.max_request_bytes)
     return HostOriginCheck(limited, security.hosts(settings.host), security.origins(settings.host))
+
+
+def cross_origin(app: ASGIApp) -> ASGIApp:
+    """CORS for a map route: any origin that passed `HostOriginCheck` in front may read it, with a bearer token."""
+    return CORSMiddleware(
+        app, allow_origins=["*"], allow_methods=["GET"], allow_headers=["Authorization", HEADER], max_age=600
+    )
 
 
 def _advertise_scopes(app: Starlette, setup: AuthSetup) -> None:

@@ -118,6 +118,11 @@ class Keys(LogKeys):
         """The key sealing MCP's `requestState` that every gateway on this log shares (`gateway.security`)."""
         return f"{self.prefix}:secret:request-state"
 
+    def map_ticket_secret(self) -> str:
+        """The key signing the interactive map's read tickets that every gateway on this log shares
+        (`gateway.map_tickets`)."""
+        return f"{self.prefix}:secret:map-ticket"
+
     def reaper_lock(self) -> str:
         """Held (with a TTL) by the one process whose reaper acts at a time."""
         return f"{self.prefix}:lock:reaper"

@@ -218,6 +218,7 @@ def analysis_spec(
     bounds: tuple[Bound, ...] = (),
     tiled: bool = False,
     examples: tuple[dict[str, Any], ...] = (),
+    app: str | None = None,
 ) -> ToolSpec:
     return ToolSpec(
         name=name,
@@ -233,6 +234,7 @@ def analysis_spec(
         bounds=bounds,
         tiled=tiled,
         examples=examples,
+        app=app,
     )
 
 

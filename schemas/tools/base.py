@@ -101,3 +101,6 @@ class ToolSpec:
     and the tool reference."""
     example_result: dict[str, Any] | None = None
     """A result of the first example as the tool returns it (valid for `result`), for the tool reference."""
+    app: str | None = None
+    """The `ui://` resource (MCP Apps, `_meta.ui.resourceUri`) a host that supports them shows the result in; other
+    hosts show the result as it is."""

@@ -12,6 +12,8 @@ from schemas.tools.analysis import READS, RasterUri, analysis_spec
 from schemas.tools.base import ToolResult
 from schemas.tools.raster import GeoArgs, Uri
 
+MAP_APP_URI = "ui://geogate/map"
+"""The MCP App (SEP-1865) a host shows `map_image`'s layers in: an interactive map (`gateway.maps`)."""
 MAX_LAYERS = 8
 """Layers one map draws."""
 MAX_CLASSES = 12
@@ -179,6 +181,7 @@ MAP_IMAGE = analysis_spec(
     MapImageResult,
     READS,
     bounds=(limits.LAYER_FEATURES,),
+    app=MAP_APP_URI,
     examples=(
         {
             "layers": [

@@ -4,31 +4,25 @@ Not a tool call: no `tool.*` event is appended. The request came as a Celery mes
 `gdal.render_tile`); the answer goes on the request's reply list, which expires if nobody takes it.
 """
 
-import logging
-import time
 import warnings
 from collections import OrderedDict
 from pathlib import Path
 
 import redis
-from pydantic import ValidationError
 from rasterio.errors import RasterioError
 from rio_tiler.colormap import cmap
 from rio_tiler.errors import InvalidColorMapName, RioTilerError, TileOutsideBounds
 from rio_tiler.io import Reader
 from rio_tiler.models import ImageData
 
-from schemas.xyz import TILE_SIZE, TileQuery, TileReply, pack, unpack_request
+from schemas.xyz import TILE_SIZE, TileQuery, TileReply, TileRequest
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import resolve_in_workspace
-
-logger = logging.getLogger(__name__)
+from workers.maps.reads import serve
 
 ZOOM_BELOW_MIN = 3
 """How many zoom levels below the raster's own minimum zoom (its coarsest overview) a tile may be: each level reads
 up to 4 times the pixels of the one above, so without overviews a tile never reads more than 64 tiles' worth."""
-REPLY_TTL_S = 30
-"""How long an answer waits on its list for a gateway that stopped waiting."""
 OPEN_READERS = 8
 """Rasters a worker process keeps open between tiles. A map asks many tiles of one raster, and opening it (its COG
 header, overviews and zoom range) took about a tenth of a 256² tile's time."""
@@ -112,20 +106,6 @@ def _draw(image: ImageData, query: TileQuery) -> bytes:
 
 def serve_tile(client: redis.Redis, payload: bytes, roots: list[Path]) -> TileReply | None:
     """Render the requested tile and push the answer on its reply list; None when nobody waits any more."""
-    try:
-        request = unpack_request(payload)
-    except (ValidationError, ValueError) as exc:
-        logger.warning("a tile request that is not one was dropped: %s", exc)
-        return None
-    if time.time() > request.deadline:
-        return None  # the map has moved on: the gateway answered 504 already
-    try:
-        reply = render_tile(request.query, roots)
-    except Exception:  # the top of a task: the gateway gets an answer, never a silent wait
-        logger.exception("tile %s failed", request.query)
-        reply = TileReply(status="error", code="tile.failed", message="the tile could not be drawn")
-    with client.pipeline(transaction=False) as pipe:
-        pipe.lpush(request.reply_to, pack(reply))
-        pipe.expire(request.reply_to, REPLY_TTL_S)
-        pipe.execute()
-    return reply
+    failed = TileReply(status="error", code="tile.failed", message="the tile could not be drawn")
+    reply = serve(client, payload, TileRequest, lambda request: render_tile(request.query, roots), failed)
+    return reply if isinstance(reply, TileReply) else None

@@ -1,5 +1,6 @@
-"""`GET /tiles/{z}/{x}/{y}.png` through the real gateway app and Redis, with a worker stand-in that takes the tile
-messages off the gdal queue and runs the worker's own `serve_tile` (the Celery transport is all it replaces)."""
+"""`GET /tiles/{z}/{x}/{y}.png` through the real gateway app and Redis, with a worker stand-in that takes the map's
+messages off the gdal queue and runs the worker's own `serve_tile` or `serve_layer` (the Celery transport is all it
+replaces)."""
 
 import io
 import json
@@ -24,11 +25,14 @@ from geogate.queue.message import envelope_args
 from geogate.settings import SecuritySettings, Settings
 from schemas import routes
 from schemas.ids import new_id
+from workers.maps.layer import serve_layer
 from workers.maps.xyz import serve_tile
 
 TILE = "/tiles/8/128/128.png"
 """The z=8 tile just south-east of (0, 0) in Web Mercator, which holds the whole test raster."""
 STYLE = {"rescale": "0,1000", "colormap": "viridis"}
+SERVE = {routes.RENDER_TILE: serve_tile, routes.MAP_LAYER: serve_layer}
+"""What the worker runs for each task on the gdal queue that is not a call."""
 
 
 def write_cog(path: Path, scale: float = 1.0) -> None:
@@ -60,6 +64,7 @@ class Stack:
     client: TestClient
     workspace: Path
     renders: Renders
+    settings: Settings
 
 
 def worker(url: str, roots: list[Path], renders: Renders, stop: threading.Event) -> None:
@@ -69,11 +74,10 @@ def worker(url: str, roots: list[Path], renders: Renders, stop: threading.Event)
         if popped is None:
             continue
         envelope = json.loads(popped[1])
-        assert envelope["headers"]["task"] == routes.RENDER_TILE
         args = envelope_args(envelope)
         assert args is not None
         with renders.serving:
-            reply = serve_tile(client, args[0], roots)
+            reply = SERVE[envelope["headers"]["task"]](client, args[0], roots)
             renders.done.append(reply.status if reply else "skipped")
 
 
@@ -93,7 +97,7 @@ def stack(redis_url: str, tmp_path: Path, security: SecuritySettings | None = No
     thread.start()
     try:
         with TestClient(build_app(settings), base_url="http://127.0.0.1") as client:
-            yield Stack(client, workspace, renders)
+            yield Stack(client, workspace, renders, settings)
     finally:
         stop.set()
         thread.join(timeout=5)
