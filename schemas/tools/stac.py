@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import Field, model_validator
 
 from schemas import routes
+from schemas.preflight.justification import PreflightSpec
 from schemas.tools.analysis import ZonalStat, ZoneStats
 from schemas.tools.base import Hints, ToolArgs, ToolResult, ToolSpec
 from schemas.tools.limits import OUTPUT_BYTES, STAC_ITEMS, TILES, ZONES
@@ -235,6 +236,7 @@ STAC_COMPOSITE = ToolSpec(
     tiled=True,
     runs_long=True,
     bounds=(STAC_ITEMS, TILES, OUTPUT_BYTES),
+    preflight=(PreflightSpec(domain="resampling", prompt="justify_resampling_method", args={"method": "resampling"}),),
     examples=(
         {
             "search": SUMMER_SEARCH,

@@ -31,7 +31,7 @@ from tests.integration.test_gdal_e2e import event_types, partials, started_worke
 from tests.stac.catalog import SentinelCatalog, sentinel_catalog
 from tests.stac.scenes import COLLECTION, SIZE
 from tests.stac.servers import Flaky, flaky_proxy
-from tests.support import free_port, redis_server, wait_for_log
+from tests.support import free_port, justify, redis_server, wait_for_log
 from tests.unit.workers.stac.test_composite import AREA as THREE_TILES
 from tests.unit.workers.stac.test_composite import CLOUDS, reference
 from tests.unit.workers.stac.test_series import ZONES as SERIES_ZONES
@@ -101,7 +101,7 @@ async def test_a_cloud_filtered_search_finds_items_whose_asset_raster_info_reads
         "filter": "eo:cloud_cover < 40",
         "sortby": ["properties.datetime"],
     }
-    async with Client(stac_stack.url) as client:
+    async with Client(stac_stack.url, sampling_callback=justify) as client:
         found = await client.call_tool("stac_search", search)
         assert not found.is_error, found.content
         href = found.structured_content["items"][0]["assets"]["B04"]["href"]
@@ -125,7 +125,7 @@ async def test_a_cloud_filtered_search_finds_items_whose_asset_raster_info_reads
 
 async def test_a_catalog_answering_503_twice_still_answers(stac_stack: StacStack) -> None:
     stac_stack.flaky.failures_left = 2
-    async with Client(stac_stack.url) as client:
+    async with Client(stac_stack.url, sampling_callback=justify) as client:
         found = await client.call_tool("stac_search", {"catalog": stac_stack.flaky.url, "limit": 2})
 
     assert not found.is_error, found.content
@@ -135,7 +135,7 @@ async def test_a_catalog_answering_503_twice_still_answers(stac_stack: StacStack
 
 async def test_a_catalog_off_the_list_is_refused_naming_the_setting(stac_stack: StacStack) -> None:
     with flaky_proxy(stac_stack.catalog.api, failures=0) as unlisted:
-        async with Client(stac_stack.url) as client:
+        async with Client(stac_stack.url, sampling_callback=justify) as client:
             refused = await client.call_tool("stac_search", {"catalog": unlisted.url})
 
     error = refused.structured_content["error"]
@@ -185,7 +185,7 @@ async def test_search_composite_zonal_statistics_and_preview_over_three_tiles(
 ) -> None:
     catalog, workspace = stac_stack.catalog, stac_stack.workspace
     catalog.cogs.ranges.clear()
-    async with Client(stac_stack.url) as client:
+    async with Client(stac_stack.url, sampling_callback=justify) as client:
         found = await client.call_tool("stac_search", search_args(catalog))
         assert not found.is_error, found.content
         ids = [item["id"] for item in found.structured_content["items"]]
@@ -237,7 +237,7 @@ async def test_a_grid_past_the_threshold_runs_as_tiles_equal_to_the_reference(
         "mask": {"asset": "SCL", "drop": CLOUDS},
         "output": "tiled.tif",
     }
-    async with Client(stac_stack.url) as client:
+    async with Client(stac_stack.url, sampling_callback=justify) as client:
         made = await client.call_tool("stac_composite", args)
 
     assert not made.is_error, made.content
@@ -259,7 +259,7 @@ async def test_a_cancelled_composite_leaves_nothing_in_the_workspace(stac_stack:
     )
     args = {"search": search_args(catalog), "assets": ["B02", "B03", "B04"], "output": "cancelled.tif"}
     try:
-        async with Client(stac_stack.url) as client:
+        async with Client(stac_stack.url, sampling_callback=justify) as client:
             with pytest.raises(MCPError):
                 await client.call_tool("stac_composite", args, read_timeout_seconds=2.0)
         wait_for_log(store, lambda: bool(call_of(store, "cancelled.tif")), what="the cancel's end", timeout_s=120)
@@ -284,7 +284,7 @@ async def test_a_zonal_time_series_is_a_zone_by_date_table(stac_stack: StacStack
         "id_field": "name",
         "mask": {"asset": "SCL", "drop": CLOUDS},
     }
-    async with Client(stac_stack.url) as client:
+    async with Client(stac_stack.url, sampling_callback=justify) as client:
         series = await client.call_tool("stac_zonal_series", args)
 
     assert not series.is_error, series.content
@@ -303,12 +303,12 @@ async def test_a_composite_whose_worker_process_is_killed_ends_once_with_a_calm_
 ) -> None:
     catalog, workspace, store, outcome = stac_stack.catalog, stac_stack.workspace, stac_stack.store, {}
     args = {"search": search_args(catalog), "assets": ["B04"], "mask": {"asset": "SCL", "drop": CLOUDS}}
-    async with Client(stac_stack.url) as client:
+    async with Client(stac_stack.url, sampling_callback=justify) as client:
         calm = await client.call_tool("stac_composite", args | {"output": "calm.tif"})
     assert not calm.is_error, calm.content
 
     async def call() -> None:
-        async with Client(stac_stack.url) as client:
+        async with Client(stac_stack.url, sampling_callback=justify) as client:
             outcome["result"] = await client.call_tool("stac_composite", args | {"output": "killed.tif"})
 
     def started() -> bool:

@@ -51,6 +51,8 @@ def test_the_published_tools_that_run_long_are_the_gdal_writers_stats_and_ask() 
         "vector_rasterize",
         "raster_contours",
         "vector_sql",
+        "stac_composite",
+        "stac_zonal_series",
         "vector_calculate",
         "vector_overlay",
         "vector_dissolve",
