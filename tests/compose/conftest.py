@@ -1,6 +1,6 @@
-"""The compose cluster under podman: Geogate's and Redis' images built from deploy/Dockerfile on the local Debian
-base, docker-compose.yml brought up with a test override (tokens, 2 gateways, 2 gdal workers, loopback ports), and
-everything it created removed afterwards.
+"""The compose cluster under podman: Geogate's, Redis' and the S3 server's images built from deploy/Dockerfile on the
+local Debian base, docker-compose.yml brought up with its `s3` profile and a test override (tokens, 2 gateways, 2 gdal
+workers, loopback ports), and everything it created removed afterwards.
 
 `make compose-test` installs podman and builds the base image first (deploy/podman/engine.sh); this module fails,
 naming the reason, when the engine cannot run. Figures (build, up-to-healthy, recoveries) are printed, never asserted.
@@ -14,7 +14,9 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import boto3
 import httpx
 import pytest
 import redis
@@ -32,6 +34,13 @@ ENGINE = ROOT / "deploy" / "podman" / "engine.sh"
 PROJECT = "geogate-compose-test"
 IMAGE = "geogate:latest"
 REDIS_IMAGE = "geogate-redis:latest"
+S3_IMAGE = "geogate-s3:latest"
+BUCKET, PREFIX = "geogate", "cluster"
+"""The bucket-only cell's workspace root, as docker-compose.yml names it (`s3://geogate/cluster`)."""
+S3_KEY_ID, S3_SECRET = "AKIDCOMPOSETEST", "compose-Secret-4e9b2d7a1c8f3e6b"
+"""What the test's `geogate_s3` secret holds (moto takes any key: docs/object-storage.md)."""
+S3_DB = 1
+"""The Redis database of the bucket-only cell (docker-compose.yml's `x-s3-env`)."""
 TOKEN = "compose-test-token-0123456789abcdef"
 """The test client's bearer token (scopes read, write and admin: /ops and /metrics too)."""
 
@@ -45,6 +54,10 @@ services:
     ports: !override ["127.0.0.1::8000"]
   worker-gdal:
     scale: 2
+  gateway-s3:
+    ports: !override ["127.0.0.1::8000"]
+  s3:
+    ports: !override ["127.0.0.1::5000"]
 """
 
 
@@ -122,11 +135,16 @@ class Compose:
     def tokens(self) -> Path:
         return self.workdir / "tokens"
 
+    @property
+    def s3_secrets(self) -> Path:
+        return self.workdir / "s3.secrets"
+
     def run(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
         files = ["-f", str(ROOT / "docker-compose.yml"), "-f", str(self.workdir / "override.yml")]
         argv = [str(Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin" / "podman-compose")]
         argv += ["--in-pod=false", "-p", PROJECT, *files, *args]
         env = engine_env() | {"GEOGATE_TOKENS_FILE": str(self.tokens), "GEOGATE_BASE_IMAGE": base_image()}
+        env |= {"GEOGATE_S3_SECRETS_FILE": str(self.s3_secrets), "COMPOSE_PROFILES": "s3"}
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
         if done.returncode != 0:
             raise RuntimeError(f"podman-compose {' '.join(args)} failed: {done.stdout[-2000:]}{done.stderr[-2000:]}")
@@ -138,21 +156,27 @@ class Compose:
         out = [Container(c["Names"][0], c["Labels"]["com.docker.compose.service"], c["Id"][:12]) for c in found]
         return sorted((c for c in out if service in (None, c.service)), key=lambda c: c.name)
 
-    def gateway_urls(self, path: str = "/mcp") -> list[str]:
-        return [f"http://127.0.0.1:{c.host_port(8000)}{path}" for c in self.containers("gateway") if c.running()]
+    def gateway_urls(self, path: str = "/mcp", service: str = "gateway") -> list[str]:
+        return [f"http://127.0.0.1:{c.host_port(8000)}{path}" for c in self.containers(service) if c.running()]
 
-    def store(self) -> EventStore:
+    def store(self, db: int = 0) -> EventStore:
         port = self.containers("redis")[0].host_port(6379)
-        return EventStore(redis.Redis.from_url(f"redis://127.0.0.1:{port}/0"), Keys("geogate"))
+        return EventStore(redis.Redis.from_url(f"redis://127.0.0.1:{port}/{db}"), Keys("geogate"))
+
+    def s3(self) -> Any:
+        """A boto3 client on the `s3` service's published port, with the keys of the `geogate_s3` secret."""
+        endpoint = f"http://127.0.0.1:{self.containers('s3')[0].host_port(5000)}"
+        keys = {"aws_access_key_id": S3_KEY_ID, "aws_secret_access_key": S3_SECRET}
+        return boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **keys)
 
     def workspace(self) -> Path:
         volume = f"{PROJECT}_workspace"
         return Path(podman("volume", "inspect", "--format", "{{.Mountpoint}}", volume).stdout.strip())
 
-    def geogate(self, *args: str) -> subprocess.CompletedProcess[str]:
-        """`geogate ARGS` in a container of its own on the cluster's network, against the cluster's Redis."""
+    def geogate(self, *args: str, db: int = 0) -> subprocess.CompletedProcess[str]:
+        """`geogate ARGS` in a container of its own on the cluster's network, against the cluster's Redis (`db`)."""
         network = f"{PROJECT}_default"
-        argv = ["run", "--rm", "--network", network, "-e", "REDIS_URL=redis://redis:6379/0", IMAGE, *args]
+        argv = ["run", "--rm", "--network", network, "-e", f"REDIS_URL=redis://redis:6379/{db}", IMAGE, *args]
         return podman(*argv, check=False)
 
     def leftovers(self) -> dict[str, list[str]]:
@@ -169,12 +193,13 @@ def image_ids() -> set[str]:
 
 
 def build_images() -> dict[str, float]:
-    """Geogate's image and Redis' from deploy/Dockerfile on the local base, as `docker compose build` would with
-    GEOGATE_BASE_IMAGE set to it; Geogate's again from the layer cache."""
+    """Geogate's image, Redis' and the S3 server's from deploy/Dockerfile on the local base, as `docker compose
+    build` would with GEOGATE_BASE_IMAGE set to it; Geogate's again from the layer cache."""
     figures = {}
-    for label, target in (("build_s", []), ("rebuild_cached_s", []), ("redis_build_s", ["--target", "redis"])):
+    builds = [("build_s", [], IMAGE), ("rebuild_cached_s", [], IMAGE)]
+    builds += [("redis_build_s", ["--target", "redis"], REDIS_IMAGE), ("s3_build_s", ["--target", "s3"], S3_IMAGE)]
+    for label, target, tag in builds:
         start = time.monotonic()
-        tag = REDIS_IMAGE if target else IMAGE
         args = ["--pull=never", "--build-arg", f"BASE={base_image()}", *target, "-t", tag]
         podman("build", *args, "-f", str(ROOT / "deploy" / "Dockerfile"), str(ROOT), timeout=1800)
         figures[label] = round(time.monotonic() - start, 1)
@@ -186,15 +211,16 @@ def wait_healthy(compose: Compose) -> None:
     systemd), every gateway answering /health and every worker node holding its lease."""
     wait_for(lambda: all(c.running() for c in compose.containers()), what="every container to run", timeout_s=120)
     checked = [c for c in compose.containers() if c.has_healthcheck()]
-    assert {c.service for c in checked} == {"redis", "gateway"}
+    assert {c.service for c in checked} == {"redis", "gateway", "s3", "gateway-s3"}
     wait_for(lambda: all(c.healthy() for c in checked), what="every healthcheck", timeout_s=180, interval_s=1)
     workers = [c for c in compose.containers() if c.service.startswith("worker-")]
     wait_for(lambda: leased(compose) >= {w.hostname for w in workers}, what="every worker's lease", timeout_s=120)
 
 
 def leased(compose: Compose) -> set[str]:
-    """Hosts (container hostnames) holding a worker lease now."""
-    return {k.decode().split(":")[2] for k in compose.store().redis.scan_iter(match="geogate:lease:*")}
+    """Hosts (container hostnames) holding a worker lease now, in either cell's Redis database."""
+    keys = [k for db in (0, S3_DB) for k in compose.store(db).redis.scan_iter(match="geogate:lease:*")]
+    return {k.decode().split(":")[2] for k in keys}
 
 
 def seed_workspace(compose: Compose) -> None:
@@ -219,6 +245,8 @@ def compose(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Compose]:
     built = Compose(workdir, image_ids())
     built.tokens.write_text(f"tester {TOKEN} read,write,admin\n")
     built.tokens.chmod(0o644)  # a bind-mounted secret keeps its mode: the image's user must read it
+    built.s3_secrets.write_text(f"access_key_id={S3_KEY_ID}\nsecret_access_key={S3_SECRET}\n")
+    built.s3_secrets.chmod(0o644)
     try:
         built.figures |= build_images()
         start = time.monotonic()

@@ -4,6 +4,8 @@ the SDK client on every gateway, a worker container killed and a gateway stopped
 """
 
 import hashlib
+import io
+import json
 import os
 import signal
 import threading
@@ -12,15 +14,36 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import numpy as np
 import pytest
 import rasterio
+from rasterio.enums import Resampling
+from rasterio.io import DatasetReader
+from rasterio.warp import reproject
 
 from geogate.calls.projections.running import RunningEntry
 from schemas.events import ToolRedispatched
 from schemas.ids import call_aggregate
+from tests.cluster.conftest import write_raster
 from tests.cluster.load import Answer, Load, assert_log_is_whole, connect, during_faults, outcome_at_ms
-from tests.compose.conftest import IMAGE, PROJECT, ROOT, TOKEN, Compose, Container, http, leased, podman, report
-from tests.support import JUSTIFICATION, wait_for
+from tests.compose.conftest import (
+    BUCKET,
+    IMAGE,
+    PREFIX,
+    PROJECT,
+    ROOT,
+    S3_DB,
+    S3_KEY_ID,
+    S3_SECRET,
+    TOKEN,
+    Compose,
+    Container,
+    http,
+    leased,
+    podman,
+    report,
+)
+from tests.support import JUSTIFICATION, justify, wait_for
 
 pytestmark = [pytest.mark.compose, pytest.mark.timeout(1800)]
 
@@ -84,6 +107,66 @@ def test_ops_and_metrics_answer_on_every_gateway_with_the_admin_token(compose: C
             assert isinstance(client.get(f"{base}/ops/api/summary").json(), dict)
             metrics = client.get(f"{base}/metrics")
             assert metrics.status_code == 200 and "geogate_events" in metrics.text
+
+
+BUCKET_WARP = {"uri": f"s3://{BUCKET}/{PREFIX}/in/dem.tif", "output": "out/dem-4326.tif", "dst_crs": "EPSG:4326"}
+
+
+async def _warp_in_bucket(url: str) -> Any:
+    """`raster_reproject` from one object of the bucket to another, through the bucket-only cell's gateway; the SDK
+    client answers the preflight gate by sampling."""
+    async with connect(url, TOKEN, sampling_callback=justify) as client:
+        return await client.call_tool("raster_reproject", BUCKET_WARP | {"resampling": "bilinear"})
+
+
+def warped(source: DatasetReader, grid: DatasetReader) -> np.ndarray:
+    """`source`'s band warped by rasterio in this process onto `grid`, as the tool was asked to."""
+    expected = np.zeros((grid.height, grid.width), dtype="float32")
+    reproject(
+        source.read(1), expected, src_transform=source.transform, src_crs=source.crs, dst_transform=grid.transform,
+        dst_crs=grid.crs, resampling=Resampling.bilinear,
+    )  # fmt: skip
+    return expected
+
+
+def test_a_worker_without_the_workspace_volume_reprojects_a_raster_through_the_bucket(compose: Compose) -> None:
+    """The `s3` profile's cell: a raster uploaded to the bucket is reprojected through its gateway by its worker,
+    which mounts nothing but its secret and writes nothing on its own disk; the output object equals rasterio's
+    own warp onto the same grid, and the store's keys show nowhere in the container's environment or log."""
+    s3, source = compose.s3(), compose.workdir / "bucket-dem.tif"
+    write_raster(source, 256)
+    s3.upload_file(str(source), BUCKET, f"{PREFIX}/in/dem.tif")
+    [url] = compose.gateway_urls(service="gateway-s3")
+    [worker] = compose.containers("worker-gdal-s3")
+    start = time.monotonic()
+
+    done = anyio.run(_warp_in_bucket, url)
+
+    assert not done.is_error, done.content
+    assert done.structured_content["output"]["uri"] == f"s3://{BUCKET}/{PREFIX}/out/dem-4326.tif"
+    assert done.meta["io.geogate/call"]["worker"].split(":")[0] == worker.hostname
+    stored = s3.get_object(Bucket=BUCKET, Key=f"{PREFIX}/out/dem-4326.tif")
+    body = stored["Body"].read()
+    assert (
+        hashlib.sha256(body).hexdigest() == done.structured_content["output"]["sha256"] == stored["Metadata"]["sha256"]
+    )
+    with rasterio.open(io.BytesIO(body)) as out, rasterio.open(source) as src:
+        assert out.crs.to_epsg() == 4326
+        np.testing.assert_allclose(out.read(1), warped(src, out), atol=1e-5)
+    mounts = json.loads(podman("inspect", "--format", "{{json .Mounts}}", worker.name).stdout)
+    assert "/run/secrets/geogate_s3" in {m["Destination"] for m in mounts}
+    assert not [m for m in mounts if m["Type"] == "volume" or m["Destination"].startswith("/data")], mounts
+    assert podman("exec", worker.name, "ls", "-A", "/data").stdout.strip() == ""
+    shown = (
+        podman("inspect", "--format", "{{json .Config.Env}}", worker.name).stdout + podman("logs", worker.name).stderr
+    )
+    assert S3_SECRET not in shown and S3_KEY_ID not in shown
+    replay = compose.geogate("replay", "--check", db=S3_DB)
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    figures = {"call_s": round(time.monotonic() - start, 2), "duration_ms": done.meta["io.geogate/call"]["duration_ms"]}
+    report(
+        "bucket-only worker", figures | {"output_bytes": len(body), "mounts": sorted(m["Destination"] for m in mounts)}
+    )
 
 
 def test_workers_run_unprivileged_on_the_suites_python_and_own_the_workspace(compose: Compose) -> None:

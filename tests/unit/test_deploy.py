@@ -153,3 +153,33 @@ def test_every_package_the_dockerfile_installs_is_in_its_base_suites_package_ind
 
     assert {"python3", "python3-venv", "bubblewrap", "redis-server"} <= set(installed)
     assert sorted(set(installed) - names) == [], f"not in {base_suite()}'s index at {url}"
+
+
+def test_the_bucket_only_cell_mounts_no_volume_and_shares_no_queue_with_the_volumes_cell() -> None:
+    """The `s3` profile (docs/compose.md): its gateway and worker know the bucket alone, mount nothing but secrets,
+    read the store's keys from a secret file, and keep their log and queues in a Redis database of their own (the
+    Celery queues are not prefixed, so one database would let a volume worker take a bucket call)."""
+    services = compose()["services"]
+    cell = {name: services[name] for name in ("s3", "gateway-s3", "worker-gdal-s3")}
+    assert all(service["profiles"] == ["s3"] for service in cell.values())
+    for name in ("gateway-s3", "worker-gdal-s3"):
+        env = cell[name]["environment"]
+        assert cell[name]["volumes"] == [] and env["GEOGATE_WORKSPACES"].startswith("s3://"), name
+        assert env["REDIS_URL"] != services["gateway"]["environment"]["REDIS_URL"], name
+        assert not {"GEOGATE_S3_ACCESS_KEY_ID", "GEOGATE_S3_SECRET_ACCESS_KEY"} & set(env), name
+    worker = cell["worker-gdal-s3"]
+    assert worker["environment"]["GEOGATE_S3_SECRETS_FILE"] == "/run/secrets/geogate_s3"
+    assert worker["secrets"] == ["geogate_s3"] and "geogate_s3" in compose()["secrets"]
+    assert worker["environment"]["GEOGATE_S3_ENDPOINT_URL"] == "http://s3:5000"
+
+
+def test_the_s3_server_image_installs_the_moto_the_test_extra_names() -> None:
+    """moto in its own stage (Geogate's image carries no test-only package), at the test extra's version range."""
+    import tomllib
+
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
+    spec = next(d for d in extra if d.startswith("moto"))
+    stages = re.split(r"^FROM ", DOCKERFILE.read_text(), flags=re.MULTILINE)
+    s3_stage = next(s for s in stages if s.startswith("${BASE} AS s3"))
+    assert f'"{spec}"' in s3_stage
+    assert "moto" not in stages[-1]
