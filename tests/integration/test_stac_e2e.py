@@ -12,8 +12,10 @@ import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
+import boto3
 import geopandas
 import numpy as np
 import pytest
@@ -21,6 +23,7 @@ import rasterio
 import redis
 import shapely
 from mcp import Client, MCPError
+from moto.server import ThreadedMotoServer
 from rasterio.windows import Window
 from rasterio.windows import bounds as window_bounds
 
@@ -41,6 +44,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
 AREA = (16.33, 46.45, 16.42, 46.55)
 """Crosses tiles 0 and 2 of the fixture, not tile 1."""
+BUCKET, PREFIX = "stac-e2e", "composites"
+"""The stack's second workspace root, `s3://BUCKET/PREFIX`, on moto's server."""
 
 
 @pytest.fixture
@@ -55,6 +60,7 @@ class StacStack:
     flaky: Flaky
     workspace: Path
     store: EventStore
+    s3: Any
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +68,13 @@ def stac_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StacStack]:
     workdir = tmp_path_factory.mktemp("stac_e2e")
     (workdir / "workspace").mkdir()
     port = free_port()
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    moto.start()
+    endpoint = "http://{}:{}".format(*moto.get_host_and_port())
+    (workdir / "s3.secrets").write_text("access_key_id=AKIDSTACE2E\nsecret_access_key=stac-e2e-secret\n")
+    s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="AKIDSTACE2E",
+                      aws_secret_access_key="stac-e2e-secret", region_name="us-east-1")  # fmt: skip
+    s3.create_bucket(Bucket=BUCKET)
     with (
         sentinel_catalog(workdir) as catalog,
         flaky_proxy(catalog.api, failures=0) as flaky,
@@ -70,7 +83,9 @@ def stac_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StacStack]:
         env = {
             **os.environ,
             "REDIS_URL": r,
-            "GEOGATE_WORKSPACES": str(workdir / "workspace"),
+            "GEOGATE_WORKSPACES": f"{workdir / 'workspace'}:s3://{BUCKET}/{PREFIX}",
+            "GEOGATE_S3_ENDPOINT_URL": endpoint,
+            "GEOGATE_S3_SECRETS_FILE": str(workdir / "s3.secrets"),
             "GEOGATE_TOOLSETS": "core,raster,analysis,previews,stac",
             "GEOGATE_STAC_CATALOGS": f"{catalog.api.removeprefix('http://')},{flaky.authority}",
             "GEOGATE_STAC_BACKOFF_S": "0.05",
@@ -83,10 +98,11 @@ def stac_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StacStack]:
         gateway = start_gateway(env, port)
         store = EventStore(redis.Redis.from_url(r), Keys("geogate"))
         try:
-            yield StacStack(f"http://127.0.0.1:{port}/mcp", catalog, flaky, workdir / "workspace", store)
+            yield StacStack(f"http://127.0.0.1:{port}/mcp", catalog, flaky, workdir / "workspace", store, s3)
         finally:
             stop(gateway)
             stop(worker)
+            moto.stop()
 
 
 async def test_a_cloud_filtered_search_finds_items_whose_asset_raster_info_reads_by_ranges(
@@ -338,3 +354,65 @@ async def test_a_composite_whose_worker_process_is_killed_ends_once_with_a_calm_
     else:
         assert result.is_error and not (workspace / "killed.tif").exists()
     assert partials(workspace, "killed.tif") == []
+
+
+def objects(stack: StacStack) -> dict[str, Any]:
+    """The bucket's objects under the root and its multipart uploads not completed."""
+    listed = stack.s3.list_objects_v2(Bucket=BUCKET, Prefix=f"{PREFIX}/").get("Contents", [])
+    pending = stack.s3.list_multipart_uploads(Bucket=BUCKET).get("Uploads", [])
+    return {"keys": sorted(o["Key"] for o in listed), "uploads": [u["Key"] for u in pending]}
+
+
+async def test_a_composite_written_to_the_bucket_is_the_reference_and_feeds_zonal_statistics_and_a_preview(
+    stac_stack: StacStack, tmp_path: Path
+) -> None:
+    catalog, workspace = stac_stack.catalog, stac_stack.workspace
+    target = f"s3://{BUCKET}/{PREFIX}/median_s3.tif"
+    args = {
+        "search": search_args(catalog),
+        "bbox": list(THREE_TILES),
+        "assets": ["B04", "B08"],
+        "mask": {"asset": "SCL", "drop": CLOUDS},
+        "output": target,
+    }
+    async with Client(stac_stack.url, sampling_callback=justify) as client:
+        made = await client.call_tool("stac_composite", args)
+        assert not made.is_error, made.content
+        local = tmp_path / "median_s3.tif"
+        stac_stack.s3.download_file(BUCKET, f"{PREFIX}/median_s3.tif", str(local))
+        windows = write_zones(workspace / "zones_s3.gpkg", local)
+        zonal = await client.call_tool(
+            "zonal_stats", {"uri": target, "zones": "zones_s3.gpkg", "id_field": "name", "stats": ["mean"]}
+        )
+        preview = await client.call_tool("raster_preview", {"uri": target, "max_size": 128})
+
+    assert made.structured_content["output"]["path"] == target
+    assert hashlib.sha256(local.read_bytes()).hexdigest() == made.structured_content["output"]["sha256"]
+    want = reference(catalog, str(local), ["B04", "B08"], "median", CLOUDS)
+    with rasterio.open(local) as out:
+        got = out.read()
+    np.testing.assert_allclose(got, want.astype("float32"), rtol=1e-6, equal_nan=True)
+    assert not zonal.is_error, zonal.content
+    means = {f["id"]: f["mean"] for f in zonal.structured_content["features"]}
+    for name, (col, row, width, height) in zip(("a", "b"), windows, strict=True):
+        np.testing.assert_allclose(means[name], np.nanmean(got[0, row : row + height, col : col + width]), rtol=1e-5)
+    assert not preview.is_error, preview.content
+    assert any(block.type == "image" for block in preview.content)
+
+
+async def test_a_cancelled_composite_into_the_bucket_leaves_no_object_nor_upload(stac_stack: StacStack) -> None:
+    catalog, store = stac_stack.catalog, stac_stack.store
+    before = objects(stac_stack)
+    catalog.cogs.delay_s = 0.3  # the composite is still reading when the client gives up
+    target = f"s3://{BUCKET}/{PREFIX}/cancelled.tif"
+    args = {"search": search_args(catalog), "assets": ["B02", "B03", "B04"], "output": target}
+    try:
+        async with Client(stac_stack.url, sampling_callback=justify) as client:
+            with pytest.raises(MCPError):
+                await client.call_tool("stac_composite", args, read_timeout_seconds=2.0)
+        wait_for_log(store, lambda: bool(call_of(store, target)), what="the cancel's end", timeout_s=120)
+    finally:
+        catalog.cogs.delay_s = 0.0
+    call_id = call_of(store, target)
+    assert call_id is not None and store.call_state(call_id).error_code == "cancelled"
+    assert objects(stac_stack) == before and before["uploads"] == []

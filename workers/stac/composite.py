@@ -31,6 +31,7 @@ from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import check_remote, open_raster, reading, remote_reading
 from workers.gdal.remote_guard import HostGuard
 from workers.gdal.windowed import count_valid, run_whole
+from workers.jobkit import objects
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import RemoteRaster, raster_input
@@ -298,7 +299,7 @@ def composited(
     args: StacCompositeArgs, output: OutputRef, valid: int, plan: dict[str, JsonValue]
 ) -> StacCompositeResult:
     """The result, from the written COG and the plan (the items)."""
-    with rasterio.open(output.path) as out:
+    with rasterio.open(objects.readable(output.path)) as out:
         crs, res, width, height, bounds = out.crs, out.res, out.width, out.height, out.bounds
     scenes: Any = plan["scenes"]
     return StacCompositeResult(
