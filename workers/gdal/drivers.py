@@ -41,6 +41,17 @@ def harden_environment() -> None:
     os.environ.setdefault("GML_DOWNLOAD_SCHEMA", "NO")
 
 
+SQLITE_CACHE_MB = 128
+"""SQLite's page cache for GeoPackage reads and writes (GDAL's `OGR_SQLITE_CACHE`; SQLite's own is 2 MB), allocated
+as a file needs it. Writing 981,933 joined points, R-tree included, to a GeoPackage with pyogrio took 3.1–3.7 s of
+CPU with it against 4.2–5.3 s without (paired runs in one session)."""
+
+
+def size_caches() -> None:
+    """GDAL's caches sized for the jobs, before either GDAL loads (a setting already in the environment stays)."""
+    os.environ.setdefault("OGR_SQLITE_CACHE", str(SQLITE_CACHE_MB))
+
+
 def _skip(registered: set[str], kept: frozenset[str]) -> str:
     # GDAL splits GDAL_SKIP on commas when it holds one (driver names have spaces: "MapInfo File")
     return ",".join(sorted(registered - kept))

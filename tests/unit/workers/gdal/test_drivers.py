@@ -1,6 +1,7 @@
 """The driver allow-list holds in rasterio's GDAL and in pyogrio's, each a GDAL of its own."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,14 @@ import rasterio
 from rasterio.errors import RasterioIOError
 
 import workers.gdal  # noqa: F401  (the import restricts the drivers)
-from workers.gdal.drivers import RASTER_DRIVERS, RASTER_INPUTS, RASTER_OUTPUTS, VECTOR_DRIVERS, VECTOR_OUTPUTS
+from workers.gdal.drivers import (
+    RASTER_DRIVERS,
+    RASTER_INPUTS,
+    RASTER_OUTPUTS,
+    SQLITE_CACHE_MB,
+    VECTOR_DRIVERS,
+    VECTOR_OUTPUTS,
+)
 
 
 def _mrf(folder: Path, secret: Path) -> Path:
@@ -90,3 +98,15 @@ def test_the_same_files_leak_through_gdal_without_the_allow_list(hostile: dict[s
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
 
     assert done.stdout.strip() == "True", done.stderr
+
+
+def test_pyogrios_gdal_gets_the_sqlite_page_cache_unless_the_environment_sets_one() -> None:
+    probe = "import workers.gdal, pyogrio; print(pyogrio.get_gdal_config_option('OGR_SQLITE_CACHE'))"
+    env = {k: v for k, v in os.environ.items() if k != "OGR_SQLITE_CACHE"}
+
+    def run(extra: dict[str, str]) -> str:
+        done = subprocess.run([sys.executable, "-c", probe], env=env | extra, capture_output=True, text=True)
+        return done.stdout.strip()
+
+    assert run({}) == str(SQLITE_CACHE_MB)
+    assert run({"OGR_SQLITE_CACHE": "16"}) == "16"
