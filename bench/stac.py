@@ -45,7 +45,8 @@ from _report import Row, load, show, write_json
 from _stack import geogate_stack
 from odc.geo.geobox import GeoBox
 from rasterio.warp import transform_bounds
-from tiles import Session
+from tiles import Session, costs
+from tiles_model import TiledCall
 
 from tests.stac.catalog import SentinelCatalog, load_collection, sentinel_catalog
 from tests.stac.scenes import COLLECTION, CRS, Layout, collection
@@ -70,6 +71,8 @@ class Outcome:
     ms: dict[str, list[float]] = field(default_factory=dict)
     bytes: dict[str, list[int]] = field(default_factory=dict)
     ranges: dict[str, list[int]] = field(default_factory=dict)
+    calls: list[TiledCall | None] = field(default_factory=list)
+    """Where each timed composite's time went, from its events (None: it ran whole)."""
     grid: str = ""
     agreement: str = ""
     agrees: bool = False
@@ -120,7 +123,8 @@ def odc_composite(api: str, name: str, area: list[float], geobox: GeoBox, out: P
     )  # fmt: skip
     clear = data.SCL.notnull() & ~data.SCL.isin(DROP)
     median = data[BANDS].where(clear).median("time").to_dataarray("band")
-    with dask.config.set(**SCHEDULER):
+    with dask.config.set(**SCHEDULER), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)  # numpy's, for pixels no item has
         values = median.compute().to_numpy()
     profile = COG | {"dtype": "float32", "count": len(BANDS), "width": geobox.width, "height": geobox.height}
     profile |= {"crs": geobox.crs.to_wkt(), "transform": geobox.affine, "nodata": float("nan")}
@@ -167,6 +171,7 @@ def rounds(jobs: dict[str, Callable[[int], float]], runs: int, got: Outcome) -> 
             if number == 0:
                 got.bytes[side].clear()
                 got.ranges[side].clear()
+                got.calls.clear()
             else:
                 got.ms.setdefault(side, []).append(ms)
                 print(f"  round {number}: {side:<8} {ms:8.0f} ms  {got.bytes[side][-1]:>12,} bytes", flush=True)
@@ -175,7 +180,7 @@ def rounds(jobs: dict[str, Callable[[int], float]], runs: int, got: Outcome) -> 
 def measure_all(runs: int = 3, layout: Layout | None = None, tile_size: int = 1024, chunk: int = 1024) -> Outcome:
     """The catalog up with a collection per round, the stack up with a session held on it, the rounds; what was
     measured."""
-    layout = layout or Layout(size=2048, pixel=10.0, block=1024, overviews=3)
+    layout = layout or default_layout()
     got, area = Outcome(), area_of(layout)
     with tempfile.TemporaryDirectory(prefix="geogate-stac-bench-") as tmp:
         root = Path(tmp)
@@ -193,21 +198,29 @@ def measure_all(runs: int = 3, layout: Layout | None = None, tile_size: int = 10
                 "GEOGATE_TILE_SIZE": str(tile_size),
             }
             with geogate_stack(workers=2, workspace=root / "workspace", env=env) as urls, Session(urls[0]) as held:
-                jobs = _jobs(held, catalog, names, area, root, chunk, got)
+                jobs = _jobs(held, urls.redis, catalog, names, area, root, chunk, got)
                 rounds(jobs, runs, got)
         got.agreement, got.agrees = compare(root / "workspace" / "geogate.tif", root / "odc.tif")
     return got
 
 
 def _jobs(
-    held: Session, catalog: SentinelCatalog, names: list[str], area: list[float], root: Path, chunk: int, got: Outcome
+    held: Session,
+    redis_url: str,
+    catalog: SentinelCatalog,
+    names: list[str],
+    area: list[float],
+    root: Path,
+    chunk: int,
+    got: Outcome,
 ) -> dict[str, Callable[[int], float]]:
-    """Each side as `round → milliseconds`, its bytes counted into `got`."""
+    """Each side as `round → milliseconds`, its bytes counted into `got`, and Geogate's calls' spans."""
     output = root / "workspace" / "geogate.tif"
 
     def geogate(number: int) -> float:
         with counted(catalog, got, "geogate"):
-            ms = held.call("stac_composite", composite_args(catalog, names[number], area))[0]
+            ms, call_id = held.call("stac_composite", composite_args(catalog, names[number], area))
+        got.calls.append(costs(redis_url, call_id))
         grid = geobox_of(output)
         got.grid = got.grid or f"{grid.width} × {grid.height} pixels of {grid.resolution.x:g} m, EPSG:{grid.crs.epsg}"
         return ms
@@ -234,11 +247,46 @@ def report(got: Outcome, layout: Layout, tile_size: int, chunk: int) -> list[Row
     print(f"  Geogate / odc-stac: {p50['geogate'] / p50['odc-stac']:.2f}× of the medians; round by round "
           + ", ".join(f"{r:.2f}" for r in paired))  # fmt: skip
     print(f"  check: {got.agreement}: {'agree' if got.agrees else 'DISAGREE'}")
+    print(f"  {spans(got.calls)}")
     what = f"stac_composite median, 4 bands × 6 items {layout.size}² at {layout.pixel:g} m, tiles of {tile_size}"
     return [
         Row(f"{what}, 2 workers vs odc-stac", p50["geogate"], p50["odc-stac"], "ms", "ratio", 1.0,
             baseline_name=f"pystac-client + odc.stac.load (chunks {chunk}²) + xarray median on dask threads ×2 + COG")
     ]  # fmt: skip
+
+
+def spans(calls: list[TiledCall | None]) -> str:
+    """Where Geogate's composites spent their time (medians over the rounds), from their events."""
+    tiled = [call for call in calls if call is not None]
+    if not tiled:
+        return "Geogate's composites ran whole (the grid is under GEOGATE_TILE_MIN_PIXELS or one tile)"
+    names = ("plan_s", "work_s", "fan_in_wait_s", "assembly_s")
+    median = {name: statistics.median(getattr(call, name) for call in tiled) for name in names}
+    longest = statistics.median(max(call.tiles_s) for call in tiled)
+    return (
+        f"Geogate's call (medians, s): search, grid and fan-out {median['plan_s']:.2f}; "
+        f"{len(tiled[0].tiles_s)} tiles of {median['work_s']:.2f} in all (the longest {longest:.2f}); "
+        f"the fan-in's wait {median['fan_in_wait_s']:.2f}; the COG's assembly {median['assembly_s']:.2f}"
+    )
+
+
+def measure(runs: int = 3) -> list[Row]:
+    """The bench's row at its default size (`make bench`'s part `stac`).
+
+    Raises:
+        SystemExit: the composites disagree (after the figures are printed).
+    """
+    layout = default_layout()
+    got = measure_all(runs, layout)
+    rows = report(got, layout, 1024, 1024)
+    if not got.agrees:
+        raise SystemExit(f"stac: the composites disagree: {got.agreement}")
+    return rows
+
+
+def default_layout(size: int = 2048, block: int = 1024) -> Layout:
+    """Tiles of `size`² 10 m pixels in COGs of `block`² blocks, overviews down to about 256 pixels."""
+    return Layout(size=size, pixel=10.0, block=block, overviews=max(1, (size // 256).bit_length() - 1))
 
 
 def main() -> None:
@@ -250,8 +298,7 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=1024, help="odc-stac's chunk side")
     parser.add_argument("--json", type=Path, default=None, help="also write the row and the bytes as JSON")
     ns = parser.parse_args()
-    warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)  # numpy's, for pixels no item covers
-    layout = Layout(size=ns.size, pixel=10.0, block=ns.block, overviews=max(1, (ns.size // 256).bit_length() - 1))
+    layout = default_layout(ns.size, ns.block)
     start = os.getloadavg()
     got = measure_all(ns.runs, layout, ns.tile_size, ns.chunk)
     rows = report(got, layout, ns.tile_size, ns.chunk)

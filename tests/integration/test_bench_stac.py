@@ -64,4 +64,5 @@ def test_a_small_run_through_the_stack_agrees_with_odc_stac() -> None:
     assert got.agreement.startswith("largest difference 0;")
     assert [len(got.ms[side]) for side in ("geogate", "odc-stac")] == [1, 1]
     assert all(got.bytes[side][0] > 0 and got.ranges[side][0] > 0 for side in ("geogate", "odc-stac"))
-    assert got.grid.endswith("pixels of 10 m, EPSG:32633")
+    assert got.grid == "415 × 414 pixels of 10 m, EPSG:32633"
+    assert len(got.calls) == 1 and got.calls[0] is not None and len(got.calls[0].tiles_s) == 4  # 2 × 2 tiles of 256
