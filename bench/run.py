@@ -3,10 +3,11 @@
 Geogate runs as `make run` runs it (`geogate dev`'s worker pools, `geogate.cli.dev.worker_pools`). Prints the load
 average at the start (and before each part), each part's details, then one table: measure, value, baseline,
 ratio or added time, target, met. `--json PATH` also writes the table as JSON (the README's figures come from it).
-Each part runs alone too: bench/overhead.py, handlers.py, gdal.py, throughput.py, tiles.py, gis.py, vector.py.
+Each part runs alone too: bench/overhead.py, handlers.py, gdal.py, throughput.py, tiles.py, gis.py, vector.py,
+stac.py.
 With `--runs N` every part runs N times (the parts in turn, so that a noisy minute hits one run of each) and the
 table gives, for each row, the run with the median figure, the median floor and the range of the figure.
-Usage: python bench/run.py [--quick] [--runs 1] [--only overhead,handlers,gdal,throughput,tiles,gis,vector]
+Usage: python bench/run.py [--quick] [--runs 1] [--only overhead,handlers,gdal,throughput,tiles,gis,vector,stac]
        [--json .bench/results.json]
 """
 
@@ -23,6 +24,7 @@ import gdal
 import gis
 import handlers
 import overhead
+import stac
 import throughput
 import tiles
 import vector
@@ -49,6 +51,10 @@ PARTS: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "vector": (
         "vector_join of 1,000,000 points into 100,000 polygons, vector_overlay of two 200,000-polygon layers",
         lambda quick: vector.measure(*((1, 0.1) if quick else (3, 1.0))),
+    ),
+    "stac": (
+        "stac_composite of 6 Sentinel-2-like items over 3 tiles, 2 workers, vs odc-stac with dask",
+        lambda quick: stac.measure(runs=1 if quick else 3),
     ),
 }
 

@@ -24,7 +24,7 @@ from pypgstac.load import Loader, Methods
 from pypgstac.migrate import Migrate
 
 from geogate.process.lifetime import dies_with_this_process
-from tests.stac.scenes import Scene, collection, write_scenes
+from tests.stac.scenes import Layout, Scene, collection, write_scenes
 from tests.stac.servers import Served, range_server
 from tests.support import free_port, wait_for
 
@@ -91,12 +91,18 @@ def load_pgstac(dsn: str, collection: dict[str, Any], items: list[dict[str, Any]
     """Install pgstac's schema by pypgstac's migrations and load one collection and its items; the pgstac version."""
     with PgstacDB(dsn=dsn) as db:
         version = Migrate(db).run_migration()
+    load_collection(dsn, collection, items, folder)
+    return str(version)
+
+
+def load_collection(dsn: str, collection: dict[str, Any], items: list[dict[str, Any]], folder: Path) -> None:
+    """Load one more collection and its items by pypgstac's loader (its files written in `folder` on the way)."""
+    with PgstacDB(dsn=dsn) as db:
         loader = Loader(db)
         (folder / "collection.json").write_text(json.dumps(collection))
         (folder / "items.ndjson").write_text("".join(json.dumps(item) + "\n" for item in items))
         loader.load_collections(str(folder / "collection.json"), Methods.insert)
         loader.load_items(str(folder / "items.ndjson"), Methods.insert)
-    return str(version)
 
 
 @contextmanager
@@ -147,14 +153,18 @@ class SentinelCatalog:
     cogs_root: Path
     scenes: list[Scene]
     pgstac_version: str
+    dsn: str
+    """pgstac's database, to load more collections into (`load_collection`)."""
 
 
 @contextmanager
-def sentinel_catalog(workdir: Path) -> Iterator[SentinelCatalog]:
-    """Everything the STAC tests (and the demo) search: COG server, fixture, PostgreSQL, pgstac, stac-fastapi."""
+def sentinel_catalog(workdir: Path, layout: Layout | None = None) -> Iterator[SentinelCatalog]:
+    """Everything the STAC tests (and the demo) search: COG server, fixture, PostgreSQL, pgstac, stac-fastapi. The
+    scenes are the tests' unless a `layout` sizes them."""
     (workdir / "cogs").mkdir(parents=True, exist_ok=True)
     with range_server(workdir / "cogs") as cogs, postgres_cluster() as dsn:
-        scenes = write_scenes(workdir / "cogs", cogs.url)
-        version = load_pgstac(dsn, collection(), [scene.item for scene in scenes], workdir)
+        scenes = write_scenes(workdir / "cogs", cogs.url, layout or Layout())
+        described = collection(scenes) if layout else collection()
+        version = load_pgstac(dsn, described, [scene.item for scene in scenes], workdir)
         with stac_api(dsn) as api:
-            yield SentinelCatalog(api, cogs, workdir / "cogs", scenes, version)
+            yield SentinelCatalog(api, cogs, workdir / "cogs", scenes, version, dsn)

@@ -4,7 +4,7 @@ items (eo:cloud_cover counted from SCL, footprints in degrees) with asset hrefs 
 """
 
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,32 @@ CRS = "EPSG:32633"
 
 
 @dataclass(frozen=True)
+class Layout:
+    """The scenes' size: pixels on a side, their size in metres, the COGs' block side and overview levels. The tiles'
+    origins and clouds scale with the tile's width in metres, so every layout has the same three overlaps; the
+    default is the tests' (`SIZE`, `PIXEL`, `ORIGINS`, `CLOUD_RADII`)."""
+
+    size: int = SIZE
+    pixel: float = PIXEL
+    block: int = 128
+    overviews: int = 1
+    origins: tuple[tuple[float, float], ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "origins", tuple(self.scaled(x, y) for x, y in ORIGINS))
+
+    def scaled(self, x: float, y: float) -> tuple[float, float]:
+        """A point of the tests' layout (metres in `CRS`) at the same place relative to this layout's tiles."""
+        scale = self.size * self.pixel / (SIZE * PIXEL)
+        left, top = ORIGINS[0]
+        return left + (x - left) * scale, top + (y - top) * scale
+
+    def radius(self, date: int, tile: int) -> int:
+        """The cloud's radius in pixels of `tile` on the `date`th date."""
+        return CLOUD_RADII[date][tile] * self.size // SIZE
+
+
+@dataclass(frozen=True)
 class Scene:
     """One item: where its files are and its STAC item (hrefs under the base URL the fixture was written for)."""
 
@@ -42,52 +68,54 @@ class Scene:
     item: dict[str, Any]
 
 
-def write_scenes(root: Path, base_url: str) -> list[Scene]:
+def write_scenes(root: Path, base_url: str, layout: Layout = Layout()) -> list[Scene]:
     """Write the six scenes' COGs under `root` (`<id>/<band>.tif`) and return them with their items."""
     return [
-        _scene(root, base_url, date, tile, origin, CLOUD_RADII[d][tile])
+        _scene(root, base_url, date, tile, layout, layout.radius(d, tile))
         for d, date in enumerate(DATES)
-        for tile, origin in enumerate(ORIGINS)
+        for tile in range(len(ORIGINS))
     ]
 
 
-def collection() -> dict[str, Any]:
-    """The collection the scenes belong to, its extent covering them."""
+def collection(scenes: list[Scene] | None = None, name: str = COLLECTION) -> dict[str, Any]:
+    """The collection `name` the scenes belong to, its extent covering them (the tests' scenes when not given)."""
+    bbox = [round(v, 6) for v in shapely.union_all([s.footprint for s in scenes]).bounds] if scenes else None
     return {
         "type": "Collection",
         "stac_version": "1.0.0",
-        "id": COLLECTION,
+        "id": name,
         "description": "Sentinel-2-like scenes for Geogate's tests",
         "license": "CC0-1.0",
         "links": [],
         "extent": {
-            "spatial": {"bbox": [[16.2, 46.4, 16.6, 46.6]]},
+            "spatial": {"bbox": [bbox or [16.2, 46.4, 16.6, 46.6]]},
             "temporal": {"interval": [[DATES[0], DATES[-1]]]},
         },
     }
 
 
-def _scene(root: Path, base_url: str, date: str, tile: int, origin: tuple[float, float], radius: int) -> Scene:
+def _scene(root: Path, base_url: str, date: str, tile: int, layout: Layout, radius: int) -> Scene:
     scene_id = f"S2L_T33TWM{tile}_{date[:10].replace('-', '')}"
     folder = root / scene_id
     folder.mkdir(parents=True, exist_ok=True)
-    transform = Affine(PIXEL, 0, origin[0], 0, -PIXEL, origin[1])
+    origin = layout.origins[tile]
+    transform = Affine(layout.pixel, 0, origin[0], 0, -layout.pixel, origin[1])
     rng = np.random.default_rng(zlib.crc32(scene_id.encode()))
-    scl = _classification(rng, radius)
+    scl = _classification(rng, radius, layout.size)
     for band in BANDS:
-        _cog(folder / f"{band}.tif", _reflectance(rng, band, scl), transform)
-    _cog(folder / "SCL.tif", scl, transform)
+        _cog(folder / f"{band}.tif", _reflectance(rng, band, scl), transform, layout)
+    _cog(folder / "SCL.tif", scl, transform, layout)
     cloud = round(float(np.isin(scl, CLOUD_CLASSES).mean() * 100), 3)
-    outline = _footprint(transform)
+    outline = _footprint(transform, layout.size)
     return Scene(scene_id, folder, cloud, outline, _item(scene_id, date, cloud, outline, f"{base_url}/{scene_id}"))
 
 
-def _classification(rng: np.random.Generator, radius: int) -> np.ndarray:
-    rows, cols = np.mgrid[0:SIZE, 0:SIZE]
-    scl = np.where(cols < SIZE // 3, 6, np.where(rng.random((SIZE, SIZE)) < 0.7, 4, 5)).astype("uint8")
-    centre = rng.integers(SIZE // 4, 3 * SIZE // 4, 2)
+def _classification(rng: np.random.Generator, radius: int, size: int) -> np.ndarray:
+    rows, cols = np.mgrid[0:size, 0:size]
+    scl = np.where(cols < size // 3, 6, np.where(rng.random((size, size)) < 0.7, 4, 5)).astype("uint8")
+    centre = rng.integers(size // 4, 3 * size // 4, 2)
     distance = np.hypot(rows - centre[0], cols - centre[1])
-    scl[(distance < radius + 12) & (distance >= radius)] = 3
+    scl[(distance < radius + 12 * size // SIZE) & (distance >= radius)] = 3
     scl[distance < radius] = 9
     scl[(distance < radius) & (distance > radius * 0.7)] = 8
     return scl
@@ -101,19 +129,20 @@ def _reflectance(rng: np.random.Generator, band: str, scl: np.ndarray) -> np.nda
     return np.clip(values, 1, 10_000).astype("uint16")
 
 
-def _cog(path: Path, data: np.ndarray, transform: Affine) -> None:
-    profile = {"driver": "GTiff", "width": SIZE, "height": SIZE, "count": 1, "dtype": data.dtype.name}
+def _cog(path: Path, data: np.ndarray, transform: Affine, layout: Layout) -> None:
+    size = layout.size
+    profile = {"driver": "GTiff", "width": size, "height": size, "count": 1, "dtype": data.dtype.name}
     with MemoryFile() as memory:
         with memory.open(**profile, crs=CRS, transform=transform, nodata=0) as dst:
             dst.write(data, 1)
         with memory.open() as src:
-            output = cog_profiles.get("deflate") | {"blockxsize": 128, "blockysize": 128}
-            cog_translate(src, str(path), output, overview_level=1, quiet=True, in_memory=True)
+            output = cog_profiles.get("deflate") | {"blockxsize": layout.block, "blockysize": layout.block}
+            cog_translate(src, str(path), output, overview_level=layout.overviews, quiet=True, in_memory=True)
 
 
-def _footprint(transform: Affine) -> shapely.Polygon:
+def _footprint(transform: Affine, size: int) -> shapely.Polygon:
     to_degrees = Transformer.from_crs(CRS, "EPSG:4326", always_xy=True)
-    corners = [transform * (c, r) for c, r in ((0, 0), (SIZE, 0), (SIZE, SIZE), (0, SIZE))]
+    corners = [transform * (c, r) for c, r in ((0, 0), (size, 0), (size, size), (0, size))]
     return shapely.Polygon([to_degrees.transform(x, y) for x, y in corners])
 
 

@@ -64,26 +64,33 @@ def range_server(root: Path) -> Iterator[Served]:
             if not path.is_relative_to(root.resolve()) or not path.is_file():
                 self._send(404, b"not found", {})
                 return
-            data = path.read_bytes()
+            size = path.stat().st_size
             asked = _RANGE.fullmatch(self.headers.get("Range") or "")
             if asked is None:
                 if body:
                     with served.lock:
                         served.whole.append(self.path)
-                self._send(200, data if body else b"", {"Accept-Ranges": "bytes"}, length=len(data))
+                self._send(200, path.read_bytes() if body else b"", {"Accept-Ranges": "bytes"}, length=size)
                 return
-            start, end = int(asked[1]), min(int(asked[2] or len(data) - 1), len(data) - 1)
+            start, end = int(asked[1]), min(int(asked[2] or size - 1), size - 1)
             time.sleep(served.delay_s)
             if served.redirect is not None and end > start and self.path.endswith(served.redirected):
                 self._send(302, b"", {"Location": f"{served.redirect}{self.path}"})
                 return
             with served.lock:
                 served.ranges.append((self.path, start, end))
-            headers = {"Content-Range": f"bytes {start}-{end}/{len(data)}", "Accept-Ranges": "bytes"}
-            self._send(206, data[start : end + 1] if body else b"", headers, length=end - start + 1)
+            headers = {"Content-Range": f"bytes {start}-{end}/{size}", "Accept-Ranges": "bytes"}
+            self._send(206, _part(path, start, end) if body else b"", headers, length=end - start + 1)
 
     with _serving(served.server, Handler):
         yield served
+
+
+def _part(path: Path, start: int, end: int) -> bytes:
+    """Bytes `start` to `end` (inclusive) of the file, read alone (not the whole file for each range)."""
+    with path.open("rb") as file:
+        file.seek(start)
+        return file.read(end - start + 1)
 
 
 @dataclass
