@@ -1,0 +1,167 @@
+"""Tiled calls whose output is in an object root (issue 47): each tile puts its window as a part object under the
+call's prefix, the fan-in assembles them and publishes the output by a multipart upload, and the parts go. The
+workers reach the bucket only (no folder root at all), and every job (plan, each tile, fan-in) runs in a scratch
+folder of its own, removed after it: nothing is shared between them but the bucket and the log. Through the real
+lifecycle on a fakeredis log against moto's standalone server, as `test_tiled.py` runs tiled calls on a folder."""
+
+import tempfile
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import rasterio
+
+from geogate.calls import keys
+from geogate.calls.publish import request_event
+from geogate.calls.store import EventStore
+from geogate.settings import Settings
+from schemas.codec import encode
+from schemas.events import ToolCancelRequested
+from schemas.ids import call_aggregate, new_id
+from schemas.tools import TOOLS
+from tests.support import drain_queue, make_event
+from tests.unit.workers.gdal.conftest import RasterFactory
+from tests.unit.workers.gdal.test_tiled import SIZE, call, settings_for, tile_types
+from tests.unit.workers.test_objects import BUCKET, PREFIX, ROOT, keys as listed, s3, server  # noqa: F401
+from workers.jobkit import objects
+from workers.run import runner
+from workers.tiling.leftovers import GRACE_S, sweep_objects
+
+pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")
+
+PARTS_PREFIX = f"{PREFIX}/.geogate/"
+
+
+def bucket_settings() -> Settings:
+    return Settings(redis_url="redis://unused", workspaces=ROOT, tile_min_pixels=65_536, tile_size=256)
+
+
+@pytest.fixture
+def scratches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Path]]:
+    """The scratch folder (object roots' mirror) each job made, in a temporary folder of the test's own."""
+    made: list[Path] = []
+    base = tmp_path / "scratch"
+    base.mkdir()
+    real = tempfile.mkdtemp
+
+    def recorded(*args: Any, **kwargs: Any) -> str:
+        folder = real(*args, **{**kwargs, "dir": str(base)})
+        made.append(Path(folder))
+        return folder
+
+    monkeypatch.setattr(objects.tempfile, "mkdtemp", recorded)
+    yield made
+
+
+def upload(s3: Any, path: Path, name: str) -> None:  # noqa: F811
+    s3.upload_file(str(path), BUCKET, f"{PREFIX}/{name}")
+
+
+def body(s3: Any, name: str) -> bytes:  # noqa: F811
+    return s3.get_object(Bucket=BUCKET, Key=f"{PREFIX}/{name}")["Body"].read()
+
+
+def in_folder_and_bucket(
+    store: EventStore, s3: Any, tmp_path: Path, tool: str, args: dict[str, Any]  # noqa: F811
+) -> tuple[dict, dict, str]:
+    """`tool` tiled on the folder `tmp_path` (output `out.tif`), then tiled on the bucket alone (output `out.tif`
+    there), the folder's inputs uploaded first; both results and the bucket call's id."""
+    for path in tmp_path.glob("*.tif"):
+        upload(s3, path, path.name)
+    folder = call(store, settings_for(tmp_path, tiled=True), tool, **args, output="out.tif")[1]
+    call_id, bucket = call(store, bucket_settings(), tool, **args, output="out.tif")
+    return folder, bucket, call_id
+
+
+def test_a_tiled_reprojection_into_the_bucket_is_the_folder_runs_file_and_leaves_no_part(
+    fake_store: EventStore, s3: Any, tmp_path: Path, make_raster: RasterFactory, scratches: list[Path]  # noqa: F811
+) -> None:
+    make_raster(dtype="float32", size=SIZE, count=2, nodata=-9999)
+    args = {"uri": "src.tif", "dst_crs": "EPSG:3857", "resampling": "bilinear"}
+    scratches.clear()
+
+    folder, bucket, call_id = in_folder_and_bucket(fake_store, s3, tmp_path, "raster_reproject", args)
+
+    published = body(s3, "out.tif")
+    assert published == (tmp_path / "out.tif").read_bytes()
+    assert bucket["output"]["uri"] == f"{ROOT}/out.tif" and bucket["output"]["sha256"] == folder["output"]["sha256"]
+    tiles = [e for e in fake_store.read_aggregate(call_aggregate(call_id)) if e.type == "tool.fanned_out"]
+    assert tiles and tiles[0].data.tiles == 9 and tiles[0].data.folder == f"{ROOT}/.geogate/tiles/{call_id}"
+    assert listed(s3) == [f"{PREFIX}/out.tif", f"{PREFIX}/src.tif"]  # no part, no record, no upload left
+    assert not s3.list_multipart_uploads(Bucket=BUCKET).get("Uploads")
+    assert len(scratches) >= 1 + 9 + 1  # the plan, each tile, the fan-in: each in a scratch folder of its own
+    assert not any(p.exists() for p in scratches)
+
+
+@pytest.mark.parametrize("tool", ["raster_calc", "raster_terrain"])
+def test_a_tiled_windowed_call_into_the_bucket_is_the_folder_runs_file(
+    fake_store: EventStore, s3: Any, tmp_path: Path, make_raster: RasterFactory, tool: str  # noqa: F811
+) -> None:
+    data = np.random.default_rng(5).normal(400, 60, (1, *SIZE)).astype("float32")
+    make_raster("dem.tif", data=data, nodata=-9999, crs="EPSG:4326")
+    args: dict[str, Any] = {
+        "raster_calc": {"inputs": {"d": "dem.tif"}, "expression": "d * 2 - 100", "compression": "deflate"},
+        "raster_terrain": {"uri": "dem.tif", "product": "hillshade", "edges": "compute"},
+    }[tool]
+
+    _, bucket, call_id = in_folder_and_bucket(fake_store, s3, tmp_path, tool, args)
+
+    assert body(s3, "out.tif") == (tmp_path / "out.tif").read_bytes()
+    assert "tool.fanned_out" in tile_types(fake_store, call_id)
+    assert listed(s3) == [f"{PREFIX}/dem.tif", f"{PREFIX}/out.tif"]
+
+
+def test_a_tiled_conversion_into_a_cog_in_the_bucket_is_the_folder_runs_file(
+    fake_store: EventStore, s3: Any, tmp_path: Path, make_raster: RasterFactory  # noqa: F811
+) -> None:
+    make_raster(dtype="int16", size=SIZE, count=3, nodata=-1)
+    args = {"uri": "src.tif", "driver": "COG", "compression": "deflate"}
+
+    _, bucket, call_id = in_folder_and_bucket(fake_store, s3, tmp_path, "raster_convert", args)
+
+    assert body(s3, "out.tif") == (tmp_path / "out.tif").read_bytes()
+    assert "tool.fanned_out" in tile_types(fake_store, call_id)
+    assert not [k for k in listed(s3) if k.startswith(PARTS_PREFIX)]
+
+
+def cancel(store: EventStore, call_id: str) -> None:
+    store.append(make_event(call_aggregate(call_id), ToolCancelRequested(call_id=call_id)), keys.cancel_key(call_id))
+
+
+def test_a_tiled_call_cancelled_after_some_tiles_put_their_parts_leaves_no_part_and_no_object(
+    fake_store: EventStore, s3: Any, tmp_path: Path, make_raster: RasterFactory  # noqa: F811
+) -> None:
+    upload(s3, make_raster(dtype="float32", size=SIZE), "src.tif")
+    settings, call_id = bucket_settings(), new_id()
+    args = {"uri": "src.tif", "output": "out.tif", "dst_crs": "EPSG:3857", "resampling": "nearest"}
+    event = request_event(TOOLS["raster_reproject"], args, call_id=call_id, actor="tester")
+    fake_store.append(event, keys.requested_key(call_id))
+    runner.run_call(fake_store, settings, "host:1", encode(event))
+
+    assert drain_queue(fake_store, settings, limit=3) == 3  # three tiles put their parts
+    assert len([k for k in listed(s3) if k.startswith(PARTS_PREFIX)]) == 3
+    cancel(fake_store, call_id)
+    drain_queue(fake_store, settings)  # the other tiles, refused, then the fan-in
+
+    assert fake_store.call_state(call_id).error_code == "cancelled"
+    assert listed(s3) == [f"{PREFIX}/src.tif"]
+    assert not s3.list_multipart_uploads(Bucket=BUCKET).get("Uploads")
+
+
+def test_the_retention_pass_removes_the_parts_an_ended_call_left_in_the_bucket(
+    fake_store: EventStore, s3: Any  # noqa: F811
+) -> None:
+    unknown, young = new_id(), new_id()
+    for call_id in (unknown, young):
+        s3.put_object(Bucket=BUCKET, Key=f"{PARTS_PREFIX}tiles/{call_id}/tile-0.npy", Body=b"part")
+    s3.put_object(Bucket=BUCKET, Key=f"{PREFIX}/kept.tif", Body=b"data")
+    later = datetime.now(UTC).timestamp() + GRACE_S * 2
+
+    assert sweep_objects(fake_store, ROOT) == []  # every part is younger than the grace
+    removed = sweep_objects(fake_store, ROOT, now=later)
+
+    assert sorted(removed) == sorted(f"{ROOT}/.geogate/tiles/{c}" for c in (unknown, young))
+    assert listed(s3) == [f"{PREFIX}/kept.tif"]
