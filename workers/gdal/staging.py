@@ -106,14 +106,14 @@ def _create(staging: Path, profile: dict[str, Any], tags: dict[str, str] | None)
         aside.unlink(missing_ok=True)
 
 
-def write_window(name: str, data: np.ndarray, window: TileWindow, index: int, ctx: JobContext) -> None:
+def write_window(name: str | Path, data: np.ndarray, window: TileWindow, index: int, ctx: JobContext) -> None:
     """Write tile `index`'s pixels into the staging file `name` names, in place, only while this tile's attempt is
     current; then take the file's digest on as far as its bytes are final (`workers.gdal.staging_digest`). In an
     object root, put them whole as the tile's part instead."""
     if ctx.fence is not None:
         ctx.fence.check()
-    if part_objects.is_object(name):
-        part_objects.put_array(staging_parts.part_uri(name, index), data)
+    if part_objects.is_object(str(name)):
+        part_objects.put_array(staging_parts.part_uri(str(name), index), data)
         return
     staging = Path(name)
     target = Window(window.col_off, window.row_off, window.width, window.height)

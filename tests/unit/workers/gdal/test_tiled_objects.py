@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-import rasterio
 
 from geogate.calls import keys
 from geogate.calls.publish import request_event
@@ -23,9 +22,11 @@ from schemas.events import ToolCancelRequested
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
 from tests.support import drain_queue, make_event
+from tests.unit.workers import test_objects
 from tests.unit.workers.gdal.conftest import RasterFactory
 from tests.unit.workers.gdal.test_tiled import SIZE, call, settings_for, tile_types
-from tests.unit.workers.test_objects import BUCKET, PREFIX, ROOT, keys as listed, s3, server  # noqa: F401
+from tests.unit.workers.test_objects import BUCKET, PREFIX, ROOT
+from tests.unit.workers.test_objects import keys as listed
 from workers.jobkit import objects
 from workers.run import runner
 from workers.tiling.leftovers import GRACE_S, sweep_objects
@@ -33,6 +34,8 @@ from workers.tiling.leftovers import GRACE_S, sweep_objects
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")
 
 PARTS_PREFIX = f"{PREFIX}/.geogate/"
+server, s3 = test_objects.server, test_objects.s3
+"""moto's standalone server on a free port, and a client of it with the bucket made (and emptied after)."""
 
 
 def bucket_settings() -> Settings:
@@ -56,16 +59,20 @@ def scratches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[
     yield made
 
 
-def upload(s3: Any, path: Path, name: str) -> None:  # noqa: F811
+def upload(s3: Any, path: Path, name: str) -> None:
     s3.upload_file(str(path), BUCKET, f"{PREFIX}/{name}")
 
 
-def body(s3: Any, name: str) -> bytes:  # noqa: F811
+def body(s3: Any, name: str) -> bytes:
     return s3.get_object(Bucket=BUCKET, Key=f"{PREFIX}/{name}")["Body"].read()
 
 
 def in_folder_and_bucket(
-    store: EventStore, s3: Any, tmp_path: Path, tool: str, args: dict[str, Any]  # noqa: F811
+    store: EventStore,
+    s3: Any,
+    tmp_path: Path,
+    tool: str,
+    args: dict[str, Any],
 ) -> tuple[dict, dict, str]:
     """`tool` tiled on the folder `tmp_path` (output `out.tif`), then tiled on the bucket alone (output `out.tif`
     there), the folder's inputs uploaded first; both results and the bucket call's id."""
@@ -77,7 +84,11 @@ def in_folder_and_bucket(
 
 
 def test_a_tiled_reprojection_into_the_bucket_is_the_folder_runs_file_and_leaves_no_part(
-    fake_store: EventStore, s3: Any, tmp_path: Path, make_raster: RasterFactory, scratches: list[Path]  # noqa: F811
+    fake_store: EventStore,
+    s3: Any,
+    tmp_path: Path,
+    make_raster: RasterFactory,
+    scratches: list[Path],
 ) -> None:
     make_raster(dtype="float32", size=SIZE, count=2, nodata=-9999)
     args = {"uri": "src.tif", "dst_crs": "EPSG:3857", "resampling": "bilinear"}
@@ -98,7 +109,11 @@ def test_a_tiled_reprojection_into_the_bucket_is_the_folder_runs_file_and_leaves
 
 @pytest.mark.parametrize("tool", ["raster_calc", "raster_terrain"])
 def test_a_tiled_windowed_call_into_the_bucket_is_the_folder_runs_file(
-    fake_store: EventStore, s3: Any, tmp_path: Path, make_raster: RasterFactory, tool: str  # noqa: F811
+    fake_store: EventStore,
+    s3: Any,
+    tmp_path: Path,
+    make_raster: RasterFactory,
+    tool: str,
 ) -> None:
     data = np.random.default_rng(5).normal(400, 60, (1, *SIZE)).astype("float32")
     make_raster("dem.tif", data=data, nodata=-9999, crs="EPSG:4326")
@@ -107,7 +122,7 @@ def test_a_tiled_windowed_call_into_the_bucket_is_the_folder_runs_file(
         "raster_terrain": {"uri": "dem.tif", "product": "hillshade", "edges": "compute"},
     }[tool]
 
-    _, bucket, call_id = in_folder_and_bucket(fake_store, s3, tmp_path, tool, args)
+    _, _, call_id = in_folder_and_bucket(fake_store, s3, tmp_path, tool, args)
 
     assert body(s3, "out.tif") == (tmp_path / "out.tif").read_bytes()
     assert "tool.fanned_out" in tile_types(fake_store, call_id)
@@ -115,12 +130,15 @@ def test_a_tiled_windowed_call_into_the_bucket_is_the_folder_runs_file(
 
 
 def test_a_tiled_conversion_into_a_cog_in_the_bucket_is_the_folder_runs_file(
-    fake_store: EventStore, s3: Any, tmp_path: Path, make_raster: RasterFactory  # noqa: F811
+    fake_store: EventStore,
+    s3: Any,
+    tmp_path: Path,
+    make_raster: RasterFactory,
 ) -> None:
     make_raster(dtype="int16", size=SIZE, count=3, nodata=-1)
     args = {"uri": "src.tif", "driver": "COG", "compression": "deflate"}
 
-    _, bucket, call_id = in_folder_and_bucket(fake_store, s3, tmp_path, "raster_convert", args)
+    _, _, call_id = in_folder_and_bucket(fake_store, s3, tmp_path, "raster_convert", args)
 
     assert body(s3, "out.tif") == (tmp_path / "out.tif").read_bytes()
     assert "tool.fanned_out" in tile_types(fake_store, call_id)
@@ -132,7 +150,10 @@ def cancel(store: EventStore, call_id: str) -> None:
 
 
 def test_a_tiled_call_cancelled_after_some_tiles_put_their_parts_leaves_no_part_and_no_object(
-    fake_store: EventStore, s3: Any, tmp_path: Path, make_raster: RasterFactory  # noqa: F811
+    fake_store: EventStore,
+    s3: Any,
+    tmp_path: Path,
+    make_raster: RasterFactory,
 ) -> None:
     upload(s3, make_raster(dtype="float32", size=SIZE), "src.tif")
     settings, call_id = bucket_settings(), new_id()
@@ -152,7 +173,8 @@ def test_a_tiled_call_cancelled_after_some_tiles_put_their_parts_leaves_no_part_
 
 
 def test_the_retention_pass_removes_the_parts_an_ended_call_left_in_the_bucket(
-    fake_store: EventStore, s3: Any  # noqa: F811
+    fake_store: EventStore,
+    s3: Any,
 ) -> None:
     unknown, young = new_id(), new_id()
     for call_id in (unknown, young):
