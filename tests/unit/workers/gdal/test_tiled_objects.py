@@ -4,6 +4,8 @@ workers reach the bucket only (no folder root at all), and every job (plan, each
 folder of its own, removed after it: nothing is shared between them but the bucket and the log. Through the real
 lifecycle on a fakeredis log against moto's standalone server, as `test_tiled.py` runs tiled calls on a folder."""
 
+import hashlib
+import io
 import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -12,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import rasterio
 
 from geogate.calls import keys
 from geogate.calls.publish import request_event
@@ -21,14 +24,21 @@ from schemas.codec import encode
 from schemas.events import ToolCancelRequested
 from schemas.ids import call_aggregate, new_id
 from schemas.tools import TOOLS
+from schemas.tools.tiling import TileResult, TileWindow
 from tests.support import drain_queue, make_event
 from tests.unit.workers import test_objects
 from tests.unit.workers.gdal.conftest import RasterFactory
 from tests.unit.workers.gdal.test_tiled import SIZE, call, settings_for, tile_types
 from tests.unit.workers.test_objects import BUCKET, PREFIX, ROOT
 from tests.unit.workers.test_objects import keys as listed
+from workers.gdal.staging import assembly_target, publish, stage, staged, write_window
 from workers.jobkit import objects
+from workers.jobkit.confine import confinement
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
+from workers.jobs import object_roots
 from workers.run import runner
+from workers.tiling.grid import parts_folder
 from workers.tiling.leftovers import GRACE_S, sweep_objects
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use `@` matmul:PendingDeprecationWarning")
@@ -187,3 +197,41 @@ def test_the_retention_pass_removes_the_parts_an_ended_call_left_in_the_bucket(
 
     assert sorted(removed) == sorted(f"{ROOT}/.geogate/tiles/{c}" for c in (unknown, young))
     assert listed(s3) == [f"{PREFIX}/kept.tif"]
+
+
+def fan_in_job(settings: Settings) -> JobContext:
+    """A job's context on the bucket alone: `object_roots` gives it a fresh mirror."""
+    return JobContext(call_id="c1", roots=[], settings=settings)
+
+
+def test_a_fan_in_run_again_after_its_upload_takes_the_object_as_its_own(s3: Any) -> None:
+    """A fan-in that died after the completion of the upload, before its outcome landed: the next one, in a
+    scratch of its own, finds the record beside the parts and the object's digest, and publishes nothing again."""
+    settings, side = bucket_settings(), 256
+    windows = [TileWindow(col_off=i * side, row_off=0, width=side, height=side) for i in range(2)]
+    profile = {"width": 2 * side, "height": side, "count": 1, "dtype": "uint16", "crs": "EPSG:32633"}
+    profile |= {"transform": rasterio.transform.from_origin(500000, 4100000, 10, 10), "nodata": 0}
+    profile |= {"blockxsize": side, "blockysize": side}
+    ctx = fan_in_job(settings)
+    with object_roots(ctx), confinement(ctx.roots):
+        plan = stage(parts_folder(ctx.roots[0], "c1"), profile, windows)
+        for index, window in enumerate(windows):
+            write_window(str(plan["staging"]), np.full((1, side, side), index + 7, "uint16"), window, index, ctx)
+    tiles = [TileResult(index=i, window=w) for i, w in enumerate(windows)]
+    s3.put_object(Bucket=BUCKET, Key=f"{PREFIX}/other.tif", Body=b"not this call's")
+
+    digests = []
+    for _ in range(2):
+        ctx = fan_in_job(settings)
+        with object_roots(ctx), confinement(ctx.roots):
+            staging = staged(plan, tiles)
+            digests.append(publish(staging, assembly_target("out.tif", staging, ctx, overwrite=False), ctx))
+            with pytest.raises(JobFailed, match="exists"):
+                assembly_target("other.tif", staging, ctx, overwrite=False)
+        if not digests[1:]:
+            etag = s3.head_object(Bucket=BUCKET, Key=f"{PREFIX}/out.tif")["ETag"]
+
+    assert digests[0] == digests[1] == hashlib.sha256(body(s3, "out.tif")).hexdigest()
+    assert s3.head_object(Bucket=BUCKET, Key=f"{PREFIX}/out.tif")["ETag"] == etag  # not uploaded again
+    with rasterio.open(io.BytesIO(body(s3, "out.tif"))) as out:
+        assert out.read(1)[0, 0] == 7 and out.read(1)[0, side] == 8
