@@ -117,7 +117,7 @@ def test_a_tiled_reprojection_into_the_bucket_is_the_folder_runs_file_and_leaves
     assert not any(p.exists() for p in scratches)
 
 
-@pytest.mark.parametrize("tool", ["raster_calc", "raster_terrain"])
+@pytest.mark.parametrize("tool", ["raster_calc", "raster_terrain", "raster_mosaic"])
 def test_a_tiled_windowed_call_into_the_bucket_is_the_folder_runs_file(
     fake_store: EventStore,
     s3: Any,
@@ -127,16 +127,18 @@ def test_a_tiled_windowed_call_into_the_bucket_is_the_folder_runs_file(
 ) -> None:
     data = np.random.default_rng(5).normal(400, 60, (1, *SIZE)).astype("float32")
     make_raster("dem.tif", data=data, nodata=-9999, crs="EPSG:4326")
+    make_raster("lift.tif", data=data + 5, nodata=-9999, crs="EPSG:4326")
     args: dict[str, Any] = {
         "raster_calc": {"inputs": {"d": "dem.tif"}, "expression": "d * 2 - 100", "compression": "deflate"},
         "raster_terrain": {"uri": "dem.tif", "product": "hillshade", "edges": "compute"},
+        "raster_mosaic": {"inputs": ["dem.tif", "lift.tif"], "method": "mean", "resampling": "nearest"},
     }[tool]
 
     _, _, call_id = in_folder_and_bucket(fake_store, s3, tmp_path, tool, args)
 
     assert body(s3, "out.tif") == (tmp_path / "out.tif").read_bytes()
     assert "tool.fanned_out" in tile_types(fake_store, call_id)
-    assert listed(s3) == [f"{PREFIX}/dem.tif", f"{PREFIX}/out.tif"]
+    assert listed(s3) == [f"{PREFIX}/dem.tif", f"{PREFIX}/lift.tif", f"{PREFIX}/out.tif"]
 
 
 def test_a_tiled_conversion_into_a_cog_in_the_bucket_is_the_folder_runs_file(
