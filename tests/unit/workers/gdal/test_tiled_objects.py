@@ -61,6 +61,8 @@ def scratches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[
     real = tempfile.mkdtemp
 
     def recorded(*args: Any, **kwargs: Any) -> str:
+        if kwargs.get("prefix") != "geogate-s3-":  # not a job's mirror
+            return real(*args, **kwargs)
         folder = real(*args, **{**kwargs, "dir": str(base)})
         made.append(Path(folder))
         return folder
@@ -237,3 +239,29 @@ def test_a_fan_in_run_again_after_its_upload_takes_the_object_as_its_own(s3: Any
     assert s3.head_object(Bucket=BUCKET, Key=f"{PREFIX}/out.tif")["ETag"] == etag  # not uploaded again
     with rasterio.open(io.BytesIO(body(s3, "out.tif"))) as out:
         assert out.read(1)[0, 0] == 7 and out.read(1)[0, side] == 8
+
+
+@pytest.mark.parametrize("part", ["pickled", "wrong_shape"])
+def test_a_part_that_is_not_its_windows_array_fails_the_call_and_leaves_nothing(
+    fake_store: EventStore, s3: Any, tmp_path: Path, make_raster: RasterFactory, part: str
+) -> None:
+    """A part object is read as an array without running anything in it (no pickles) and checked against its
+    window: anything else fails the call, with no output and no part left."""
+    upload(s3, make_raster(dtype="float32", size=SIZE), "src.tif")
+    settings, call_id = bucket_settings(), new_id()
+    args = {"uri": "src.tif", "output": "out.tif", "dst_crs": "EPSG:3857", "resampling": "nearest"}
+    event = request_event(TOOLS["raster_reproject"], args, call_id=call_id, actor="tester")
+    fake_store.append(event, keys.requested_key(call_id))
+    runner.run_call(fake_store, settings, "host:1", encode(event))
+    assert drain_queue(fake_store, settings, limit=9) == 9  # every tile; the fan-in waits in the queue
+    hostile = io.BytesIO()
+    value = np.array([{"a": 1}], dtype=object) if part == "pickled" else np.zeros((1, 3, 3), "float32")
+    np.save(hostile, value, allow_pickle=True)
+    s3.put_object(Bucket=BUCKET, Key=f"{PARTS_PREFIX}tiles/{call_id}/tile-0.npy", Body=hostile.getvalue())
+
+    drain_queue(fake_store, settings)
+
+    state = fake_store.call_state(call_id)
+    assert (state.status, state.error_code) == ("failed", "tiles.invalid_part")
+    assert "tile-0.npy" in state.error_message and "Traceback" not in state.error_message
+    assert listed(s3) == [f"{PREFIX}/src.tif"]
