@@ -122,7 +122,8 @@ def mount_of(path: Path) -> Mount | None:
 
 
 def touched() -> bool:
-    """Whether this job has looked at a path in an object root (its calls then run whole, not as tiles)."""
+    """Whether this job has looked at a path in an object root (a tool whose tiles need a parts folder every worker
+    reaches then runs whole: `workers.tiling.grid.worth_tiling`)."""
     return bool(_TOUCHED.get())
 
 
