@@ -159,6 +159,17 @@ def test_a_tiled_conversion_into_a_cog_in_the_bucket_is_the_folder_runs_file(
     assert not [k for k in listed(s3) if k.startswith(PARTS_PREFIX)]
 
 
+def planned(store: EventStore, s3: Any, make_raster: RasterFactory) -> tuple[Settings, str]:
+    """A tiled reprojection into the bucket, planned: its 9 tiles wait in the queue."""
+    upload(s3, make_raster(dtype="float32", size=SIZE), "src.tif")
+    settings, call_id = bucket_settings(), new_id()
+    args = {"uri": "src.tif", "output": "out.tif", "dst_crs": "EPSG:3857", "resampling": "nearest"}
+    event = request_event(TOOLS["raster_reproject"], args, call_id=call_id, actor="tester")
+    store.append(event, keys.requested_key(call_id))
+    runner.run_call(store, settings, "host:1", encode(event))
+    return settings, call_id
+
+
 def cancel(store: EventStore, call_id: str) -> None:
     store.append(make_event(call_aggregate(call_id), ToolCancelRequested(call_id=call_id)), keys.cancel_key(call_id))
 
@@ -169,12 +180,7 @@ def test_a_tiled_call_cancelled_after_some_tiles_put_their_parts_leaves_no_part_
     tmp_path: Path,
     make_raster: RasterFactory,
 ) -> None:
-    upload(s3, make_raster(dtype="float32", size=SIZE), "src.tif")
-    settings, call_id = bucket_settings(), new_id()
-    args = {"uri": "src.tif", "output": "out.tif", "dst_crs": "EPSG:3857", "resampling": "nearest"}
-    event = request_event(TOOLS["raster_reproject"], args, call_id=call_id, actor="tester")
-    fake_store.append(event, keys.requested_key(call_id))
-    runner.run_call(fake_store, settings, "host:1", encode(event))
+    settings, call_id = planned(fake_store, s3, make_raster)
 
     assert drain_queue(fake_store, settings, limit=3) == 3  # three tiles put their parts
     assert len([k for k in listed(s3) if k.startswith(PARTS_PREFIX)]) == 3
@@ -247,12 +253,7 @@ def test_a_part_that_is_not_its_windows_array_fails_the_call_and_leaves_nothing(
 ) -> None:
     """A part object is read as an array without running anything in it (no pickles) and checked against its
     window: anything else fails the call, with no output and no part left."""
-    upload(s3, make_raster(dtype="float32", size=SIZE), "src.tif")
-    settings, call_id = bucket_settings(), new_id()
-    args = {"uri": "src.tif", "output": "out.tif", "dst_crs": "EPSG:3857", "resampling": "nearest"}
-    event = request_event(TOOLS["raster_reproject"], args, call_id=call_id, actor="tester")
-    fake_store.append(event, keys.requested_key(call_id))
-    runner.run_call(fake_store, settings, "host:1", encode(event))
+    settings, call_id = planned(fake_store, s3, make_raster)
     assert drain_queue(fake_store, settings, limit=9) == 9  # every tile; the fan-in waits in the queue
     hostile = io.BytesIO()
     value = np.array([{"a": 1}], dtype=object) if part == "pickled" else np.zeros((1, 3, 3), "float32")

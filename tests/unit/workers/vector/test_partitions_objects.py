@@ -13,10 +13,13 @@ from tests.unit.workers import test_objects
 from tests.unit.workers.gdal.test_tiled import call
 from tests.unit.workers.test_objects import BUCKET, PREFIX, ROOT
 from tests.unit.workers.test_objects import keys as listed
-from tests.unit.workers.vector.test_partitions import assert_same, layers, read, settings  # noqa: F401
+from tests.unit.workers.vector import test_partitions
+from tests.unit.workers.vector.test_partitions import assert_same, read, settings
 
 server, s3 = test_objects.server, test_objects.s3
 """moto's standalone server on a free port, and a client of it with the bucket made (and emptied after)."""
+layers = test_partitions.layers
+"""Two polygon layers and a point layer in a folder."""
 
 
 @pytest.mark.parametrize(
@@ -32,7 +35,7 @@ def test_a_partitioned_call_on_the_bucket_writes_the_folder_runs_layer(
     layers: Path,
     tool: str,
     args: dict,
-    suffix: str,  # noqa: F811
+    suffix: str,
 ) -> None:
     for name in ("a.gpkg", "b.gpkg", "pts.gpkg"):
         s3.upload_file(str(layers / name), BUCKET, f"{PREFIX}/{name}")
