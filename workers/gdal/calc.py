@@ -148,7 +148,7 @@ class Calc:
         return count_valid(block, self.nodata)
 
     def to_plan(self) -> dict[str, JsonValue]:
-        paths: dict[str, JsonValue] = {name: str(path) for name, path in self.paths.items()}
+        paths: dict[str, JsonValue] = {name: objects.shown(path) for name, path in self.paths.items()}
         plan: dict[str, JsonValue] = {"inputs": paths, "expression": self.parsed.source, "dtype": self.dtype}
         return plan | {"nodata": repr(self.nodata), "compression": self.compression}  # NaN has no JSON number
 

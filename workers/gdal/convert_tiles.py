@@ -12,7 +12,8 @@ from schemas.tools.raster import RasterConvertArgs, RasterConvertResult
 from schemas.tools.tiling import TileArgs, TileResult
 from workers.gdal.convert import check_bounds, check_driver, converted, copy_options, gtiff_profile
 from workers.gdal.errors import open_raster, reading, writing
-from workers.gdal.staging import assembly_target, create_staging, publish, write_window
+from workers.gdal.staging import assembly_target, publish, stage, staged, write_window
+from workers.jobkit import objects
 from workers.jobkit.context import JobContext
 from workers.jobkit.files import output_path, resolve_in_workspace
 from workers.tiling.declare import Plan
@@ -32,12 +33,11 @@ def plan(args: RasterConvertArgs, ctx: JobContext) -> Plan | None:
         check_bounds(src, args, ctx)
         profile, tags = gtiff_profile(src, args, final=args.driver == "GTiff"), src.tags()
     side = tile_side(ctx, math.lcm(profile["blockxsize"], profile["blockysize"]))
-    if not worth_tiling(ctx, profile["width"], profile["height"], side):
+    if not worth_tiling(ctx, profile["width"], profile["height"], side, on_objects=True):
         return None
     folder = parts_folder(root_of(dst_path, ctx.roots), ctx.call_id)
     tiles, columns, rows = windows(profile["width"], profile["height"], side)
-    staging = create_staging(folder, profile, tiles, tags)
-    shared = {"source": str(src_path), "staging": str(staging)}
+    shared = {"source": objects.shown(src_path), **stage(folder, profile, tiles, tags)}
     return Plan(tiles, columns, rows, side, profile["width"], profile["height"], folder, shared)
 
 
@@ -48,13 +48,13 @@ def run(args: TileArgs, ctx: JobContext) -> TileResult:
     with open_raster(src_path) as src, reading(src_path):
         data = src.read(window=rasterio.windows.Window(window.col_off, window.row_off, window.width, window.height))
     ctx.progress(0, 1, f"copied {window.describe()}")
-    write_window(Path(str(args.plan["staging"])), data, window, args.index, ctx)
+    write_window(str(args.plan["staging"]), data, window, args.index, ctx)
     return TileResult(index=args.index, window=window)
 
 
 def assemble(args: RasterConvertArgs, first: TileArgs, tiles: list[TileResult], ctx: JobContext) -> RasterConvertResult:
     """The staging file becomes the output, in the requested format, with its overviews."""
-    staging = Path(str(first.plan["staging"]))
+    staging = staged(first.plan, tiles)
     dst_path = assembly_target(args.output, staging, ctx, overwrite=args.overwrite)
 
     def overviews(tmp: Path) -> None:

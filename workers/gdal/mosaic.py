@@ -162,7 +162,7 @@ class Mosaic:
         return count_valid(block, self.profile["nodata"])
 
     def to_plan(self) -> dict[str, JsonValue]:
-        inputs: list[JsonValue] = [str(path) for path in self.paths]
+        inputs: list[JsonValue] = [objects.shown(path) for path in self.paths]
         warped: list[JsonValue] = [dict(moved) for moved in self.warped]
         plan: dict[str, JsonValue] = {"inputs": inputs, "warped": warped, "method": self.method}
         plan["resampling"] = self.resampling

@@ -5,8 +5,6 @@ window of the same output grid: the result is the same pixels, whatever the kern
 interpolates over each warped window, so the windows must be the same ones for that).
 """
 
-from pathlib import Path
-
 import rasterio
 
 from schemas.tools.raster import RasterReprojectArgs, RasterReprojectResult
@@ -15,7 +13,8 @@ from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import open_raster
 from workers.gdal.outputs import file_ref
 from workers.gdal.reproject import Warp, check_bounds, reprojected, warp_of
-from workers.gdal.staging import assembly_target, create_staging, publish, write_window
+from workers.gdal.staging import assembly_target, publish, stage, staged, write_window
+from workers.jobkit import objects
 from workers.jobkit.context import JobContext
 from workers.jobkit.files import output_path, resolve_in_workspace
 from workers.tiling.declare import Plan
@@ -30,12 +29,12 @@ def plan(args: RasterReprojectArgs, ctx: JobContext) -> Plan | None:
     check_bounds(profile, args, ctx)
     dst_path = output_path(args.output, ctx.roots, overwrite=args.overwrite)
     side = tile_side(ctx, ALIGN_ROWS)
-    if not worth_tiling(ctx, profile["width"], profile["height"], side):
+    if not worth_tiling(ctx, profile["width"], profile["height"], side, on_objects=True):
         return None
     folder = parts_folder(root_of(dst_path, ctx.roots), ctx.call_id)
     tiles, columns, rows = windows(profile["width"], profile["height"], side)
-    staging = create_staging(folder, profile, tiles)
-    shared = {"source": str(src_path), "staging": str(staging), "compress": profile.get("compress"), **spec.to_plan()}
+    shared = {"source": objects.shown(src_path), **stage(folder, profile, tiles), "compress": profile.get("compress")}
+    shared |= spec.to_plan()
     return Plan(tiles, columns, rows, side, profile["width"], profile["height"], folder, shared)
 
 
@@ -46,7 +45,7 @@ def run(args: TileArgs, ctx: JobContext) -> TileResult:
     with open_raster(src_path) as src:
         block = Warp.from_plan(plan).window(src, window)
     ctx.progress(0, 1, f"warped {window.describe()}")  # where a cancel of the parent lands
-    write_window(Path(str(plan["staging"])), block, window, args.index, ctx)
+    write_window(str(plan["staging"]), block, window, args.index, ctx)
     return TileResult(index=args.index, window=window)
 
 
@@ -55,7 +54,7 @@ def assemble(
 ) -> RasterReprojectResult:
     """The staging file becomes the output: renamed when uncompressed, else copied with the source's compression."""
     plan = first.plan
-    staging = Path(str(plan["staging"]))
+    staging = staged(plan, tiles)
     dst_path = assembly_target(args.output, staging, ctx, overwrite=args.overwrite)
     with rasterio.open(staging) as out:
         profile = out.profile

@@ -20,17 +20,20 @@ from typing import Any
 import numpy as np
 import rasterio
 import rasterio.shutil
+from pydantic import JsonValue
 from rasterio.windows import Window
 
-from schemas.tools.tiling import TileWindow
-from workers.gdal import staging_digest
+from schemas.tools.tiling import TileResult, TileWindow
+from workers.gdal import staging_digest, staging_parts
 from workers.gdal.errors import writing
 from workers.gdal.outputs import file_ref
+from workers.jobkit import objects
 from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import atomic_output, output_path
 from workers.run.faults import pause_point
+from workers.tiling import part_objects
 
 STAGING = "staging.tif"
 PUBLISHED = "published.json"
@@ -41,6 +44,39 @@ def staging_profile(profile: dict[str, Any]) -> dict[str, Any]:
     """`profile` as an uncompressed tiled GeoTIFF (what tiles can write in place)."""
     kept = {k: v for k, v in profile.items() if k not in {"compress", "streamable_output", "opener", "predictor"}}
     return kept | {"driver": "GTiff", "tiled": True}
+
+
+def stage(
+    folder: Path, profile: dict[str, Any], windows: list[TileWindow], tags: dict[str, str] | None = None
+) -> dict[str, JsonValue]:
+    """The plan's entries for the staging file of tiles `windows` in parts folder `folder`: in a folder root the
+    file itself (`create_staging`); in an object root its `s3://` name and layout, the parts being objects
+    (`workers.gdal.staging_parts`).
+
+    Raises:
+        ValidationError: in an object root, a profile with no JSON form (the call then runs whole).
+    """
+    uri = part_objects.folder_uri(folder)
+    if uri is None:
+        return {"staging": str(create_staging(folder, profile, windows, tags))}
+    return {"staging": f"{uri}/{STAGING}", "layout": staging_parts.layout_of(staging_profile(profile), tags)}
+
+
+def staged(plan: dict[str, JsonValue], tiles: list[TileResult]) -> Path:
+    """The staging file the fan-in publishes: a folder root's as the tiles wrote it; in an object root, made in the
+    fan-in's own scratch from the tiles' parts as the planner of a folder root would have made it.
+
+    Raises:
+        JobFailed: `tiles.missing`, `tiles.invalid_part`, `storage.failed`, `gdal.write_failed`.
+    """
+    name = str(plan["staging"])
+    if not part_objects.is_object(name):
+        return Path(name)
+    layout = staging_parts.Layout.model_validate(plan["layout"])
+    windows = [tile.window for tile in sorted(tiles, key=lambda t: t.index)]
+    made = create_staging(staging_parts.local_folder(name), staging_parts.profile_of(layout), windows, layout.tags)
+    staging_parts.fill(made, name, layout, tiles)
+    return made
 
 
 def create_staging(
@@ -70,11 +106,16 @@ def _create(staging: Path, profile: dict[str, Any], tags: dict[str, str] | None)
         aside.unlink(missing_ok=True)
 
 
-def write_window(staging: Path, data: np.ndarray, window: TileWindow, index: int, ctx: JobContext) -> None:
-    """Write tile `index`'s pixels into the staging file, in place, only while this tile's attempt is current; then
-    take the file's digest on as far as its bytes are final (`workers.gdal.staging_digest`)."""
+def write_window(name: str | Path, data: np.ndarray, window: TileWindow, index: int, ctx: JobContext) -> None:
+    """Write tile `index`'s pixels into the staging file `name` names, in place, only while this tile's attempt is
+    current; then take the file's digest on as far as its bytes are final (`workers.gdal.staging_digest`). In an
+    object root, put them whole as the tile's part instead."""
     if ctx.fence is not None:
         ctx.fence.check()
+    if part_objects.is_object(str(name)):
+        part_objects.put_array(staging_parts.part_uri(str(name), index), data)
+        return
+    staging = Path(name)
     target = Window(window.col_off, window.row_off, window.width, window.height)
     with writing(), rasterio.open(pinned(staging, "output"), "r+") as dst:
         dst.write(data, window=target)
@@ -155,21 +196,41 @@ def _link(staging: Path, tmp: Path) -> None:
 
 def _record(staging: Path, target: Path, sha256: str) -> None:
     """Write down, in the parts folder, that `target` is about to be published with `sha256` (written aside, then
-    renamed: whole or absent)."""
+    renamed: whole or absent); in an object root, put beside the parts as well (the fan-in's folder is its own)."""
     record = staging.parent / PUBLISHED
     aside = record.with_name(f".{PUBLISHED}.{os.getpid()}")
-    aside.write_text(json.dumps({"target": str(target), "sha256": sha256}))
+    aside.write_text(json.dumps({"target": objects.shown(target), "sha256": sha256}))
     aside.replace(record)
+    uri = part_objects.folder_uri(record)
+    if uri is not None:
+        part_objects.put_bytes(uri, record.read_bytes())
 
 
 def _published(staging: Path, target: Path) -> str | None:
-    """The digest of `target` when this call's fan-in published it already (its record names it, and the file at
-    `target` has the recorded digest); else None."""
+    """The digest of `target` when this call's fan-in published it already (its record names it, and the file or
+    object at `target` has the recorded digest); else None."""
     try:
-        record = json.loads((staging.parent / PUBLISHED).read_text())
+        record = json.loads(_record_text(staging.parent / PUBLISHED) or "")
     except (OSError, ValueError):
         return None
-    if record.get("target") != str(target) or not target.is_file():
+    if record.get("target") != objects.shown(target):
         return None
-    sha256 = file_ref(target, "GTiff").sha256
-    return sha256 if sha256 == record.get("sha256") else None
+    sha256 = _digest_of(target)
+    return sha256 if sha256 is not None and sha256 == record.get("sha256") else None
+
+
+def _record_text(record: Path) -> str | None:
+    if record.is_file():
+        return record.read_text()
+    uri = part_objects.folder_uri(record)
+    body = part_objects.get_bytes(uri) if uri is not None else None
+    return None if body is None else body.decode()
+
+
+def _digest_of(target: Path) -> str | None:
+    """The sha256 of file `target`; of an object, the one it was published with."""
+    if target.is_file():
+        return file_ref(target, "GTiff").sha256
+    mount = objects.mount_of(target)
+    head = mount.head(mount.key(target)) if mount is not None else None
+    return None if head is None else head.get("Metadata", {}).get("sha256")

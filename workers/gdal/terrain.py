@@ -170,7 +170,7 @@ class Terrain:
         return count_valid(block, float(self.profile["nodata"]))
 
     def to_plan(self) -> dict[str, JsonValue]:
-        return {"source": str(self.path), **self.params}
+        return {"source": objects.shown(self.path), **self.params}
 
     def close(self) -> None:
         self.src = None
@@ -203,7 +203,7 @@ def terrain_of(args: RasterTerrainArgs, ctx: JobContext) -> Terrain:
 
 
 def terrain_from_plan(plan: dict[str, JsonValue], ctx: JobContext) -> Terrain:
-    params = {k: v for k, v in plan.items() if k not in ("source", "staging", "compress")}
+    params = {k: v for k, v in plan.items() if k not in ("source", "staging", "layout", "compress")}
     return Terrain(resolve_in_workspace(str(plan["source"]), ctx.roots), params).open()
 
 

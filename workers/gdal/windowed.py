@@ -25,7 +25,7 @@ from schemas.tools.tiling import TileArgs, TileResult, TileWindow
 from workers.gdal.blocks import ALIGN_ROWS
 from workers.gdal.errors import writing
 from workers.gdal.outputs import file_ref, streamed
-from workers.gdal.staging import assembly_target, create_staging, publish, write_window
+from workers.gdal.staging import assembly_target, publish, stage, staged, write_window
 from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
 from workers.jobkit.files import atomic_output, output_path
@@ -173,12 +173,11 @@ def declare_tiles(
             check_bounds(op, ctx, field)
             profile = op.profile
             side = tile_side(ctx, ALIGN_ROWS)
-            if not worth_tiling(ctx, profile["width"], profile["height"], side):
+            if not worth_tiling(ctx, profile["width"], profile["height"], side, on_objects=True):
                 return None
             folder = parts_folder(root_of(dst_path, ctx.roots), ctx.call_id)
             tiles, columns, rows = windows(profile["width"], profile["height"], side)
-            staging = create_staging(folder, profile, tiles)
-            shared = {**op.to_plan(), "staging": str(staging), "compress": profile.get("compress")}
+            shared = {**op.to_plan(), **stage(folder, profile, tiles), "compress": profile.get("compress")}
             return Plan(tiles, columns, rows, side, profile["width"], profile["height"], folder, shared)
         finally:
             op.close()
@@ -191,11 +190,11 @@ def declare_tiles(
         finally:
             op.close()
         ctx.progress(0, 1, f"computed {args.window.describe()}")  # where a cancel of the parent lands
-        write_window(Path(str(args.plan["staging"])), block, args.window, args.index, ctx)
+        write_window(str(args.plan["staging"]), block, args.window, args.index, ctx)
         return TileResult(index=args.index, window=args.window, partial={"valid": valid})
 
     def assemble(args: Any, first: TileArgs, tiles: list[TileResult], ctx: JobContext) -> BaseModel:
-        staging = Path(str(first.plan["staging"]))
+        staging = staged(first.plan, tiles)
         dst_path = assembly_target(args.output, staging, ctx, overwrite=args.overwrite)
         compress = first.plan.get("compress")
         options = copy if copy is not None else None if compress is None else _compressed_copy(str(compress))

@@ -70,6 +70,12 @@ def client(settings: ObjectStoreSettings) -> Any:
     return boto3.client("s3", endpoint_url=settings.endpoint_url, region_name=settings.region, config=config, **keys)
 
 
+def store_client(bucket: str) -> Any:
+    """A client of the store for `bucket`: the job's own when one of its roots is there, else a new one."""
+    mount = next((m for m in _MOUNTS.get() if m.root.bucket == bucket), None)
+    return mount.client if mount is not None else client(object_store_settings())
+
+
 @contextlib.contextmanager
 def mounted(workspaces: str, folders: list[Path]) -> Iterator[list[Path]]:
     """The job's roots for `GEOGATE_WORKSPACES` (`workspaces`) in its order: the resolved `folders`, and a fresh
@@ -116,7 +122,8 @@ def mount_of(path: Path) -> Mount | None:
 
 
 def touched() -> bool:
-    """Whether this job has looked at a path in an object root (its calls then run whole, not as tiles)."""
+    """Whether this job has looked at a path in an object root (a tool whose tiles need a parts folder every worker
+    reaches then runs whole: `workers.tiling.grid.worth_tiling`)."""
     return bool(_TOUCHED.get())
 
 

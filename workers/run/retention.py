@@ -13,6 +13,7 @@ from redis.exceptions import RedisError
 from geogate.calls.store import EventStore
 from geogate.eventlog.retention import trim
 from geogate.settings import Settings
+from workers.jobkit.errors import JobFailed
 from workers.tiling import leftovers
 
 logger = logging.getLogger(__name__)
@@ -51,7 +52,8 @@ class RetentionThread(threading.Thread):
     def _sweep(self) -> None:
         try:
             leftovers.sweep(self.store, self.settings.workspace_roots())
-        except (RedisError, OSError) as exc:
+            leftovers.sweep_objects(self.store, self.settings.workspaces)
+        except (RedisError, OSError, JobFailed) as exc:
             logger.warning("retention: leftover parts not swept (%s); the next pass retries", exc)
 
     def stop(self) -> None:

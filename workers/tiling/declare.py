@@ -30,7 +30,8 @@ class Plan:
     tile_size: int
     width: int
     height: int
-    folder: Path
+    folder: Path | str
+    """The parts folder: a path, or the `s3://` URI of the call's prefix in an object root (`fan_out.fanned_out`)."""
     shared: dict[str, JsonValue]
 
 

@@ -6,7 +6,6 @@ outcome lands through the same fence as any call's."""
 import json
 import logging
 import time
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -30,7 +29,7 @@ from workers.run.memory import out_of_memory, ran_out_of_memory
 from workers.run.reaper import fan_in_attempts_exhausted
 from workers.run.runner import failed_outcome, finish, succeeded_outcome
 from workers.tiling.declare import JOINS, TILERS
-from workers.tiling.grid import remove_parts
+from workers.tiling.grid import remove_named_parts
 
 logger = logging.getLogger(__name__)
 
@@ -50,17 +49,17 @@ def fan_in(args: FanInArgs, ctx: JobContext) -> FanInResult:
         return FanInResult(call_id=args.call_id, status="duplicate")
     fanned = _first(events, ToolFannedOut)
     folder = fanned.payload(ToolFannedOut).folder if fanned is not None else ""
-    parts = Path(folder) if folder else None  # a plan's steps leave no parts
+    parts = folder or None  # a plan's steps leave no parts
     fenced = _fenced(store, ctx, args.call_id, run.attempt)
     outcome, output = _outcome(store, fenced, requested, cancelled=begun.readback == "1", parts=parts)
     finish(store, ctx.settings, requested, run, outcome, output, fenced)  # a result handler follows as for any call
     if parts is not None and store.call_state(args.call_id).terminal:  # type: ignore[union-attr]
-        remove_parts(parts)  # an assembled call's: a fan-in that superseded this one needs them until its outcome
+        remove_named_parts(parts)  # an assembled call's: a fan-in that superseded this one needs them until its outcome
     return FanInResult(call_id=args.call_id, status=outcome.type.split(".")[1])
 
 
 def _outcome(
-    store: EventStore, ctx: JobContext, requested: Event, *, cancelled: bool, parts: Path | None
+    store: EventStore, ctx: JobContext, requested: Event, *, cancelled: bool, parts: str | None
 ) -> tuple[EventData, Any]:
     """The parent's outcome, and its output as JSON (None when it failed).
 
@@ -78,7 +77,7 @@ def _outcome(
         value = _assemble(store, ctx, data)
     except JobError as exc:
         if parts is not None and (exc is failed or isinstance(exc, JobCancelled)):
-            remove_parts(parts)
+            remove_named_parts(parts)
         error = out_of_memory(ctx.settings, data.tool) if ctx.settings and ran_out_of_memory(exc) else exc
         return failed_outcome(data.call_id, error, elapsed_ms(began), ctx.worker), None
     except Exception as exc:  # top of the job: a crash in assembly fails the call, the trace stays in the worker log

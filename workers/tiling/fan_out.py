@@ -4,7 +4,9 @@ fanned out: its tiles, each a `tool.requested` with its queue message in one app
 parent's worker is free as soon as this returns (a parent waiting in a slot would starve its pool).
 """
 
+import dataclasses
 import logging
+from pathlib import Path
 
 from pydantic import JsonValue, ValidationError
 
@@ -18,6 +20,7 @@ from schemas.tools.tiling import TileArgs, tile_call_id, tile_tool
 from workers.jobkit.confine import confinement
 from workers.jobkit.errors import JobError
 from workers.jobs import Started, object_roots
+from workers.tiling import part_objects
 from workers.tiling.declare import TILERS, Plan
 
 logger = logging.getLogger(__name__)
@@ -35,6 +38,8 @@ def fanned_out(started: Started) -> bool:
     try:
         with object_roots(ctx), confinement(ctx.roots):
             plan = tiling.plan(SPECS[data.tool].args.model_validate(data.args), ctx)
+            if plan is not None and isinstance(plan.folder, Path):  # a mirror's folder stands for the call's prefix
+                plan = dataclasses.replace(plan, folder=part_objects.folder_uri(plan.folder) or plan.folder)
     except (JobError, ValidationError):
         return False
     if plan is None:

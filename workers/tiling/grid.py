@@ -9,6 +9,7 @@ from schemas.tools.tiling import TileWindow
 from workers.jobkit import objects
 from workers.jobkit.context import JobContext
 from workers.jobkit.limits import check_tiles
+from workers.tiling import part_objects
 
 PARTS = Path(".geogate") / "tiles"
 """Below a workspace root: one hidden folder per tiled call, where its tiles leave their parts."""
@@ -25,11 +26,13 @@ def tile_side(ctx: JobContext, block: int) -> int:
     return max(block, settings_of(ctx).tile_size // block * block)
 
 
-def worth_tiling(ctx: JobContext, width: int, height: int, side: int) -> bool:
+def worth_tiling(ctx: JobContext, width: int, height: int, side: int, *, on_objects: bool = False) -> bool:
     """At least `GEOGATE_TILE_MIN_PIXELS` and more than one tile: else the call runs whole. A call that reads or
-    writes in an object-storage root runs whole (its tiles would need one staging file every worker reaches)."""
+    writes in an object-storage root runs whole unless its tool says it tiles there (`on_objects`: its plan names
+    objects by URI and its parts are objects, `workers.gdal.staging.stage`); else its tiles would need a parts
+    folder every worker reaches."""
     big = width * height >= settings_of(ctx).tile_min_pixels and (width > side or height > side)
-    return big and not objects.touched()
+    return big and (on_objects or not objects.touched())
 
 
 def tile_shape(width: int, height: int, side: int) -> tuple[int, int]:
@@ -84,6 +87,14 @@ def parts_folder(root: Path, call_id: str) -> Path:
     folder = root / PARTS / call_id
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def remove_named_parts(folder: str) -> None:
+    """Remove a call's parts where its fan-out named them: a parts folder, or a prefix of objects."""
+    if part_objects.is_object(folder):
+        part_objects.remove(folder)
+    else:
+        remove_parts(Path(folder))
 
 
 def remove_parts(folder: Path) -> None:

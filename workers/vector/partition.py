@@ -5,9 +5,12 @@ both layers per cell. A feature belongs to the cell that holds its bounding box'
 infinity, so every feature has one, whatever extent a file declares). A partition reads its own features by bounding
 box, then every feature of the other layer that can meet them, computes the result features its own features make
 (`workers.vector.parts`), and leaves them as a GeoParquet part with their source ids; the fan-in puts the parts
-together in the ids' order and writes the layer, as one process writes it.
+together in the ids' order and writes the layer, as one process writes it. In an object root the plan names the
+layers and the parts folder by their `s3://` URIs, and each part is an object put whole under the call's prefix
+(`workers.tiling.part_objects`).
 """
 
+import io
 import math
 import os
 from dataclasses import dataclass
@@ -26,10 +29,13 @@ from schemas.tools.overlay import TwoLayerArgs
 from schemas.tools.tiling import TileArgs, TileWindow
 from workers.gdal import geoparquet
 from workers.gdal.errors import reading
+from workers.jobkit import objects
 from workers.jobkit.confine import pinned
 from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 from workers.jobkit.files import resolve_in_workspace
 from workers.jobkit.limits import limits_of
+from workers.tiling import part_objects
 from workers.tiling.declare import Plan
 from workers.tiling.grid import parts_folder, root_of, settings_of
 from workers.vector.layers import Box, layer_of, read_frame, target, validated
@@ -110,12 +116,12 @@ def plan(args: TwoLayerArgs, ctx: JobContext, *, needs_kind: bool) -> Plan | Non
     windows = [TileWindow(col_off=c, row_off=r, width=1, height=1) for r in range(rows) for c in range(columns)]
     shared: dict[str, JsonValue] = {
         "args": args.model_dump(mode="json"),
-        "source": str(first),
+        "source": objects.shown(first),
         "layer": layer,
-        "other": str(other),
+        "other": objects.shown(other),
         "other_layer": other_layer,
         "grid": [*bounds, columns, rows],
-        "folder": str(folder),
+        "folder": part_objects.folder_uri(folder) or str(folder),
         "counts": counts,
         "geometry_type": str(info.get("geometry_type") or "Unknown"),
         "dimension": dimension,
@@ -198,23 +204,35 @@ class Partition:
         return frame[mine], int(bad[mine].sum())
 
     def save(self, frame: gpd.GeoDataFrame) -> None:
-        """Leave this cell's result features as its part (a renamed temporary file: whole or absent)."""
-        path = part_path(Path(str(self.plan["folder"])), self.index)
+        """Leave this cell's result features as its part (a renamed temporary file, or an object put whole: whole
+        or absent)."""
+        folder = str(self.plan["folder"])
+        if part_objects.is_object(folder):
+            body = io.BytesIO()
+            self._write(frame, body)
+            if self.ctx.fence is not None:
+                self.ctx.fence.check()
+            part_objects.put_bytes(f"{folder}/{part_name(self.index)}", body.getvalue())
+            return
+        path = part_path(Path(folder), self.index)
         aside = path.with_name(f".{path.name}.{os.getpid()}")
+        self._write(frame, aside)
+        if self.ctx.fence is not None:
+            self.ctx.fence.check()
+        aside.replace(path)
+
+    def _write(self, frame: gpd.GeoDataFrame, where: Path | io.BytesIO) -> None:
         covering = bool(self.plan.get("parquet")) and "bbox" not in frame.columns  # the output's bbox column
         # read once, whole, by the fan-in: plain pages without statistics write 83,000 joined points in 12 ms,
         # against 46 ms with pyarrow's dictionaries and statistics
         frame.to_parquet(
-            aside,
+            where,
             schema_version="1.1.0",
             write_covering_bbox=covering,
             compression=None,
             use_dictionary=False,
             write_statistics=False,
         )
-        if self.ctx.fence is not None:
-            self.ctx.fence.check()
-        aside.replace(path)
 
 
 def _moved_box(box: Box, into: CRS, own: CRS) -> Box | None:
@@ -244,5 +262,29 @@ def merged(*frames: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
     return frame[~frame.index.duplicated()].sort_index()
 
 
+def part_name(index: int) -> str:
+    return f"part{index}.parquet"
+
+
 def part_path(folder: Path, index: int) -> Path:
-    return folder / f"part{index}.parquet"
+    return folder / part_name(index)
+
+
+def part_paths(folder: str, indexes: list[int]) -> list[Path]:
+    """The parts of cells `indexes` as local files: in the parts folder `folder`, or, for an `s3://` prefix, got
+    into this job's mirror of it.
+
+    Raises:
+        JobFailed: `tiles.missing` (a part is not there), `storage.failed`.
+    """
+    if not part_objects.is_object(folder):
+        return [part_path(Path(folder), index) for index in indexes]
+    local = Path(objects.local_name(folder, "output"))
+    local.mkdir(parents=True, exist_ok=True)
+    for index in indexes:
+        path = part_path(local, index)
+        body = part_objects.get_bytes(f"{folder}/{path.name}")
+        if body is None:
+            raise JobFailed("tiles.missing", f"the part {path.name!r} of cell {index} is missing")
+        path.write_bytes(body)
+    return [part_path(local, index) for index in indexes]

@@ -1,7 +1,6 @@
 """The partitions of a large `vector_overlay` or `vector_join` (`workers.vector.partition`): what each cell computes,
 and how the fan-in writes the layer from the cells' parts."""
 
-from pathlib import Path
 from typing import Any
 
 import geopandas as gpd
@@ -18,7 +17,7 @@ from workers.vector.assemble import keyed, write_parts
 from workers.vector.layers import FID1, FID2, Target, said_move, target
 from workers.vector.metric import Measure, extent_metres, measure_of
 from workers.vector.nearest import nearest_pairs
-from workers.vector.partition import Box, Partition, around, merged, part_path
+from workers.vector.partition import Box, Partition, around, merged, part_paths
 
 _BOTH_SIDES = frozenset({"union", "symmetric_difference"})
 """Overlays that keep what is left of the second layer's features: a cell computes those of its own too."""
@@ -60,8 +59,8 @@ def _written(
     args: VectorOverlayArgs | VectorJoinArgs, first: TileArgs, tiles: list[TileResult], ctx: JobContext
 ) -> dict[str, Any]:
     out = _target(args, first, ctx)
-    folder, ordered = Path(str(first.plan["folder"])), sorted(tiles, key=lambda t: t.index)
-    paths = [part_path(folder, t.index) for t in ordered]
+    ordered = sorted(tiles, key=lambda t: t.index)
+    paths = part_paths(str(first.plan["folder"]), [t.index for t in ordered])
     crs = first.plan["crs"][0]  # type: ignore[index]
     described = [dict(t.partial) for t in ordered]  # type: ignore[arg-type]
     return write_parts(

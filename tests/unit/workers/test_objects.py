@@ -326,7 +326,11 @@ def test_previews_stats_and_cog_validation_read_objects(s3: Any, ctx: JobContext
     assert (cog.path, cog.width, cog.height) == (f"{ROOT}/dem.tif", 200, 120)
 
 
-def test_a_call_on_the_bucket_large_enough_for_tiles_is_planned_whole(s3: Any, ctx: JobContext, tmp_path: Path) -> None:
+def test_a_call_on_the_bucket_large_enough_for_tiles_is_planned_with_its_objects_named_by_uri(
+    s3: Any, ctx: JobContext, tmp_path: Path
+) -> None:
+    """Tiles run in jobs of their own, each with its own mirror: the plan names the source and the staging file by
+    their `s3://` URIs (`tests/unit/workers/gdal/test_tiled_objects.py` runs such calls through)."""
     put_raster(s3, "dem.tif", tmp_path, size=(600, 700))
     assert ctx.settings is not None
     ctx.settings = ctx.settings.model_copy(update={"tile_min_pixels": 65_536, "tile_size": 256})
@@ -338,7 +342,10 @@ def test_a_call_on_the_bucket_large_enough_for_tiles_is_planned_whole(s3: Any, c
     with object_roots(ctx), confinement(ctx.roots):
         in_folder = convert_tiles.plan(RasterConvertArgs(uri=f"{local}/dem.tif", output=f"{local}/b.tif"), ctx)
 
-    assert on_bucket is None and in_folder is not None and len(in_folder.windows) > 1
+    assert on_bucket is not None and in_folder is not None and len(on_bucket.windows) == len(in_folder.windows) > 1
+    assert on_bucket.shared["source"] == f"{ROOT}/dem.tif"
+    assert str(on_bucket.shared["staging"]).startswith(f"{ROOT}/.geogate/tiles/")
+    assert keys(s3) == [f"{PREFIX}/dem.tif"]  # the planner puts nothing: the tiles put their parts
 
 
 def test_an_attempt_superseded_before_the_completion_leaves_no_object(s3: Any, ctx: JobContext, tmp_path: Path) -> None:
