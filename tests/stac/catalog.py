@@ -22,11 +22,12 @@ import httpx
 from pypgstac.db import PgstacDB
 from pypgstac.load import Loader, Methods
 from pypgstac.migrate import Migrate
+from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
 
+from geogate.cli.dev import free_port
 from geogate.process.lifetime import dies_with_this_process
 from tests.stac.scenes import Layout, Scene, collection, write_scenes
 from tests.stac.servers import Served, range_server
-from tests.support import free_port, wait_for
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 DATABASE = "stac"
@@ -70,7 +71,7 @@ def _postgres(folder: Path, as_user: pwd.struct_passwd | None) -> Iterator[str]:
     proc = subprocess.Popen(argv, stdout=log, stderr=log, preexec_fn=dies_with_this_process(15), **user)
     dsn = f"postgresql://postgres@127.0.0.1:{port}/postgres"
     try:
-        wait_for(lambda: _accepts(dsn), what=f"postgres on port {port}", timeout_s=30)
+        _until(lambda: _accepts(dsn), what=f"postgres on port {port}", timeout_s=30)
         _sql(dsn, f"CREATE DATABASE {DATABASE}")
         yield dsn.rsplit("/", 1)[0] + f"/{DATABASE}"
     finally:
@@ -128,7 +129,7 @@ def stac_api(dsn: str) -> Iterator[str]:
     proc = subprocess.Popen(argv, env=env, preexec_fn=dies_with_this_process(15))
     root = f"http://127.0.0.1:{port}"
     try:
-        wait_for(lambda: _answers(proc, f"{root}/_mgmt/ping"), what=f"stac-fastapi on port {port}", timeout_s=60)
+        _until(lambda: _answers(proc, f"{root}/_mgmt/ping"), what=f"stac-fastapi on port {port}", timeout_s=60)
         yield root
     finally:
         proc.terminate()
@@ -168,3 +169,14 @@ def sentinel_catalog(workdir: Path, layout: Layout | None = None) -> Iterator[Se
         version = load_pgstac(dsn, described, [scene.item for scene in scenes], workdir)
         with stac_api(dsn) as api:
             yield SentinelCatalog(api, cogs, workdir / "cogs", scenes, version, dsn)
+
+
+def _until(condition: Any, *, what: str, timeout_s: float) -> None:
+    """Poll `condition` until true (a server listening: there is no event to wait on); raise naming `what`."""
+    retrying = Retrying(
+        stop=stop_after_delay(timeout_s), wait=wait_fixed(0.05), retry=retry_if_result(lambda ok: not ok)
+    )
+    try:
+        retrying(condition)
+    except RetryError as exc:
+        raise TimeoutError(f"timed out waiting for {what}") from exc
