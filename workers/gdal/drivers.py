@@ -47,9 +47,18 @@ as a file needs it. Writing 981,933 joined points, R-tree included, to a GeoPack
 CPU with it against 4.2–5.3 s without (paired runs in one session)."""
 
 
+SQLITE_UNGUARDED = {"OGR_SQLITE_JOURNAL": "OFF", "OGR_SQLITE_SYNCHRONOUS": "OFF"}
+"""No rollback journal and no sync in SQLite's writes: a job writes a GeoPackage only as a new temporary file renamed
+into place when whole (`workers.jobkit.files.atomic_output`), and discards it on any failure, so what they guard is
+thrown away. Writing the 981,933 joined points took 3.8 s without them, 4.4 s with (one process, same run)."""
+
+
 def size_caches() -> None:
-    """GDAL's caches sized for the jobs, before either GDAL loads (a setting already in the environment stays)."""
+    """GDAL's caches sized for the jobs, and SQLite's writes unguarded, before either GDAL loads (a setting already
+    in the environment stays)."""
     os.environ.setdefault("OGR_SQLITE_CACHE", str(SQLITE_CACHE_MB))
+    for name, value in SQLITE_UNGUARDED.items():
+        os.environ.setdefault(name, value)
 
 
 def _skip(registered: set[str], kept: frozenset[str]) -> str:

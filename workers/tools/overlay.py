@@ -42,8 +42,8 @@ def partitioned_overlay(args: VectorOverlayArgs, ctx: JobContext) -> Plan | None
 
 
 def partitioned_join(args: VectorJoinArgs, ctx: JobContext) -> Plan | None:
-    """A large join's partitions."""
-    return plan(args, ctx, needs_kind=False)
+    """A large join's partitions: runs of the first layer against the whole second when that one is small."""
+    return plan(args, ctx, needs_kind=False, broadcast=True)
 
 
 tiler(VECTOR_OVERLAY, plan=partitioned_overlay, run=parts.run_overlay, assemble=parts.assemble_overlay)

@@ -4,13 +4,20 @@ The planner lays a grid over the first layer's extent with about `GEOGATE_VECTOR
 both layers per cell. A feature belongs to the cell that holds its bounding box's centre (the outer cells reach to
 infinity, so every feature has one, whatever extent a file declares). A partition reads its own features by bounding
 box, then every feature of the other layer that can meet them, computes the result features its own features make
-(`workers.vector.parts`), and leaves them as a GeoParquet part with their source ids; the fan-in puts the parts
-together in the ids' order and writes the layer, as one process writes it. In an object root the plan names the
-layers and the parts folder by their `s3://` URIs, and each part is an object put whole under the call's prefix
-(`workers.tiling.part_objects`).
+(`workers.vector.parts`), and leaves them as a part with their source ids (GeoParquet's table in an Arrow file); the
+fan-in puts the parts together in the ids' order and writes the layer, as one process writes it. In an object root
+the plan names the layers and the parts folder by their `s3://` URIs, and each part is an object put whole under the
+call's prefix (`workers.tiling.part_objects`).
+
+A join whose second layer is small beside its first (`BROADCAST_RATIO`, at most `BROADCAST_FEATURES`) is cut instead
+into runs of the first layer's features in file order, each joined against the whole second layer, which a worker
+process reads once for all the runs of a call it takes (`Partition.broadcast`). Its cells would read their features
+through the first layer's spatial index: in a GeoPackage, a rowid seek a feature, which for 1,000,000 points cost
+3.0 s of the cells' 11.1 s, against 0.24 s for the layer read in file order.
 """
 
 import io
+import itertools
 import math
 import os
 from dataclasses import dataclass
@@ -20,8 +27,10 @@ from typing import Any
 import geopandas as gpd
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyogrio
 import shapely
+from geopandas.io.arrow import _geopandas_to_arrow
 from pydantic import JsonValue
 from pyproj import CRS, Transformer
 
@@ -38,9 +47,14 @@ from workers.jobkit.limits import limits_of
 from workers.tiling import part_objects
 from workers.tiling.declare import Plan
 from workers.tiling.grid import parts_folder, root_of, settings_of
-from workers.vector.layers import Box, layer_of, read_frame, target, validated
+from workers.vector.layers import Box, Rows, layer_of, read_frame, target, validated
 
 _DIMENSIONS = {"point": 0, "linestring": 1, "polygon": 2}
+BROADCAST_RATIO = 8
+"""A join runs in runs of its first layer when its second has at most an eighth as many features: every worker
+process reads the second whole once, which stays under a fifth of what the runs it takes do."""
+BROADCAST_FEATURES = 10
+"""... and at most this many times `GEOGATE_VECTOR_PARTITION_FEATURES` features, which each worker process holds."""
 
 
 @dataclass(frozen=True)
@@ -91,10 +105,11 @@ def _grown(box: Box, margin: float) -> Box:
     return (box[0] - pad, box[1] - pad, box[2] + pad, box[3] + pad)
 
 
-def plan(args: TwoLayerArgs, ctx: JobContext, *, needs_kind: bool) -> Plan | None:
-    """The grid of a call whose two layers hold at least `GEOGATE_VECTOR_PARTITION_FEATURES` features together; None
-    to run it whole (smaller, over the feature bound, or a first layer with no single declared geometry kind when
-    `needs_kind`, where the whole run says why)."""
+def plan(args: TwoLayerArgs, ctx: JobContext, *, needs_kind: bool, broadcast: bool = False) -> Plan | None:
+    """The grid of a call whose two layers hold at least `GEOGATE_VECTOR_PARTITION_FEATURES` features together, or
+    (`broadcast`, a join with a small second layer) its runs of the first layer's features; None to run it whole
+    (smaller, over the feature bound, or a first layer with no single declared geometry kind when `needs_kind`, where
+    the whole run says why)."""
     target(args, ctx)  # an output in the way: the whole run refuses it
     first, layer = _source(args.uri, args.layer, ctx, "uri", "layer")
     other, other_layer = _source(args.other, args.other_layer, ctx, "other", "other_layer")
@@ -109,7 +124,9 @@ def plan(args: TwoLayerArgs, ctx: JobContext, *, needs_kind: bool) -> Plan | Non
     bounds = tuple(float(v) for v in info["total_bounds"] or (math.nan,) * 4)
     if not all(math.isfinite(v) for v in bounds):
         return None
-    columns, rows = _shape(bounds, min(math.ceil(sum(counts) / per), limits_of(ctx.settings).tiles))
+    runs = _runs(first, layer, info, counts, per, ctx) if broadcast else None
+    cells = min(math.ceil(sum(counts) / per), limits_of(ctx.settings).tiles)
+    columns, rows = (len(runs), 1) if runs else _shape(bounds, cells)
     if columns * rows < 2:
         return None
     folder = parts_folder(root_of(target(args, ctx).path, ctx.roots), ctx.call_id)
@@ -127,8 +144,43 @@ def plan(args: TwoLayerArgs, ctx: JobContext, *, needs_kind: bool) -> Plan | Non
         "dimension": dimension,
         "crs": [info.get("crs"), other_info.get("crs")],
         "parquet": target(args, ctx).driver == geoparquet.DRIVER,
+        "runs": runs,  # type: ignore[dict-item]
     }
     return Plan(windows, columns, rows, 1, columns, rows, folder, shared)
+
+
+def _runs(
+    path: Path, layer: str, info: dict[str, Any], counts: list[int], per: int, ctx: JobContext
+) -> list[list[int | None]] | None:
+    """The runs of the first layer's features a broadcast join is cut into, as `Rows`: about
+    `GEOGATE_VECTOR_PARTITION_FEATURES` features each; None for cells (a second layer too large to hold, or a first
+    layer that cannot be read from the middle without reading all before it)."""
+    first, second = counts
+    if second * BROADCAST_RATIO > first or second > BROADCAST_FEATURES * per:
+        return None
+    if not (geoparquet.is_parquet(path) or info.get("capabilities", {}).get("fast_set_next_by_index")):
+        return None
+    parts = min(math.ceil(first / per), limits_of(ctx.settings).tiles)
+    starts = [first * n // parts for n in range(parts + 1)]
+    ids = _ids(path, layer, info) if info.get("driver") == "GPKG" else None
+    if ids is not None and len(ids) != first:
+        return None  # the layer changed since it was counted: the cells read it by extent
+    return [
+        [a, b - a, *((int(ids[a]), int(ids[b - 1])) if ids is not None else (None, None))]
+        for a, b in itertools.pairwise(starts)
+        if b > a
+    ]
+
+
+def _ids(path: Path, layer: str, info: dict[str, Any]) -> np.ndarray | None:
+    """A GeoPackage layer's feature ids in file order (1,000,000 in 0.1 s), by which its runs are read; None when
+    they are not in ascending order (the runs then skip)."""
+    if not info.get("fid_column"):
+        return None
+    with reading(path, "uri"):
+        read = pyogrio.read_arrow(pinned(path, "uri"), layer=layer, read_geometry=False, columns=[], return_fids=True)
+    ids = read[1].column(0).to_numpy()
+    return ids if len(ids) < 2 or bool((ids[1:] > ids[:-1]).all()) else None
 
 
 def _info(path: Path, layer: str, field: str) -> dict[str, Any]:
@@ -157,6 +209,10 @@ def _shape(bounds: tuple[float, ...], cells: int) -> tuple[int, int]:
         return 1, cells
     columns = max(1, min(cells, round(math.sqrt(cells * width / height))))
     return columns, max(1, math.ceil(cells / columns))
+
+
+_HELD: dict[tuple[Any, ...], tuple[gpd.GeoDataFrame, int]] = {}
+"""The second layer of the broadcast join this process last ran a partition of (one at most), by its file's identity."""
 
 
 @dataclass(frozen=True)
@@ -197,6 +253,34 @@ class Partition:
             return self.read(which, None, make_valid, limit=0)[0]
         return self.read(which, around(frame, margin), make_valid)[0]
 
+    @property
+    def runs(self) -> bool:
+        """Whether the call is cut into runs of the first layer (a broadcast join) rather than cells."""
+        return bool(self.plan.get("runs"))
+
+    def run(self, make_valid: bool) -> tuple[gpd.GeoDataFrame, int]:
+        """This partition's run of the first layer's features, and how many of them were repaired."""
+        skip, count, low, high = self.plan["runs"][self.index]  # type: ignore[index, misc]
+        rows: Rows = (int(skip), int(count), low, high)
+        path = resolve_in_workspace(str(self.plan["source"]), self.ctx.roots, field="uri")
+        frame = read_frame(path, str(self.plan["layer"]), "uri", rows=rows)
+        frame, bad = validated(frame.set_crs(self.plan["crs"][0], allow_override=True), "uri", make_valid)
+        return frame, int(bad.sum())
+
+    def broadcast(self, make_valid: bool) -> tuple[gpd.GeoDataFrame, int]:
+        """The whole second layer in the first one's CRS, and how many of its features were repaired: read once by
+        this process for every run of the call it takes (the last one read is held, by file identity)."""
+        path = resolve_in_workspace(str(self.plan["other"]), self.ctx.roots, field="other")
+        stat = os.stat(pinned(path, "other"))
+        key = (str(path), str(self.plan["other_layer"]), str(self.plan["crs"]), make_valid, stat.st_dev, stat.st_ino,
+               stat.st_size, stat.st_mtime_ns)  # fmt: skip
+        held = _HELD.get(key)
+        if held is None:
+            _HELD.clear()
+            frame, bad = self.read(1, None, make_valid)
+            held = _HELD[key] = (frame, int(bad.sum()))
+        return held
+
     def own(self, which: int, make_valid: bool) -> tuple[gpd.GeoDataFrame, int]:
         """The features of layer `which` that belong to this cell, and how many of them were repaired."""
         frame, bad = self.read(which, self.grid.box(self.index), make_valid)
@@ -223,16 +307,12 @@ class Partition:
 
     def _write(self, frame: gpd.GeoDataFrame, where: Path | io.BytesIO) -> None:
         covering = bool(self.plan.get("parquet")) and "bbox" not in frame.columns  # the output's bbox column
-        # read once, whole, by the fan-in: plain pages without statistics write 83,000 joined points in 12 ms,
-        # against 46 ms with pyarrow's dictionaries and statistics
-        frame.to_parquet(
-            where,
-            schema_version="1.1.0",
-            write_covering_bbox=covering,
-            compression=None,
-            use_dictionary=False,
-            write_statistics=False,
-        )
+        # GeoParquet's table and metadata (as geopandas makes them for `to_parquet`), in an Arrow IPC file, which
+        # the fan-in maps rather than decodes: 981,933 joined points in 10 parts read in 0.005 s against 0.23-0.42 s
+        # as plain Parquet
+        table = _geopandas_to_arrow(frame, index=None, schema_version="1.1.0", write_covering_bbox=covering)
+        with pa.ipc.new_file(str(where) if isinstance(where, Path) else where, table.schema) as sink:
+            sink.write_table(table)
 
 
 def _moved_box(box: Box, into: CRS, own: CRS) -> Box | None:
@@ -263,7 +343,7 @@ def merged(*frames: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
 
 
 def part_name(index: int) -> str:
-    return f"part{index}.parquet"
+    return f"part{index}.arrow"
 
 
 def part_path(folder: Path, index: int) -> Path:

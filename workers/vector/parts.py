@@ -72,8 +72,13 @@ def run_join(tile: TileArgs, ctx: JobContext) -> TileResult:
     """The joined features of this cell's first-layer features: every second-layer feature that can match them is
     read (within `distance` of them; for the k nearest without one, as far out as their k-th nearest)."""
     cell, args = Partition.of(tile, ctx), VectorJoinArgs.model_validate(tile.plan["args"])
-    left, repaired = cell.own(0, args.make_valid)
-    right = _candidates(cell, left, args)
+    if cell.runs:  # every feature of its run, each against the whole second layer (its repairs counted once)
+        left, repaired = cell.run(args.make_valid)
+        right, right_repaired = cell.broadcast(args.make_valid)
+        repaired += right_repaired if tile.index == 0 else 0
+    else:
+        left, repaired = cell.own(0, args.make_valid)
+        right = _candidates(cell, left, args)
     check_numeric(right, args.aggregates or {}, "aggregates")
     frame, matched = join.joined(left, right, args)
     part, described = keyed(join.without_ids(frame), join.order_keys(frame))
@@ -126,7 +131,7 @@ def _reaches(left: gpd.GeoDataFrame, right: gpd.GeoDataFrame, box: Box | None, k
 def assemble_join(args: VectorJoinArgs, first: TileArgs, tiles: list[TileResult], ctx: JobContext) -> VectorJoinResult:
     counts = list(first.plan["counts"])  # type: ignore[arg-type]
     described = _written(args, first, tiles, ctx)
-    if args.how == "left":  # features without geometry belong to no cell: one process drops them as it writes
+    if args.how == "left":  # features without geometry belong to no cell (a run has them): one process drops them
         described["empty_dropped"] += counts[0] - _sum(tiles, "owned")
     return VectorJoinResult(
         mode=args.mode,

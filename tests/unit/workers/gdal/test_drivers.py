@@ -110,3 +110,31 @@ def test_pyogrios_gdal_gets_the_sqlite_page_cache_unless_the_environment_sets_on
 
     assert run({}) == str(SQLITE_CACHE_MB)
     assert run({"OGR_SQLITE_CACHE": "16"}) == "16"
+
+
+def test_a_workers_geopackage_writes_keep_no_journal_and_a_failed_write_leaves_nothing(tmp_path: Path) -> None:
+    probe = (
+        "import workers.gdal, pyogrio, geopandas as gpd, shapely, sys\n"
+        "from pathlib import Path\n"
+        "from workers.jobkit.files import atomic_output\n"
+        "option = pyogrio.get_gdal_config_option\n"
+        "print(option('OGR_SQLITE_JOURNAL'), option('OGR_SQLITE_SYNCHRONOUS'))\n"
+        "points = shapely.points([(i, i) for i in range(1000)])\n"
+        "frame = gpd.GeoDataFrame({'n': range(1000)}, geometry=points, crs=3857)\n"
+        "target = Path(sys.argv[1]) / 'out.gpkg'\n"
+        "with atomic_output(target) as tmp:\n"
+        "    pyogrio.write_dataframe(frame, tmp, layer='out')\n"
+        "print(len(pyogrio.read_dataframe(target)), sorted(p.name for p in target.parent.iterdir()))\n"
+        "try:\n"
+        "    with atomic_output(Path(sys.argv[1]) / 'failed.gpkg') as tmp:\n"
+        "        pyogrio.write_dataframe(frame, tmp, layer='out')\n"
+        "        raise RuntimeError\n"
+        "except RuntimeError:\n"
+        "    print(sorted(p.name for p in target.parent.iterdir()))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OGR_SQLITE")}
+    done = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], env=env, capture_output=True, text=True)
+
+    assert done.returncode == 0, done.stderr
+    # pyogrio reads a setting of OFF back as False
+    assert done.stdout.splitlines() == ["False False", "1000 ['out.gpkg']", "['out.gpkg']"]

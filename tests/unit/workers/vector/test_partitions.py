@@ -7,6 +7,7 @@ from pathlib import Path
 import geopandas as gpd
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyogrio
 import pytest
 import shapely
@@ -22,7 +23,11 @@ from schemas.tools import TOOLS
 from tests.support import drain_queue
 from tests.unit.workers.gdal.test_tiled import call
 from tests.unit.workers.vector.conftest import UTM, X0, Y0
+from workers.jobkit.context import JobContext
+from workers.jobkit.errors import JobFailed
 from workers.run import runner
+from workers.vector.assemble import write_parts
+from workers.vector.layers import Target
 
 CELL = 100.0
 SIDE = 24
@@ -235,3 +240,116 @@ def test_a_partitioned_result_past_the_feature_bound_fails_before_it_is_written(
 
     assert code == "limit.features" and "output" in message
     assert not (layers / "out.gpkg").exists() and not (layers / ".geogate").exists()
+
+
+def fanned(store: EventStore, call_id: str) -> dict:
+    """The call's `tool.fanned_out` event data."""
+    events = store.read_aggregate(call_aggregate(call_id))
+    return next(e.data.model_dump() for e in events if e.type == "tool.fanned_out")
+
+
+@pytest.fixture
+def few(layers: Path) -> Path:
+    """Beside the 1,500 points, a second layer of 144 polygons (under an eighth): a join of them runs in runs of the
+    points, each against the whole second layer."""
+    pyogrio.write_dataframe(polygons(CELL / 2, 2).iloc[::4], layers / "few.gpkg")
+    pyogrio.write_dataframe(polygons(CELL / 2, 2).iloc[::4].to_crs("EPSG:4326"), layers / "few4326.gpkg")
+    return layers
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"predicate": "intersects"},
+        {"predicate": "within", "how": "left"},
+        {"predicate": "dwithin", "distance": 30.0},
+        {"predicate": "intersects", "aggregates": {"n": ["sum", "count", "list"], "name": ["first"]}, "how": "left"},
+        {"mode": "nearest", "k": 3},
+        {"mode": "nearest", "k": 2, "distance": 40.0, "how": "left"},
+        {"predicate": "intersects", "other": "few4326.gpkg"},
+    ],
+    ids=["intersects", "within-left", "dwithin", "aggregates", "nearest-3", "nearest-within", "other-crs"],
+)
+def test_a_join_against_a_small_layer_runs_in_runs_of_the_first_and_is_the_one_process_join(
+    fake_store: EventStore, few: Path, args: dict
+) -> None:
+    args = {"uri": "pts.gpkg", "other": "few.gpkg", **args}
+    whole = call(fake_store, settings(few, partitioned=False), "vector_join", **args, output="whole.gpkg")[1]
+    call_id, parted = call(fake_store, settings(few, partitioned=True), "vector_join", **args, output="parted.gpkg")
+
+    grid = fanned(fake_store, call_id)
+    assert (grid["tiles"], grid["columns"], grid["rows"]) == (6, 6, 1)  # 1,500 points in runs of 250
+    assert not (few / ".geogate").exists()
+    assert_same(read(few / "whole.gpkg"), read(few / "parted.gpkg"))
+    for key in ("feature_count", "matched", "input_feature_counts", "empty_dropped", "crs", "geometry_type",
+                "reprojected"):  # fmt: skip
+        assert parted[key] == whole[key], key
+
+
+@pytest.mark.parametrize("suffix", [".fgb", ".parquet", ".shp", ".gpkg"])
+def test_runs_of_other_formats_and_features_without_geometry_are_the_one_process_join(
+    fake_store: EventStore, few: Path, suffix: str
+) -> None:
+    frame, missing, runs = points(), 0, suffix != ".fgb"
+    if runs:  # FlatGeobuf cannot start reading in the middle (cells, which its spatial index reads): no null geometry
+        frame.loc[[0, 700, 1499], "geometry"] = None
+        missing = 3
+    suffix = "_null.gpkg" if suffix == ".gpkg" else suffix
+    if suffix == ".parquet":
+        frame.to_parquet(few / f"pts{suffix}")
+    else:
+        pyogrio.write_dataframe(frame, few / f"pts{suffix}")
+    args = {"uri": f"pts{suffix}", "other": "few.gpkg", "how": "left", "predicate": "intersects"}
+    whole = call(fake_store, settings(few, partitioned=False), "vector_join", **args, output="whole.gpkg")[1]
+    call_id, parted = call(fake_store, settings(few, partitioned=True), "vector_join", **args, output="parted.gpkg")
+
+    assert (fanned(fake_store, call_id)["rows"] == 1) == runs  # runs: one row of 6; cells: 3 rows
+    assert_same(read(few / "whole.gpkg"), read(few / "parted.gpkg"))
+    assert parted["empty_dropped"] == whole["empty_dropped"] == missing
+    assert parted["feature_count"] == whole["feature_count"]
+
+
+def test_runs_count_the_repairs_of_the_second_layer_once(fake_store: EventStore, few: Path) -> None:
+    frame = polygons(CELL / 2, 2).iloc[::4].reset_index(drop=True)
+    x, y = X0 + 1_000, Y0 + 1_000
+    frame.loc[5, "geometry"] = shapely.Polygon([(x, y), (x + 90, y + 90), (x + 90, y), (x, y + 90)])  # a bow tie
+    pyogrio.write_dataframe(frame, few / "few_bad.gpkg")
+    args = {"uri": "pts.gpkg", "other": "few_bad.gpkg", "make_valid": True}
+    whole = call(fake_store, settings(few, partitioned=False), "vector_join", **args, output="whole.gpkg")[1]
+    call_id, parted = call(fake_store, settings(few, partitioned=True), "vector_join", **args, output="parted.gpkg")
+
+    assert fanned(fake_store, call_id)["tiles"] == 6
+    assert parted["repaired"] == whole["repaired"] == 1
+    assert_same(read(few / "whole.gpkg"), read(few / "parted.gpkg"))
+
+
+def test_a_second_layer_changed_between_calls_is_read_again(fake_store: EventStore, few: Path) -> None:
+    args = {"uri": "pts.gpkg", "other": "few.gpkg", "predicate": "intersects", "overwrite": True}
+    first = call(fake_store, settings(few, partitioned=True), "vector_join", **args, output="one.gpkg")[1]
+    fewer = polygons(CELL / 2, 2).iloc[::8]
+    fewer["name"] = "changed"
+    pyogrio.write_dataframe(fewer, few / "few.gpkg")
+    second = call(fake_store, settings(few, partitioned=True), "vector_join", **args, output="two.gpkg")[1]
+
+    wanted = gpd.sjoin(points(), fewer, predicate="intersects")
+    assert second["feature_count"] == len(wanted) < first["feature_count"]
+    assert set(read(few / "two.gpkg")["name_2"]) == {"changed"}
+
+
+@pytest.mark.parametrize("body", [b"not an arrow file", b"ARROW1\0\0" + b"\xff" * 64, "no-geo"])
+def test_a_part_that_is_not_a_part_fails_the_fan_in_and_writes_nothing(tmp_path: Path, body: bytes | str) -> None:
+    part = tmp_path / "part0.arrow"
+    if body == "no-geo":  # an Arrow file, but not a part: no GeoParquet metadata
+        table = pa.table({"geometry": pa.array([shapely.to_wkb(shapely.Point(0, 0))])})
+        with pa.ipc.new_file(str(part), table.schema) as sink:
+            sink.write_table(table)
+    else:
+        part.write_bytes(body)
+    out = Target(tmp_path / "out.gpkg", "GPKG")
+    described = [{"rows": 1, "dropped": 0, "kinds": [0], "bounds": [0, 0, 0, 0]}]
+
+    with pytest.raises(JobFailed) as failed:
+        write_parts([part], described, out, JobContext(call_id="c", roots=[tmp_path]), "EPSG:3857", "Point")
+
+    assert failed.value.code == "tiles.invalid_part"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["part0.arrow"]

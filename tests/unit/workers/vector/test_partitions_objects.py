@@ -1,5 +1,5 @@
 """A partitioned overlay or join whose layers and output are in a bucket (issue 47): the plan names the layers and
-the call's prefix by URI, each cell puts its GeoParquet part whole as an object there, the fan-in gets them into
+the call's prefix by URI, each cell puts its part whole as an object there, the fan-in gets them into
 its own scratch and publishes the layer the folder run writes, and no part is left."""
 
 from pathlib import Path
@@ -27,7 +27,9 @@ layers = test_partitions.layers
     [
         ("vector_overlay", {"uri": "a.gpkg", "other": "b.gpkg", "how": "union"}, ".gpkg"),
         ("vector_join", {"uri": "a.gpkg", "other": "pts.gpkg", "predicate": "intersects"}, ".parquet"),
+        ("vector_join", {"uri": "pts.gpkg", "other": "few.gpkg", "how": "left"}, ".gpkg"),  # runs of the points
     ],
+    ids=["overlay", "join-cells", "join-runs"],
 )
 def test_a_partitioned_call_on_the_bucket_writes_the_folder_runs_layer(
     fake_store: EventStore,
@@ -37,7 +39,8 @@ def test_a_partitioned_call_on_the_bucket_writes_the_folder_runs_layer(
     args: dict,
     suffix: str,
 ) -> None:
-    for name in ("a.gpkg", "b.gpkg", "pts.gpkg"):
+    test_partitions.polygons(50.0, 2).iloc[::4].to_file(layers / "few.gpkg")
+    for name in ("a.gpkg", "b.gpkg", "pts.gpkg", "few.gpkg"):
         s3.upload_file(str(layers / name), BUCKET, f"{PREFIX}/{name}")
     on_bucket = settings(layers, partitioned=True).model_copy(update={"workspaces": ROOT})
 
@@ -50,4 +53,4 @@ def test_a_partitioned_call_on_the_bucket_writes_the_folder_runs_layer(
     assert bucket["feature_count"] == folder["feature_count"] > 0
     fanned = [e for e in fake_store.read_aggregate(call_aggregate(call_id)) if e.type == "tool.fanned_out"]
     assert fanned and fanned[0].data.folder == f"{ROOT}/.geogate/tiles/{call_id}" and fanned[0].data.tiles > 1
-    assert listed(s3) == sorted(f"{PREFIX}/{n}" for n in ("a.gpkg", "b.gpkg", "pts.gpkg", f"out{suffix}"))
+    assert listed(s3) == sorted(f"{PREFIX}/{n}" for n in ("a.gpkg", "b.gpkg", "pts.gpkg", "few.gpkg", f"out{suffix}"))
