@@ -10,6 +10,7 @@ from typing import Any
 
 import geopandas as gpd
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -17,6 +18,7 @@ import pyogrio
 import pyogrio.errors
 import shapely
 from pyogrio.raw import DRIVERS_NO_MIXED_SINGLE_MULTI
+from pyproj import CRS
 
 from schemas.tools import limits as bounds
 from workers.gdal import geoparquet
@@ -44,6 +46,71 @@ def keyed(frame: gpd.GeoDataFrame, keys: list[np.ndarray]) -> tuple[gpd.GeoDataF
     box = shapely.total_bounds(geometry[present]).tolist() if present.any() else None
     kinds = sorted(set(shapely.get_type_id(geometry[present]).tolist()))
     return kept, {"rows": len(kept), "dropped": int((~present).sum()), "kinds": kinds, "bounds": box}
+
+
+_TYPE_NAMES = ["Point", "LineString", "LineString", "Polygon", "MultiPoint", "MultiLineString", "MultiPolygon",
+               "GeometryCollection"]  # fmt: skip
+"""GeoParquet's geometry type names by shapely type id (a linear ring is a line string); " Z" added for 3D."""
+_POINT = np.dtype([("order", "u1"), ("kind", "<u4"), ("x", "<f8"), ("y", "<f8")])
+"""ISO WKB of a 2D point, little-endian: 21 bytes."""
+
+
+def part_table(frame: gpd.GeoDataFrame, covering: bool) -> pa.Table:
+    """A cell's result features (each with a geometry, `keyed`) as a part: GeoParquet's table (WKB geometries in
+    place, their `geo` metadata, the `bbox` covering column when `covering`) as the fan-in reads it.
+
+    It is built here rather than by geopandas's `to_parquet`, so that 2D points are encoded straight from their
+    coordinates: the joined points of a run (98,000) in 2 ms against 63 ms through GEOS's WKB writer, which is
+    more than a tenth of the run. The WKB is the same bytes."""
+    geometry = frame.geometry.values.to_numpy()
+    index = list(frame.columns).index(frame.geometry.name)
+    plain = pd.DataFrame(frame.drop(columns=frame.geometry.name))
+    table = pa.Table.from_pandas(plain, preserve_index=False)
+    table = table.add_column(index, pa.field(GEOMETRY, pa.binary()), [_wkb(geometry)])
+    kinds = shapely.get_type_id(geometry) + 8 * shapely.has_z(geometry)
+    spec: dict[str, Any] = {
+        "encoding": "WKB",
+        "crs": _projjson(frame.crs),
+        "geometry_types": sorted({_TYPE_NAMES[k % 8] + (" Z" if k >= 8 else "") for k in np.unique(kinds).tolist()}),
+    }
+    if len(geometry):
+        spec["bbox"] = shapely.total_bounds(geometry).tolist()
+    if covering:
+        box = shapely.bounds(geometry)
+        names = ["xmin", "ymin", "xmax", "ymax"]
+        table = table.append_column("bbox", pa.StructArray.from_arrays([box[:, i] for i in range(4)], names=names))
+        spec["covering"] = {"bbox": {name: ["bbox", name] for name in names}}
+    geo = {"primary_column": GEOMETRY, "columns": {GEOMETRY: spec}, "version": "1.1.0"}
+    return table.replace_schema_metadata({b"geo": json.dumps(geo).encode()})
+
+
+def _wkb(geometry: np.ndarray) -> pa.Array:
+    """The WKB of `geometry` (none missing or empty): 2D points from their coordinates, others by GEOS."""
+    if not (len(geometry) and (shapely.get_type_id(geometry) == 0).all() and not shapely.has_z(geometry).any()):
+        return pa.array(shapely.to_wkb(geometry, flavor="iso"), type=pa.binary())
+    xy = shapely.get_coordinates(geometry)
+    records = np.empty(len(xy), dtype=_POINT)
+    records["order"], records["kind"], records["x"], records["y"] = 1, 1, xy[:, 0], xy[:, 1]
+    offsets = np.arange(0, _POINT.itemsize * (len(xy) + 1), _POINT.itemsize, dtype=np.int32)
+    return pa.Array.from_buffers(pa.binary(), len(xy), [None, pa.py_buffer(offsets), pa.py_buffer(records)])
+
+
+def _projjson(crs: CRS | None) -> dict[str, Any] | None:
+    """`crs` as PROJJSON without the ids of datum ensemble members (as geopandas and GDAL write GeoParquet's)."""
+    if crs is None:
+        return None
+    projjson = crs.to_json_dict()
+    _drop_member_ids(projjson)
+    return projjson
+
+
+def _drop_member_ids(node: dict[str, Any]) -> None:
+    for key, value in node.items():
+        if isinstance(value, dict):
+            _drop_member_ids(value)
+        elif key == "members" and isinstance(value, list):
+            for member in value:
+                member.pop("id", None)
 
 
 def write_parts(
@@ -136,13 +203,13 @@ def _ordered(tables: list[pa.Table]) -> pa.Table:
     values to float), a part with no rows (whose empty columns carry no type) left out unless all are."""
     full = [t for t in tables if t.num_rows] or tables[:1]
     table = pa.concat_tables([t.replace_schema_metadata(None) for t in full], promote_options="permissive")
-    if not _ascending([table[k].to_numpy() for k in KEYS]):
+    if not ascending([table[k].to_numpy() for k in KEYS]):
         # parts already in order (a join's runs) are kept as they are: taking 981,933 rows costs 0.6 s
         table = table.take(pc.sort_indices(table, sort_keys=[(k, "ascending") for k in KEYS]))
     return table.drop_columns(list(KEYS))
 
 
-def _ascending(keys: list[np.ndarray]) -> bool:
+def ascending(keys: list[np.ndarray]) -> bool:
     """Whether the rows are in the order of `keys` (most significant first) already: no missing key, none after
     the row that follows it."""
     if any(np.isnan(k).any() for k in keys):

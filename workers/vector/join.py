@@ -11,6 +11,7 @@ from schemas.tools.overlay import VectorJoinArgs, VectorJoinResult
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.vector.aggregate import check_numeric, grouped
+from workers.vector.assemble import ascending
 from workers.vector.layers import (
     FID1,
     FID2,
@@ -64,10 +65,12 @@ def vector_join(args: VectorJoinArgs, ctx: JobContext) -> VectorJoinResult:
     )
 
 
-def joined(left: gpd.GeoDataFrame, right: gpd.GeoDataFrame, args: VectorJoinArgs) -> tuple[gpd.GeoDataFrame, int]:
+def joined(
+    left: gpd.GeoDataFrame, right: gpd.GeoDataFrame, args: VectorJoinArgs, tree: shapely.STRtree | None = None
+) -> tuple[gpd.GeoDataFrame, int]:
     """The join of two layers indexed by feature id (`right` in `left`'s CRS), with the source ids (`FID1`, `FID2`)
     and the pair's distance (`DIST`, nearest) in their order: by first-layer id, then distance, then second-layer
-    id; and how many first-layer features matched.
+    id; and how many first-layer features matched. `tree`: `right`'s geometries' tree, when one is built already.
 
     Raises:
         JobFailed: `field.clash` (suffixes, aggregates, distance_field).
@@ -78,11 +81,12 @@ def joined(left: gpd.GeoDataFrame, right: gpd.GeoDataFrame, args: VectorJoinArgs
         li, ri, dist = nearest_pairs(left_geoms, right_geoms, args.k, args.distance, measure)
     elif args.predicate == "dwithin" and args.distance is not None:
         present = np.flatnonzero(~shapely.is_missing(left_geoms) & ~shapely.is_empty(left_geoms))
-        tree, metres = shapely.STRtree(right_geoms), np.full(len(present), args.distance)
+        tree, metres = tree or shapely.STRtree(right_geoms), np.full(len(present), args.distance)
         li, ri, _ = measure.within(tree, left_geoms[present], right_geoms, metres)
         li, ri, dist = *_sorted(present[li], ri), None
     else:
-        li, ri, dist = *_sorted(*shapely.STRtree(right_geoms).query(left_geoms, predicate=args.predicate)), None
+        tree = tree or shapely.STRtree(right_geoms)
+        li, ri, dist = *_sorted(*tree.query(left_geoms, predicate=args.predicate)), None
     left, right = left.assign(**{FID1: left.index.to_numpy()}), right.assign(**{FID2: right.index.to_numpy()})
     frame = (
         _pairs(left, right, (li, ri, dist), args)
@@ -99,7 +103,8 @@ def _sorted(li: np.ndarray, ri: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def ordered_join(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
     """Joined features in their sources' order (`order_keys`)."""
-    return frame.iloc[np.lexsort(order_keys(frame)[::-1])].reset_index(drop=True)
+    keys = order_keys(frame)
+    return (frame if ascending(keys) else frame.iloc[np.lexsort(keys[::-1])]).reset_index(drop=True)
 
 
 def order_keys(frame: gpd.GeoDataFrame) -> list[np.ndarray]:

@@ -30,7 +30,6 @@ import pandas as pd
 import pyarrow as pa
 import pyogrio
 import shapely
-from geopandas.io.arrow import _geopandas_to_arrow
 from pydantic import JsonValue
 from pyproj import CRS, Transformer
 
@@ -47,6 +46,7 @@ from workers.jobkit.limits import limits_of
 from workers.tiling import part_objects
 from workers.tiling.declare import Plan
 from workers.tiling.grid import parts_folder, root_of, settings_of
+from workers.vector.assemble import part_table
 from workers.vector.layers import Box, Rows, layer_of, read_frame, target, validated
 
 _DIMENSIONS = {"point": 0, "linestring": 1, "polygon": 2}
@@ -211,7 +211,16 @@ def _shape(bounds: tuple[float, ...], cells: int) -> tuple[int, int]:
     return columns, max(1, math.ceil(cells / columns))
 
 
-_HELD: dict[tuple[Any, ...], tuple[gpd.GeoDataFrame, int]] = {}
+@dataclass(frozen=True)
+class Held:
+    """The second layer of a broadcast join as a process holds it."""
+
+    frame: gpd.GeoDataFrame
+    repaired: int
+    tree: shapely.STRtree
+
+
+_HELD: dict[tuple[Any, ...], Held] = {}
 """The second layer of the broadcast join this process last ran a partition of (one at most), by its file's identity."""
 
 
@@ -267,9 +276,10 @@ class Partition:
         frame, bad = validated(frame.set_crs(self.plan["crs"][0], allow_override=True), "uri", make_valid)
         return frame, int(bad.sum())
 
-    def broadcast(self, make_valid: bool) -> tuple[gpd.GeoDataFrame, int]:
-        """The whole second layer in the first one's CRS, and how many of its features were repaired: read once by
-        this process for every run of the call it takes (the last one read is held, by file identity)."""
+    def broadcast(self, make_valid: bool) -> "Held":
+        """The whole second layer in the first one's CRS, with its tree and how many of its features were repaired:
+        read once by this process for every run of the call it takes (the last one read is held, by file
+        identity)."""
         path = resolve_in_workspace(str(self.plan["other"]), self.ctx.roots, field="other")
         stat = os.stat(pinned(path, "other"))
         key = (str(path), str(self.plan["other_layer"]), str(self.plan["crs"]), make_valid, stat.st_dev, stat.st_ino,
@@ -278,7 +288,9 @@ class Partition:
         if held is None:
             _HELD.clear()
             frame, bad = self.read(1, None, make_valid)
-            held = _HELD[key] = (frame, int(bad.sum()))
+            geometries = frame.geometry.values.to_numpy()
+            shapely.prepare(geometries)  # each run's predicates test its features against them: 0.04 s in 0.3 s
+            held = _HELD[key] = Held(frame, int(bad.sum()), shapely.STRtree(geometries))
         return held
 
     def own(self, which: int, make_valid: bool) -> tuple[gpd.GeoDataFrame, int]:
@@ -307,10 +319,9 @@ class Partition:
 
     def _write(self, frame: gpd.GeoDataFrame, where: Path | io.BytesIO) -> None:
         covering = bool(self.plan.get("parquet")) and "bbox" not in frame.columns  # the output's bbox column
-        # GeoParquet's table and metadata (as geopandas makes them for `to_parquet`), in an Arrow IPC file, which
-        # the fan-in maps rather than decodes: 981,933 joined points in 10 parts read in 0.005 s against 0.23-0.42 s
-        # as plain Parquet
-        table = _geopandas_to_arrow(frame, index=None, schema_version="1.1.0", write_covering_bbox=covering)
+        # an Arrow IPC file, which the fan-in maps rather than decodes: 981,933 joined points in 10 parts read in
+        # 0.005 s against 0.23-0.42 s as plain Parquet
+        table = part_table(frame, covering)
         with pa.ipc.new_file(str(where) if isinstance(where, Path) else where, table.schema) as sink:
             sink.write_table(table)
 

@@ -72,15 +72,17 @@ def run_join(tile: TileArgs, ctx: JobContext) -> TileResult:
     """The joined features of this cell's first-layer features: every second-layer feature that can match them is
     read (within `distance` of them; for the k nearest without one, as far out as their k-th nearest)."""
     cell, args = Partition.of(tile, ctx), VectorJoinArgs.model_validate(tile.plan["args"])
+    tree = None
     if cell.runs:  # every feature of its run, each against the whole second layer (its repairs counted once)
         left, repaired = cell.run(args.make_valid)
-        right, right_repaired = cell.broadcast(args.make_valid)
-        repaired += right_repaired if tile.index == 0 else 0
+        held = cell.broadcast(args.make_valid)
+        right, tree = held.frame, held.tree
+        repaired += held.repaired if tile.index == 0 else 0
     else:
         left, repaired = cell.own(0, args.make_valid)
         right = _candidates(cell, left, args)
     check_numeric(right, args.aggregates or {}, "aggregates")
-    frame, matched = join.joined(left, right, args)
+    frame, matched = join.joined(left, right, args, tree)
     part, described = keyed(join.without_ids(frame), join.order_keys(frame))
     cell.save(part)
     partial = {"repaired": repaired, "matched": matched, "owned": len(left), **described}
