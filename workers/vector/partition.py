@@ -47,7 +47,7 @@ from workers.tiling import part_objects
 from workers.tiling.declare import Plan
 from workers.tiling.grid import parts_folder, root_of, settings_of
 from workers.vector.assemble import part_table
-from workers.vector.layers import Box, Rows, layer_of, read_frame, target, validated
+from workers.vector.layers import Box, Rows, layer_of, quoted, read_frame, target, validated
 
 _DIMENSIONS = {"point": 0, "linestring": 1, "polygon": 2}
 BROADCAST_RATIO = 8
@@ -162,7 +162,7 @@ def _runs(
         return None
     parts = min(math.ceil(first / per), limits_of(ctx.settings).tiles)
     starts = [first * n // parts for n in range(parts + 1)]
-    ids = _ids(path, layer, info) if info.get("driver") == "GPKG" else None
+    ids = _ids(path, layer, info, first) if info.get("driver") == "GPKG" else None
     if ids is not None and len(ids) != first:
         return None  # the layer changed since it was counted: the cells read it by extent
     return [
@@ -172,15 +172,22 @@ def _runs(
     ]
 
 
-def _ids(path: Path, layer: str, info: dict[str, Any]) -> np.ndarray | None:
-    """A GeoPackage layer's feature ids in file order (1,000,000 in 0.1 s), by which its runs are read; None when
-    they are not in ascending order (the runs then skip)."""
-    if not info.get("fid_column"):
+def _ids(path: Path, layer: str, info: dict[str, Any], count: int) -> np.ndarray | None:
+    """A GeoPackage layer's feature ids in file order, by which its runs are read: from the first and the last when
+    they are consecutive (5 ms), else read (1,000,000 in 0.1 s); None without a feature id column."""
+    fid = info.get("fid_column")
+    if not fid:
         return None
+    column, table = quoted(fid), quoted(layer)
+    ends = f"{column} IN ((SELECT MIN({column}) FROM {table}), (SELECT MAX({column}) FROM {table}))"
     with reading(path, "uri"):
+        read = pyogrio.read_arrow(pinned(path, "uri"), layer=layer, read_geometry=False, columns=[], return_fids=True,
+                                  where=ends)  # fmt: skip
+        low_high = read[1].column(0).to_numpy()
+        if len(low_high) == 2 and low_high[1] - low_high[0] + 1 == count:
+            return np.arange(low_high[0], low_high[1] + 1)
         read = pyogrio.read_arrow(pinned(path, "uri"), layer=layer, read_geometry=False, columns=[], return_fids=True)
-    ids = read[1].column(0).to_numpy()
-    return ids if len(ids) < 2 or bool((ids[1:] > ids[:-1]).all()) else None
+    return read[1].column(0).to_numpy()
 
 
 def _info(path: Path, layer: str, field: str) -> dict[str, Any]:

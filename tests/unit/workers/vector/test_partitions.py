@@ -2,6 +2,8 @@
 features in the same order, the same attributes, geometries equal within 1e-9 of their area. Each call runs through
 the real lifecycle on a fakeredis log (`tests/unit/workers/gdal/test_tiled.call`): whole, then partitioned."""
 
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import geopandas as gpd
@@ -353,3 +355,17 @@ def test_a_part_that_is_not_a_part_fails_the_fan_in_and_writes_nothing(tmp_path:
 
     assert failed.value.code == "tiles.invalid_part"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["part0.arrow"]
+
+
+def test_runs_of_a_geopackage_with_gaps_in_its_ids_are_the_one_process_join(fake_store: EventStore, few: Path) -> None:
+    pyogrio.write_dataframe(points(), few / "gaps.gpkg", layer="gaps")
+    with closing(sqlite3.connect(few / "gaps.gpkg")) as db, db:
+        db.execute("DELETE FROM gaps WHERE fid % 11 = 3 OR fid BETWEEN 400 AND 480")  # 1,500 - 211
+    args = {"uri": "gaps.gpkg", "other": "few.gpkg", "how": "left"}
+    whole = call(fake_store, settings(few, partitioned=False), "vector_join", **args, output="whole.gpkg")[1]
+    call_id, parted = call(fake_store, settings(few, partitioned=True), "vector_join", **args, output="parted.gpkg")
+
+    assert fanned(fake_store, call_id)["rows"] == 1
+    assert_same(read(few / "whole.gpkg"), read(few / "parted.gpkg"))
+    assert parted["input_feature_counts"] == whole["input_feature_counts"] == [1_289, 144]
+    assert parted["feature_count"] == whole["feature_count"]
