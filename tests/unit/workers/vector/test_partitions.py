@@ -135,18 +135,22 @@ def test_a_partitioned_overlay_of_a_layer_in_another_crs_is_the_one_process_one(
     assert parted["reprojected"] == whole["reprojected"] and whole["reprojected"]
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        {"predicate": "intersects"},
-        {"predicate": "within", "how": "left"},
-        {"predicate": "dwithin", "distance": 30.0},
-        {"predicate": "intersects", "aggregates": {"n": ["sum", "count", "list"], "name": ["first"]}, "how": "left"},
-        {"mode": "nearest", "k": 3},
-        {"mode": "nearest", "k": 2, "distance": 40.0, "how": "left"},
-    ],
-    ids=["intersects", "within-left", "dwithin", "aggregates", "nearest-3", "nearest-within"],
-)
+JOINS = {
+    "intersects": {"predicate": "intersects"},
+    "within-left": {"predicate": "within", "how": "left"},
+    "dwithin": {"predicate": "dwithin", "distance": 30.0},
+    "aggregates": {
+        "predicate": "intersects",
+        "how": "left",
+        "aggregates": {"n": ["sum", "count", "list"], "name": ["first"]},
+    },
+    "nearest-3": {"mode": "nearest", "k": 3},
+    "nearest-within": {"mode": "nearest", "k": 2, "distance": 40.0, "how": "left"},
+}
+"""Every kind of join, by name: each runs both ways, whole and partitioned."""
+
+
+@pytest.mark.parametrize("args", list(JOINS.values()), ids=list(JOINS))
 def test_a_partitioned_join_is_the_one_process_join(fake_store: EventStore, layers: Path, args: dict) -> None:
     whole, parted, a, b = both(fake_store, layers, "vector_join", uri="pts.gpkg", other="a.gpkg", **args)
 
@@ -261,16 +265,8 @@ def few(layers: Path) -> Path:
 
 @pytest.mark.parametrize(
     "args",
-    [
-        {"predicate": "intersects"},
-        {"predicate": "within", "how": "left"},
-        {"predicate": "dwithin", "distance": 30.0},
-        {"predicate": "intersects", "aggregates": {"n": ["sum", "count", "list"], "name": ["first"]}, "how": "left"},
-        {"mode": "nearest", "k": 3},
-        {"mode": "nearest", "k": 2, "distance": 40.0, "how": "left"},
-        {"predicate": "intersects", "other": "few4326.gpkg"},
-    ],
-    ids=["intersects", "within-left", "dwithin", "aggregates", "nearest-3", "nearest-within", "other-crs"],
+    [*JOINS.values(), {"predicate": "intersects", "other": "few4326.gpkg"}],
+    ids=[*JOINS, "other-crs"],
 )
 def test_a_join_against_a_small_layer_runs_in_runs_of_the_first_and_is_the_one_process_join(
     fake_store: EventStore, few: Path, args: dict
