@@ -51,8 +51,9 @@ from workers.vector.layers import Box, Rows, layer_of, quoted, read_frame, targe
 
 _DIMENSIONS = {"point": 0, "linestring": 1, "polygon": 2}
 BROADCAST_RATIO = 8
-"""A join runs in runs of its first layer when its second has at most an eighth as many features: every worker
-process reads the second whole once, which stays under a fifth of what the runs it takes do."""
+"""A join runs in runs of its first layer when its second has at most an eighth as many features: each worker process
+reads the second whole once, little beside the runs it takes (100,000 polygons: 0.3 s against 3 s of runs of
+1,000,000 points on 2 workers)."""
 BROADCAST_FEATURES = 10
 """... and at most this many times `GEOGATE_VECTOR_PARTITION_FEATURES` features, which each worker process holds."""
 
