@@ -257,8 +257,7 @@ class Settings(BaseSettings):
     tile_size: int = Field(default=2048, ge=256, le=16_384, multiple_of=256)
     """Side of a tile in pixels (rounded down to a multiple of the output's block size; docs/tiles.md)."""
     vector_partition_features: int = Field(default=100_000, ge=100)
-    """An overlay or join of at least this many features runs as partitions of about as many: spatial cells, or (a join
-    against a small second layer) runs of the first layer (docs/gis-vector.md)."""
+    """An overlay or join of at least this many features runs as partitions of about as many (docs/gis-vector.md)."""
     tile_polygonize_min_pixels: int = Field(default=1 << 40, ge=65_536, le=1 << 40)
     """`raster_polygonize` runs as tiles from this many pixels; by default never (docs/tiles.md says why)."""
     remote_hosts: CommaList = Field(default_factory=list)

@@ -248,16 +248,17 @@ class Partition:
         return cls(tile.index, grid, dict(tile.plan), ctx)
 
     def read(
-        self, which: int, box: Box | None, make_valid: bool, limit: int | None = None
+        self, which: int, box: Box | None, make_valid: bool, limit: int | None = None, rows: Rows | None = None
     ) -> tuple[gpd.GeoDataFrame, np.ndarray]:
         """Layer `which` (0: `uri`, 1: `other`) in the first layer's CRS: the features whose bounding box meets `box`
-        (in that CRS; all of them when None), with their invalid geometries repaired, and which were."""
+        (in that CRS; all of them when None), or those of the run `rows`, with their invalid geometries repaired, and
+        which were."""
         field = ("uri", "other")[which]
         path = resolve_in_workspace(str(self.plan[("source", "other")[which]]), self.ctx.roots, field=field)
         own, into = self.plan["crs"][which], self.plan["crs"][0]
         moved = which == 1 and own and into and CRS(own) != CRS(into)
         read_box = _moved_box(box, CRS(into), CRS(own)) if moved and box is not None else box
-        frame = read_frame(path, str(self.plan[("layer", "other_layer")[which]]), field, read_box, limit)
+        frame = read_frame(path, str(self.plan[("layer", "other_layer")[which]]), field, read_box, limit, rows)
         frame = frame.to_crs(into) if moved else frame.set_crs(into, allow_override=True)
         return validated(frame, field, make_valid)
 
@@ -278,10 +279,7 @@ class Partition:
     def run(self, make_valid: bool) -> tuple[gpd.GeoDataFrame, int]:
         """This partition's run of the first layer's features, and how many of them were repaired."""
         skip, count, low, high = self.plan["runs"][self.index]  # type: ignore[index, misc]
-        rows: Rows = (int(skip), int(count), low, high)
-        path = resolve_in_workspace(str(self.plan["source"]), self.ctx.roots, field="uri")
-        frame = read_frame(path, str(self.plan["layer"]), "uri", rows=rows)
-        frame, bad = validated(frame.set_crs(self.plan["crs"][0], allow_override=True), "uri", make_valid)
+        frame, bad = self.read(0, None, make_valid, rows=(int(skip), int(count), low, high))
         return frame, int(bad.sum())
 
     def broadcast(self, make_valid: bool) -> "Held":
