@@ -60,10 +60,17 @@ def prepared(
 
 
 def overlaid(
-    left: gpd.GeoDataFrame, right: gpd.GeoDataFrame, how: str, keep_geom_type: bool, dimension: int | None = None
+    left: gpd.GeoDataFrame,
+    right: gpd.GeoDataFrame,
+    how: str,
+    keep_geom_type: bool,
+    dimension: int | None = None,
+    *,
+    in_order: bool = True,
 ) -> gpd.GeoDataFrame:
-    """The overlay of two `prepared` layers with their `FID1` / `FID2`, in their order. `dimension` is that of the
-    whole first layer's geometries, for a part of it with no feature (whose own overlay has no type to keep).
+    """The overlay of two `prepared` layers with their `FID1` / `FID2`, in their order (in geopandas's when not
+    `in_order`: a partition's, which the fan-in orders with every other's). `dimension` is that of the whole first
+    layer's geometries, for a part of it with no feature (whose own overlay has no type to keep).
 
     Raises:
         JobFailed: `geometry.mixed` (kinds geopandas cannot overlay); `geometry.invalid` (GEOS failed).
@@ -79,7 +86,7 @@ def overlaid(
         raise JobFailed("geometry.invalid", message, field="uri") from exc
     if keep_geom_type and len(left) == 0 and dimension is not None and len(result):
         result = result[shapely.get_dimensions(result.geometry.values.to_numpy()) == dimension]
-    return ordered(result)
+    return ordered(result) if in_order else result
 
 
 def ordered(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:

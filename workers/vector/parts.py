@@ -38,7 +38,9 @@ def run_overlay(tile: TileArgs, ctx: JobContext) -> TileResult:
     ctx.progress(0, 2, f"cell {tile.index}: {len(left)} and {len(right)} features")
     first, second = overlay.prepared(left, right, args.suffixes)
     dimension = tile.plan.get("dimension")
-    result = overlay.overlaid(first, second, args.how, args.keep_geom_type, dimension)  # type: ignore[arg-type]
+    how, keep = args.how, args.keep_geom_type
+    # in geopandas's order: the fan-in orders every part's features together (sorting each here cost 4% of a cell)
+    result = overlay.overlaid(first, second, how, keep, dimension, in_order=False)  # type: ignore[arg-type]
     ids = [result[c] if c in result else pd.Series(np.nan, index=result.index) for c in (FID1, FID2)]
     kept = result[ids[0].isin(owned_left) | (ids[0].isna() & ids[1].isin(owned_right))]
     part, described = keyed(overlay.without_ids(kept), overlay.order_keys(kept))

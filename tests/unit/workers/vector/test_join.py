@@ -13,6 +13,7 @@ from tests.unit.workers.vector.conftest import UTM, Write, at, box, parcels, rea
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.tools.overlay import vector_join
+from workers.vector import join
 
 
 def points(write: Write, name: str = "points.gpkg", crs: str = UTM) -> Path:
@@ -191,3 +192,21 @@ def test_field_errors_and_an_empty_result(write: Write, ctx: JobContext) -> None
         VectorJoinArgs(uri="a.gpkg", other="b.gpkg", output="c.gpkg", predicate="dwithin")
     with pytest.raises(ValidationError, match="distance is for predicate dwithin"):
         VectorJoinArgs(uri="a.gpkg", other="b.gpkg", output="c.gpkg", predicate="within", distance=3)
+
+
+@pytest.mark.parametrize("predicate", ["intersects", "within", "touches"])
+def test_points_are_matched_as_the_trees_own_predicate_query_matches_them(predicate: str) -> None:
+    holed = shapely.Polygon([(0, 0), (10, 0), (10, 10), (0, 10)], [[(4, 4), (6, 4), (6, 6), (4, 6)]])
+    multi = shapely.MultiPolygon([shapely.box(20, 0, 25, 5), shapely.box(30, 0, 35, 5)])
+    polygons = np.array([holed, multi, shapely.box(8, 8, 12, 12), shapely.box(100, 100, 101, 101)])
+    rng = np.random.default_rng(7)
+    inside = list(shapely.points(rng.uniform(-2, 40, (300, 2))))
+    edges = [shapely.Point(0, 5), shapely.Point(5, 4), shapely.Point(10, 10), shapely.Point(25, 2.5)]  # on rings
+    points = np.array([*inside, *edges, None, shapely.Point(), shapely.Point(5, 5)], dtype=object)
+    tree = shapely.STRtree(polygons)
+
+    expected = tree.query(points, predicate=predicate)
+    found = join.matches(shapely.STRtree(polygons), points, predicate)
+
+    assert np.array_equal(np.stack(found), expected)
+    assert expected.shape[1] > (0 if predicate == "touches" else 20)  # not a vacuous equality
