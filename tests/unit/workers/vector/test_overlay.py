@@ -3,6 +3,8 @@
 from pathlib import Path
 
 import geopandas as gpd
+import numpy as np
+import pandas as pd
 import pytest
 import shapely
 
@@ -11,6 +13,7 @@ from tests.unit.workers.vector.conftest import UTM, Write, at, bounded, box, par
 from workers.jobkit.context import JobContext
 from workers.jobkit.errors import JobFailed
 from workers.tools.overlay import vector_overlay
+from workers.vector import overlay
 
 HOWS = ["intersection", "union", "difference", "symmetric_difference", "identity"]
 
@@ -160,3 +163,26 @@ def test_a_layer_mixing_kinds_is_refused_naming_it(
 
     assert (failed.value.code, failed.value.field) == ("geometry.mixed", "other")
     assert not (ctx.roots[0] / "out.gpkg").exists()
+
+
+@pytest.mark.parametrize("keep_geom_type", [True, False])
+def test_an_intersection_of_polygons_is_geopandas_own_feature_for_feature(keep_geom_type: bool) -> None:
+    rng = np.random.default_rng(46)
+    squares = [shapely.box(x, y, x + 10, y + 10) for x, y in rng.uniform(0, 100, (60, 2)).round()]
+    holed = shapely.Polygon([(0, 0), (40, 0), (40, 40), (0, 40)], [[(10, 10), (30, 10), (30, 30), (10, 30)]])
+    corner = shapely.union(shapely.box(45, 45, 55, 55), shapely.box(50, 30, 55, 45))  # meets a square on an edge too
+    multi = shapely.MultiPolygon([shapely.box(60, 60, 70, 70), shapely.box(80, 0, 90, 10)])
+    left = gpd.GeoDataFrame({"a": range(62), "name": [f"l{i}" for i in range(62)]},
+                            geometry=[*squares, holed, shapely.box(40, 40, 50, 50)], crs=UTM)  # fmt: skip
+    right = gpd.GeoDataFrame({"b": [1.5, 2.5, 3.5], "kind": ["x", "y", "z"]}, geometry=[corner, multi, holed], crs=UTM)
+    first, second = overlay.prepared(left, right, ["_1", "_2"])
+
+    fast = overlay._intersection(first, second, keep_geom_type)
+    wanted = gpd.overlay(first, second, how="intersection", keep_geom_type=keep_geom_type)
+
+    pd.testing.assert_frame_equal(fast.drop(columns="geometry"), wanted.drop(columns="geometry"))
+    assert list(fast.columns) == list(wanted.columns)
+    assert (shapely.to_wkb(fast.geometry.values.to_numpy()) == shapely.to_wkb(wanted.geometry.values.to_numpy())).all()
+    kinds = set(shapely.get_type_id(shapely.intersection(left.geometry[61], right.geometry[0])).flatten().tolist())
+    assert kinds == {shapely.GeometryType.GEOMETRYCOLLECTION}  # the edge-sharing pair the extraction is for
+    assert len(wanted) >= 15
