@@ -1,4 +1,5 @@
-"""`vector_overlay`: two layers cut against each other with geopandas.overlay, both layers' attributes kept.
+"""`vector_overlay`: two layers cut against each other with geopandas.overlay (an intersection of polygon layers
+as it computes one, without its overheads), both layers' attributes kept.
 
 Every result feature comes from a feature of the first layer (`FID1`), of the second (`FID2`), or a pair of them, and
 is written in the order of those ids: pairs, then what is left of first-layer features, then of second-layer
