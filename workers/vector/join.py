@@ -97,6 +97,8 @@ def joined(
 
 _CONVERSE = {"intersects": "intersects", "within": "contains"}
 """Predicates of a point in relation to a feature, as the feature's in relation to the point."""
+_POINTS_AT_ONCE = 100_000
+"""Points whose candidates (the features whose box each meets) are held together: a run's, in one go."""
 
 
 def matches(tree: shapely.STRtree, left: np.ndarray, predicate: str) -> tuple[np.ndarray, np.ndarray]:
@@ -110,11 +112,14 @@ def matches(tree: shapely.STRtree, left: np.ndarray, predicate: str) -> tuple[np
     kinds = shapely.get_type_id(left)
     if predicate not in _CONVERSE or not np.isin(kinds, (-1, 0)).all():
         return tree.query(left, predicate=predicate)
-    geometries = tree.geometries
+    geometries, test = tree.geometries, getattr(shapely, _CONVERSE[predicate])
     shapely.prepare(geometries)  # kept with the geometries: a held layer is prepared once for every run
-    li, ri = tree.query(left)
-    found = getattr(shapely, _CONVERSE[predicate])(geometries[ri], left[li])
-    return li[found], ri[found]
+    pairs = [(np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp))]
+    for start in range(0, len(left), _POINTS_AT_ONCE):
+        li, ri = tree.query(left[start : start + _POINTS_AT_ONCE])
+        found = test(geometries[ri], left[start + li])
+        pairs.append((start + li[found], ri[found]))
+    return np.concatenate([li for li, _ in pairs]), np.concatenate([ri for _, ri in pairs])
 
 
 def _sorted(li: np.ndarray, ri: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -194,8 +194,12 @@ def test_field_errors_and_an_empty_result(write: Write, ctx: JobContext) -> None
         VectorJoinArgs(uri="a.gpkg", other="b.gpkg", output="c.gpkg", predicate="within", distance=3)
 
 
+@pytest.mark.parametrize("at_once", [join._POINTS_AT_ONCE, 50])  # all points' candidates together, or 50 at a time
 @pytest.mark.parametrize("predicate", ["intersects", "within", "touches"])
-def test_points_are_matched_as_the_trees_own_predicate_query_matches_them(predicate: str) -> None:
+def test_points_are_matched_as_the_trees_own_predicate_query_matches_them(
+    predicate: str, at_once: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(join, "_POINTS_AT_ONCE", at_once)
     holed = shapely.Polygon([(0, 0), (10, 0), (10, 10), (0, 10)], [[(4, 4), (6, 4), (6, 6), (4, 6)]])
     multi = shapely.MultiPolygon([shapely.box(20, 0, 25, 5), shapely.box(30, 0, 35, 5)])
     polygons = np.array([holed, multi, shapely.box(8, 8, 12, 12), shapely.box(100, 100, 101, 101)])
